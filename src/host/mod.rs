@@ -9,6 +9,8 @@
 //! Errors are [`HostError`]: a kind (which becomes the gRPC code) and the
 //! message the real proxy would send.
 
+pub mod convert;
 mod error;
+pub mod path;
 
 pub use error::{HostError, HostErrorKind, HostResult};
