@@ -2,7 +2,7 @@
 //! emulation for the string disk ids of the old API versions (disk.md §3,
 //! volume.md §3) and the error wrappers those versions add.
 
-use super::error::HostError;
+use super::error::{HostError, HostResult};
 
 /// Go's `strconv.Quote`: the string in double quotes with Go escapes.
 pub fn go_quote(s: &str) -> String {
@@ -74,6 +74,43 @@ pub fn parse_legacy_disk_id(s: &str) -> Result<u32, String> {
     go_parse_uint64(s).map(|v| v as u32)
 }
 
+/// `PartitionDiskRequest.diskID` of `v1alpha1`/`v1beta1`/`v1beta2`
+/// (`version`): error `Failed to convert <version>.PartitionDiskRequest.DiskID to uint32: <parse error>`.
+pub fn partition_disk_id(version: &str, disk_id: &str) -> HostResult<u32> {
+    parse_legacy_disk_id(disk_id).map_err(|e| {
+        HostError::unknown(format!(
+            "Failed to convert {version}.PartitionDiskRequest.DiskID to uint32: {e}"
+        ))
+    })
+}
+
+/// `DiskStatsRequest.diskID`: error `Failed to format DiskStatsRequest.DiskID with err: <parse error>`.
+pub fn disk_stats_id(disk_id: &str) -> HostResult<u32> {
+    legacy_id("DiskStatsRequest", disk_id)
+}
+
+/// `SetAttachStateRequest.diskID`: error `Failed to format SetAttachStateRequest.DiskID with err: <parse error>`.
+pub fn set_attach_state_id(disk_id: &str) -> HostResult<u32> {
+    legacy_id("SetAttachStateRequest", disk_id)
+}
+
+/// `GetAttachStateRequest.diskID`: error `Failed to format GetAttachStateRequest.DiskID with err: <parse error>`.
+pub fn get_attach_state_id(disk_id: &str) -> HostResult<u32> {
+    legacy_id("GetAttachStateRequest", disk_id)
+}
+
+fn legacy_id(message: &str, disk_id: &str) -> HostResult<u32> {
+    parse_legacy_disk_id(disk_id)
+        .map_err(|e| HostError::unknown(format!("Failed to format {message}.DiskID with err: {e}")))
+}
+
+/// `ListVolumesOnDiskRequest.disk_id` of the volume group's `v1alpha1`–`v1beta2`:
+/// error `Failed to parse diskId: err=<parse error>`.
+pub fn list_volumes_disk_id(disk_id: &str) -> HostResult<u32> {
+    parse_legacy_disk_id(disk_id)
+        .map_err(|e| HostError::unknown(format!("Failed to parse diskId: err={e}")))
+}
+
 /// The `Forward to <op> failed, err=` wrapper the volume group's old
 /// versions put around forwarded errors.
 pub fn forward_error(op: &str, e: HostError) -> HostError {
@@ -136,6 +173,34 @@ mod tests {
         assert_eq!(parse_legacy_disk_id("4294967296"), Ok(0));
         assert_eq!(parse_legacy_disk_id("4294967298"), Ok(2));
         assert_eq!(parse_legacy_disk_id("4294967297"), Ok(1));
+    }
+
+    #[test]
+    fn legacy_request_errors() {
+        assert_eq!(partition_disk_id("v1beta2", "4294967298"), Ok(2));
+        assert_eq!(
+            partition_disk_id("v1alpha1", "abc").unwrap_err().message(),
+            r#"Failed to convert v1alpha1.PartitionDiskRequest.DiskID to uint32: strconv.ParseUint: parsing "abc": invalid syntax"#
+        );
+        assert_eq!(
+            disk_stats_id("").unwrap_err().message(),
+            r#"Failed to format DiskStatsRequest.DiskID with err: strconv.ParseUint: parsing "": invalid syntax"#
+        );
+        assert_eq!(
+            set_attach_state_id("-1").unwrap_err().message(),
+            r#"Failed to format SetAttachStateRequest.DiskID with err: strconv.ParseUint: parsing "-1": invalid syntax"#
+        );
+        assert_eq!(
+            get_attach_state_id("99999999999999999999")
+                .unwrap_err()
+                .message(),
+            r#"Failed to format GetAttachStateRequest.DiskID with err: strconv.ParseUint: parsing "99999999999999999999": value out of range"#
+        );
+        assert_eq!(list_volumes_disk_id("4294967297"), Ok(1));
+        assert_eq!(
+            list_volumes_disk_id("").unwrap_err().message(),
+            r#"Failed to parse diskId: err=strconv.ParseUint: parsing "": invalid syntax"#
+        );
     }
 
     #[test]

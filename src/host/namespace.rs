@@ -633,19 +633,20 @@ impl Namespace {
     }
 
     /// Writes (creates or replaces) a file's contents; the parent must exist.
-    /// Returns the volume the file is on.
+    /// Returns the volume the file is on and the size it replaced.
     pub fn write_file(
         &self,
         ctx: Ctx<'_>,
         p: &WinPath,
         data: &[u8],
-    ) -> Result<Option<String>, Win32Error> {
+    ) -> Result<(Option<String>, u64), Win32Error> {
         let w = self.walk(ctx, p, Follow::All, false)?;
-        match w.entry {
+        let old = match w.entry {
             Some(Entry::Dir) => return Err(werr(Win32Error::ACCESS_DENIED)),
             Some(Entry::Link(_)) => return Err(werr(Win32Error::CANT_RESOLVE_FILENAME)),
-            _ => {}
-        }
+            Some(Entry::File { size }) => size,
+            None => 0,
+        };
         self.check_in_sandbox(&w.host)?;
         let mut f = fs::OpenOptions::new()
             .write(true)
@@ -654,7 +655,7 @@ impl Namespace {
             .open(&w.host)
             .map_err(io_err)?;
         f.write_all(data).map_err(io_err)?;
-        Ok(w.volume)
+        Ok((w.volume, old))
     }
 
     /// Reads a file (links followed).

@@ -438,13 +438,15 @@ impl Host {
     // ---- namespace test hooks (filesystem.md §6.5) ----
 
     /// Writes a file (creating or replacing it); the bytes count as used on
-    /// the volume holding it.
+    /// the volume holding it (replacing a file gives its old bytes back;
+    /// deleting files through the filesystem group does not: `used` is only
+    /// adjusted by this hook and by format).
     pub fn write_file(&self, path: &str, data: &[u8]) -> HostResult<()> {
         let mut node = self.lock();
         let p = Node::parse(path)?;
-        let vol = node.ns.write_file(node.ctx(), &p, data).map_err(win_err)?;
+        let (vol, old) = node.ns.write_file(node.ctx(), &p, data).map_err(win_err)?;
         if let Some(v) = vol {
-            node.storage.add_used(&v, data.len() as u64);
+            node.storage.add_used(&v, data.len() as u64, old);
         }
         Ok(())
     }

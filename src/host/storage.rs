@@ -900,14 +900,21 @@ impl Storage {
         self.partition_of(v).map(|p| p.size)
     }
 
-    /// Adds written bytes to a volume's `used` (never above its size).
-    pub fn add_used(&mut self, id: &str, bytes: u64) {
+    /// Accounts a write on a formatted volume: `added` bytes written
+    /// replacing `replaced` bytes (`used` stays within the volume's size).
+    pub fn add_used(&mut self, id: &str, added: u64, replaced: u64) {
         let size = self
             .volume_any(id)
             .and_then(|v| self.partition_of(v))
             .map(|p| p.size);
-        if let (Some(size), Some(v)) = (size, self.volume_mut_any(id)) {
-            v.used = v.used.saturating_add(bytes).min(size);
+        if let (Some(size), Some(v)) = (size, self.volume_mut_any(id))
+            && v.fs != FileSystem::Raw
+        {
+            v.used = v
+                .used
+                .saturating_sub(replaced)
+                .saturating_add(added)
+                .min(size);
         }
     }
 

@@ -1254,3 +1254,100 @@ fn concurrency_smoke() {
     assert_eq!(snap.mount_points.len(), 6 * 4);
     assert!(snap.mount_points.iter().all(|m| !m.volume_exists));
 }
+
+#[test]
+fn host_is_shareable_and_traits_are_object_safe() {
+    fn assert_bounds<T: Clone + Send + Sync + 'static>() {}
+    assert_bounds::<Host>();
+    let h = host();
+    let disk: std::sync::Arc<dyn DiskHost> = std::sync::Arc::new(h.host.clone());
+    let vol: std::sync::Arc<dyn VolumeHost> = std::sync::Arc::new(h.host.clone());
+    let fs: std::sync::Arc<dyn FilesystemHost> = std::sync::Arc::new(h.host.clone());
+    assert_eq!(disk.get_disk_stats(1).unwrap(), 32 * GIB as i64);
+    assert_eq!(
+        vol.list_volumes_on_disk(1, 0).unwrap(),
+        Vec::<String>::new()
+    );
+    assert!(fs.path_exists(K).unwrap());
+}
+
+#[test]
+fn used_bytes_follow_writes_and_replacements() {
+    let h = host();
+    let (_, id) = staged_disk(&h, GIB);
+    let m = format!(r"{K}\u");
+    h.mkdir(&m).unwrap();
+    h.mount_volume(&id, &m).unwrap();
+    let base = h.get_volume_stats(&id).unwrap().used_bytes;
+    h.write_file(&format!(r"{m}\f"), &[0u8; 4096]).unwrap();
+    assert_eq!(h.get_volume_stats(&id).unwrap().used_bytes, base + 4096);
+    h.write_file(&format!(r"{m}\F"), &[0u8; 100]).unwrap(); // same file, case-insensitive
+    assert_eq!(h.get_volume_stats(&id).unwrap().used_bytes, base + 100);
+    // writes to C: do not count on the data volume
+    h.write_file(&format!(r"{K}\c.txt"), &[0u8; 999]).unwrap();
+    assert_eq!(h.get_volume_stats(&id).unwrap().used_bytes, base + 100);
+}
+
+/// The SMB seam: a UNC resolver supplied through the context, and a
+/// directory link whose target is a UNC path.
+#[test]
+fn unc_paths_resolve_through_the_hook() {
+    use super::namespace::{Ctx, UncResolver};
+    use super::path::{Win32Error, WinPath};
+    struct OneShare(std::path::PathBuf);
+    impl UncResolver for OneShare {
+        fn share_root(&self, server: &str, share: &str) -> Result<std::path::PathBuf, Win32Error> {
+            if server.eq_ignore_ascii_case("srv") && share.eq_ignore_ascii_case("share") {
+                Ok(self.0.clone())
+            } else {
+                Err(Win32Error::new(Win32Error::BAD_NET_NAME))
+            }
+        }
+    }
+    struct Escape;
+    impl UncResolver for Escape {
+        fn share_root(&self, _: &str, _: &str) -> Result<std::path::PathBuf, Win32Error> {
+            Ok(std::path::PathBuf::from("/etc"))
+        }
+    }
+    let h = host();
+    let node = h.lock();
+    let share_dir = node.ns.sandbox().join("smb").join("srv").join("share");
+    std::fs::create_dir_all(&share_dir).unwrap();
+    std::fs::write(share_dir.join("hello.txt"), b"hi").unwrap();
+    let resolver = OneShare(share_dir);
+    let ctx = Ctx {
+        volumes: &node.storage,
+        unc: &resolver,
+    };
+    let link = WinPath::parse(&format!(r"{K}\smbmount")).unwrap();
+    node.ns
+        .create_link(ctx, &link, LinkKind::Dir, r"\\SRV\Share\")
+        .unwrap();
+    let via_link = WinPath::parse(&format!(r"{K}\smbmount\HELLO.txt")).unwrap();
+    assert_eq!(node.ns.read_file(ctx, &via_link).unwrap(), b"hi");
+    let direct = WinPath::parse(r"\\srv\share\hello.txt").unwrap();
+    assert!(matches!(
+        node.ns.lstat(ctx, &direct).unwrap(),
+        Entry::File { size: 2 }
+    ));
+    let other = WinPath::parse(r"\\srv\other\x").unwrap();
+    assert_eq!(
+        node.ns.lstat(ctx, &other).unwrap_err().code(),
+        Win32Error::BAD_NET_NAME
+    );
+    // without the hook the same link is unreachable
+    assert_eq!(
+        node.ns.read_file(node.ctx(), &via_link).unwrap_err().code(),
+        Win32Error::BAD_NET_NAME
+    );
+    // a resolver pointing outside the sandbox is refused
+    let bad = Ctx {
+        volumes: &node.storage,
+        unc: &Escape,
+    };
+    assert_eq!(
+        node.ns.lstat(bad, &direct).unwrap_err().code(),
+        Win32Error::ACCESS_DENIED
+    );
+}
