@@ -21,6 +21,17 @@
 //! treated as unresolvable, never followed. So no request can reach a file
 //! outside the sandbox.
 //!
+//! # Divergences from upstream
+//! - A symlink in the sandbox that is not a `winlink:` (planted from outside)
+//!   is an opaque entry: it can be seen and removed, never followed.
+//! - A mount point whose volume is absent (disk offline or detached) fails
+//!   resolution with Win32 error 21 ("The device is not ready.").
+//! - UNC paths resolve only through the [`UncResolver`]; a resolver answer
+//!   outside the sandbox is refused with error 5.
+//! - Drive and volume roots cannot be removed (error 5).
+//! - Names are stored case-folded, so the original case of a file name is not
+//!   kept (no RPC of these groups returns names).
+//!
 //! # Seams for other host modules
 //! - SMB implements [`UncResolver`] (root directory of `\\server\share` while a
 //!   global mapping exists, else an error) and is passed in the [`Ctx`]; until

@@ -290,9 +290,12 @@ impl Host {
     /// The sandbox's `volumes` directory is (re)created empty; a sandbox that
     /// already holds a `volumes` directory not made by a `Host` is refused.
     pub fn new(config: HostConfig) -> HostResult<Host> {
-        let sb = &config.sandbox;
-        std::fs::create_dir_all(sb)
-            .map_err(|e| HostError::invalid_argument(format!("sandbox {}: {e}", sb.display())))?;
+        std::fs::create_dir_all(&config.sandbox).map_err(|e| {
+            HostError::invalid_argument(format!("sandbox {}: {e}", config.sandbox.display()))
+        })?;
+        let sb = &std::path::absolute(&config.sandbox).map_err(|e| {
+            HostError::invalid_argument(format!("sandbox {}: {e}", config.sandbox.display()))
+        })?;
         let vols = sb.join("volumes");
         if vols.exists() {
             if !sb.join(MARKER).exists() {

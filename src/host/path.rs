@@ -69,6 +69,8 @@ impl Win32Error {
     pub const DIR_NOT_EMPTY: u32 = 145;
     /// `ERROR_ALREADY_EXISTS` (183).
     pub const ALREADY_EXISTS: u32 = 183;
+    /// `ERROR_FILENAME_EXCED_RANGE` (206): a name too long for the sandbox.
+    pub const FILENAME_EXCED_RANGE: u32 = 206;
     /// `ERROR_DIRECTORY` (267).
     pub const DIRECTORY: u32 = 267;
     /// `ERROR_IO_DEVICE` (1117): any other failure of the sandbox filesystem.
@@ -93,6 +95,7 @@ impl Win32Error {
             }
             Self::DIR_NOT_EMPTY => "The directory is not empty.",
             Self::ALREADY_EXISTS => "Cannot create a file when that file already exists.",
+            Self::FILENAME_EXCED_RANGE => "The filename or extension is too long.",
             Self::DIRECTORY => "The directory name is invalid.",
             Self::CANT_RESOLVE_FILENAME => "The name of the file cannot be resolved by the system.",
             Self::NOT_A_REPARSE_POINT => "The file or directory is not a reparse point.",
@@ -122,7 +125,7 @@ impl Win32Error {
             K::AlreadyExists => Self::new(Self::ALREADY_EXISTS),
             K::DirectoryNotEmpty => Self::new(Self::DIR_NOT_EMPTY),
             K::NotADirectory => Self::new(Self::DIRECTORY),
-            K::InvalidFilename => Self::new(Self::INVALID_NAME),
+            K::InvalidFilename => Self::new(Self::FILENAME_EXCED_RANGE),
             _ => Self::new(Self::IO_DEVICE),
         }
     }
