@@ -1351,3 +1351,52 @@ fn unc_paths_resolve_through_the_hook() {
         Win32Error::ACCESS_DENIED
     );
 }
+
+#[test]
+fn read_only_raw_disk_cannot_be_partitioned() {
+    let h = host();
+    let (n, _) = h
+        .attach_disk(DiskSpec {
+            read_only: true,
+            ..DiskSpec::new(GIB)
+        })
+        .unwrap();
+    assert_eq!(
+        msg(h.partition_disk(n)),
+        format!(
+            "failed to initializing disk {n}: error: WMI MSFT_Disk.Initialize failed (target=MSFT_Disk (Number = {n})): code=41002"
+        )
+    );
+    h.set_disk_read_only(n, false).unwrap();
+    h.partition_disk(n).unwrap();
+    assert_eq!(h.list_volumes_on_disk(n, 0).unwrap().len(), 1);
+}
+
+#[test]
+fn hook_made_links_of_every_kind() {
+    let h = host();
+    let (_, id) = staged_disk(&h, GIB);
+    let target = format!(r"{K}\jt");
+    h.mkdir(&target).unwrap();
+    let j = format!(r"{K}\junction");
+    h.create_link(&j, LinkKind::Junction, &target).unwrap();
+    assert!(h.is_symlink(&j).unwrap());
+    assert_eq!(h.get_volume_id_from_target_path(&j).unwrap(), c_volume(&h));
+    let m = format!(r"{K}\hookmount");
+    h.create_link(&m, LinkKind::Mount, &id).unwrap();
+    assert!(h.is_symlink(&m).unwrap());
+    assert_eq!(h.get_volume_id_from_target_path(&m).unwrap(), id);
+    h.write_file(&format!(r"{m}\x"), b"1").unwrap();
+    assert_eq!(h.list_dir(&m).unwrap(), ["system volume information", "x"]);
+    let f = format!(r"{K}\filelink");
+    h.write_file(&format!(r"{K}\real.txt"), b"r").unwrap();
+    h.create_link(&f, LinkKind::File, &format!(r"{K}\real.txt"))
+        .unwrap();
+    assert_eq!(h.read_file(&f).unwrap(), b"r");
+    assert!(h.is_symlink(&f).unwrap());
+    assert_eq!(
+        msg(h.create_link(&f, LinkKind::File, "C:\\x")),
+        "Cannot create a file when that file already exists."
+    );
+    ok_invariants(&h);
+}
