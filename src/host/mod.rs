@@ -12,3 +12,4 @@
 mod error;
 
 pub use error::{HostError, HostErrorKind, HostResult};
+pub mod system;
