@@ -12,4 +12,5 @@
 mod error;
 
 pub use error::{HostError, HostErrorKind, HostResult};
+pub mod iscsi;
 pub mod system;
