@@ -10,7 +10,8 @@
 //! message the real proxy would send.
 
 mod error;
+pub mod iscsi;
+pub mod smb;
+pub mod system;
 
 pub use error::{HostError, HostErrorKind, HostResult};
-pub mod iscsi;
-pub mod system;
