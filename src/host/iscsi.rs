@@ -167,7 +167,7 @@ pub fn check_mutual_chap_version(version: IscsiApiVersion) -> HostResult<()> {
 }
 
 /// Internal `ConnectTarget` request (mirrors v1alpha2).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Clone, PartialEq, Eq, Default)]
 pub struct ConnectTargetRequest {
     /// Portal through which to log in (required).
     pub target_portal: Option<TargetPortal>,
@@ -189,6 +189,28 @@ pub struct TargetRequest {
     pub target_portal: Option<TargetPortal>,
     /// Target node address.
     pub iqn: String,
+}
+
+/// Debug text of an optional secret: whether it is set, never its value.
+fn redact(secret: Option<&str>) -> &'static str {
+    if secret.is_some() {
+        "<redacted>"
+    } else {
+        "<none>"
+    }
+}
+
+impl fmt::Debug for ConnectTargetRequest {
+    /// Never prints the CHAP secret.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ConnectTargetRequest")
+            .field("target_portal", &self.target_portal)
+            .field("iqn", &self.iqn)
+            .field("auth_type", &self.auth_type)
+            .field("chap_username", &self.chap_username)
+            .field("chap_secret", &redact(Some(&self.chap_secret)))
+            .finish()
+    }
 }
 
 fn require_portal(portal: Option<&TargetPortal>) -> HostResult<&TargetPortal> {
@@ -225,12 +247,22 @@ const SERVICE_STOPPED: &str = "the Microsoft iSCSI Initiator Service (MSiSCSI) i
 // ---------------------------------------------------------------------------
 
 /// One-way CHAP credentials a target requires from initiators.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct ChapCredentials {
     /// CHAP user name.
     pub user: String,
     /// CHAP secret.
     pub secret: String,
+}
+
+impl fmt::Debug for ChapCredentials {
+    /// Never prints the secret.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ChapCredentials")
+            .field("user", &self.user)
+            .field("secret", &redact(Some(&self.secret)))
+            .finish()
+    }
 }
 
 /// A LUN of a target.
@@ -241,7 +273,7 @@ pub struct Lun {
 }
 
 /// A target on a simulated iSCSI server.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct IscsiTarget {
     /// Node address (IQN).
     pub iqn: String,
@@ -275,6 +307,22 @@ impl IscsiTarget {
         self.allowed_initiators
             .as_ref()
             .is_none_or(|list| list.iter().any(|i| i.eq_ignore_ascii_case(initiator)))
+    }
+}
+
+impl fmt::Debug for IscsiTarget {
+    /// Never prints secrets.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("IscsiTarget")
+            .field("iqn", &self.iqn)
+            .field("allowed_initiators", &self.allowed_initiators)
+            .field("chap", &self.chap)
+            .field(
+                "reverse_chap_secret",
+                &redact(self.reverse_chap_secret.as_deref()),
+            )
+            .field("luns", &self.luns)
+            .finish()
     }
 }
 
@@ -376,7 +424,7 @@ pub struct Session {
 }
 
 /// Node-side iSCSI state plus the configured remote servers.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct IscsiState {
     initiator_iqn: String,
     servers: Vec<IscsiServer>,
@@ -386,6 +434,24 @@ pub struct IscsiState {
     persistent_logins: Vec<(PortalKey, String)>,
     mutual_chap_secret: Option<String>,
     sessions_created: u64,
+}
+
+impl fmt::Debug for IscsiState {
+    /// Never prints secrets.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("IscsiState")
+            .field("initiator_iqn", &self.initiator_iqn)
+            .field("servers", &self.servers)
+            .field("portals", &self.portals)
+            .field("discovered", &self.discovered)
+            .field("sessions", &self.sessions)
+            .field("persistent_logins", &self.persistent_logins)
+            .field(
+                "mutual_chap_secret",
+                &redact(self.mutual_chap_secret.as_deref()),
+            )
+            .finish_non_exhaustive()
+    }
 }
 
 impl Default for IscsiState {
@@ -843,7 +909,7 @@ pub struct IscsiPortalSeed {
 }
 
 /// Seed of one target.
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[derive(Clone, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct IscsiTargetSeed {
     /// Target IQN.
@@ -864,6 +930,23 @@ pub struct IscsiTargetSeed {
     /// Initiator IQNs allowed; absent = any.
     #[serde(default)]
     pub allowed_initiators: Option<Vec<String>>,
+}
+
+impl fmt::Debug for IscsiTargetSeed {
+    /// Never prints secrets.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("IscsiTargetSeed")
+            .field("iqn", &self.iqn)
+            .field("chap_username", &self.chap_username)
+            .field("chap_secret", &redact(self.chap_secret.as_deref()))
+            .field(
+                "mutual_chap_secret",
+                &redact(self.mutual_chap_secret.as_deref()),
+            )
+            .field("lun_sizes", &self.lun_sizes)
+            .field("allowed_initiators", &self.allowed_initiators)
+            .finish()
+    }
 }
 
 fn default_port() -> u16 {
@@ -1150,6 +1233,23 @@ mod tests {
             target_portal: Some(portal(0)),
             iqn: iqn.into(),
         }
+    }
+
+    #[test]
+    fn debug_output_never_shows_secrets() {
+        let h = host();
+        h.set_mutual_chap_secret("reversssssssse", IscsiApiVersion::V1alpha2)
+            .unwrap();
+        let text = format!(
+            "{:?} {:?} {:?}",
+            h.with(|s, _| format!("{s:?}")),
+            default_iscsi_portals(),
+            connect(CHAP, 1, "someuser", "verysecretpass")
+        );
+        for secret in ["verysecretpass", "averylongsecret", "reversssssssse"] {
+            assert!(!text.contains(secret), "{secret} leaked");
+        }
+        assert!(text.contains("someuser"));
     }
 
     #[test]

@@ -206,7 +206,7 @@ pub struct SmbShare {
 }
 
 /// A simulated SMB server.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub struct SmbServer {
     /// Host name or IP, matched case-insensitively.
     pub name: String,
@@ -216,6 +216,19 @@ pub struct SmbServer {
     pub supports_encryption: bool,
     accounts: BTreeMap<String, String>,
     shares: BTreeMap<String, SmbShare>,
+}
+
+impl fmt::Debug for SmbServer {
+    /// Lists account names, never passwords.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SmbServer")
+            .field("name", &self.name)
+            .field("reachable", &self.reachable)
+            .field("supports_encryption", &self.supports_encryption)
+            .field("accounts", &self.accounts.keys().collect::<Vec<_>>())
+            .field("shares", &self.shares)
+            .finish()
+    }
 }
 
 impl SmbServer {
@@ -1368,5 +1381,9 @@ password = "pw"
             r"shares[1].share: duplicate share \\fileserver\share"
         );
         assert!(!format!("{:?}", default_smb_shares()).contains(DEFAULT_SMB_PASSWORD));
+        let state =
+            SmbState::from_seed(dir.path(), SmbConfig::default(), &default_smb_shares()).unwrap();
+        let text = format!("{state:?}");
+        assert!(text.contains("smbuser") && !text.contains(DEFAULT_SMB_PASSWORD));
     }
 }
