@@ -1054,6 +1054,49 @@ impl IscsiState {
     }
 }
 
+/// The iSCSI part of a node seed file.
+///
+/// ```toml
+/// initiator_iqn = "iqn.1991-05.com.microsoft:node1"
+/// [[portals]]
+/// address = "10.0.0.20"
+/// [[portals.targets]]
+/// iqn = "iqn.1991-05.com.microsoft:storage01-chap-target"
+/// chap_username = "someuser"
+/// chap_secret = "verysecretpass"
+/// lun_sizes = [1073741824]
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IscsiSeed {
+    /// The node's initiator name; default [`DEFAULT_INITIATOR_IQN`].
+    #[serde(default = "default_initiator_iqn")]
+    pub initiator_iqn: String,
+    /// Remote servers; absent = none.
+    #[serde(default)]
+    pub portals: Vec<IscsiPortalSeed>,
+}
+
+fn default_initiator_iqn() -> String {
+    DEFAULT_INITIATOR_IQN.to_owned()
+}
+
+impl IscsiSeed {
+    /// The default node: [`DEFAULT_INITIATOR_IQN`] and
+    /// [`default_iscsi_portals`].
+    pub fn default_node() -> Self {
+        Self {
+            initiator_iqn: default_initiator_iqn(),
+            portals: default_iscsi_portals(),
+        }
+    }
+
+    /// Builds the state (see [`IscsiState::from_seed`]).
+    pub fn build(&self) -> HostResult<IscsiState> {
+        IscsiState::from_seed(&self.initiator_iqn, &self.portals)
+    }
+}
+
 /// One GiB, the LUN size of the default targets.
 const GIB: u64 = 1 << 30;
 
@@ -1250,6 +1293,41 @@ mod tests {
             assert!(!text.contains(secret), "{secret} leaked");
         }
         assert!(text.contains("someuser"));
+    }
+
+    #[test]
+    fn adapter_is_a_shareable_iscsi_host() {
+        let sink: Box<dyn IscsiDiskSink + Send> = Box::new(FakeDisks::default());
+        let host: std::sync::Arc<dyn IscsiHost> = std::sync::Arc::new(IscsiAdapter::new(
+            IscsiSeed::default_node().build().unwrap(),
+            sink,
+        ));
+        host.add_target_portal(Some(&portal(0))).unwrap();
+        let threads: Vec<_> = [LUN0, LUN0, CHAP, CHAP]
+            .into_iter()
+            .map(|iqn| {
+                let host = host.clone();
+                std::thread::spawn(move || {
+                    host.connect_target(&connect(
+                        iqn,
+                        i32::from(iqn == CHAP),
+                        "someuser",
+                        "verysecretpass",
+                    ))
+                    .unwrap();
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        // Concurrent connects to the same target make one session each.
+        let mut disks: Vec<String> = [LUN0, CHAP]
+            .into_iter()
+            .flat_map(|iqn| host.get_target_disks(&target(iqn)).unwrap())
+            .collect();
+        disks.sort();
+        assert_eq!(disks, ["1", "2"]);
     }
 
     #[test]
@@ -1613,12 +1691,7 @@ mod tests {
         h.add_target_portal(Some(&portal(0))).unwrap();
     }
 
-    #[derive(Debug, Deserialize)]
-    #[serde(deny_unknown_fields)]
-    struct Seed {
-        #[serde(default)]
-        portals: Vec<IscsiPortalSeed>,
-    }
+    type Seed = IscsiSeed;
 
     #[test]
     fn seed_from_toml_and_field_errors() {
@@ -1635,7 +1708,9 @@ lun_sizes = [1073741824]
         )
         .unwrap();
         assert_eq!(seed.portals[0].port, 3260);
-        let state = IscsiState::from_seed("iqn.init", &seed.portals).unwrap();
+        assert_eq!(seed.initiator_iqn, DEFAULT_INITIATOR_IQN);
+        let state = seed.build().unwrap();
+        assert_eq!(state.initiator_iqn(), DEFAULT_INITIATOR_IQN);
         let h = IscsiAdapter::new(state, FakeDisks::default());
         let p = TargetPortal::new("SAN.local", 0);
         h.add_target_portal(Some(&p)).unwrap();

@@ -244,7 +244,9 @@ impl SmbServer {
 }
 
 /// What an empty `username` (the proxy's own identity) may access.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+/// In seed files: `"everyone_shares_only"`, `"all_shares"`, `"denied"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
 pub enum MachineIdentityPolicy {
     /// Only shares open to Everyone (default).
     #[default]
@@ -807,6 +809,52 @@ fn default_true() -> bool {
     true
 }
 
+/// The SMB part of a node seed file.
+///
+/// ```toml
+/// machine_identity = "everyone_shares_only"
+/// [[shares]]
+/// server = "fileserver"
+/// share = "share"
+/// username = "smbuser"
+/// password = "Sm8-Passw0rd!"
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SmbSeed {
+    /// What mappings without credentials may access; default
+    /// `everyone_shares_only`.
+    #[serde(default)]
+    pub machine_identity: MachineIdentityPolicy,
+    /// Shares; absent = none.
+    #[serde(default)]
+    pub shares: Vec<SmbShareSeed>,
+}
+
+impl SmbSeed {
+    /// The default node: [`default_smb_shares`], default policy.
+    pub fn default_node() -> Self {
+        Self {
+            machine_identity: MachineIdentityPolicy::default(),
+            shares: default_smb_shares(),
+        }
+    }
+
+    /// Builds the state under `sandbox` with the server's
+    /// `--require-privacy` value (see [`SmbState::from_seed`]).
+    pub fn build(
+        &self,
+        sandbox: impl Into<PathBuf>,
+        require_privacy: bool,
+    ) -> HostResult<SmbState> {
+        let config = SmbConfig {
+            require_privacy,
+            machine_identity: self.machine_identity,
+        };
+        SmbState::from_seed(sandbox, config, &self.shares)
+    }
+}
+
 /// Server name of the default share.
 pub const DEFAULT_SMB_SERVER: &str = "fileserver";
 /// Share name of the default share.
@@ -1039,6 +1087,29 @@ mod tests {
     }
 
     const ROOT: &str = r"\\fileserver\share";
+
+    #[test]
+    fn adapter_is_a_shareable_smb_host() {
+        let dir = tempfile::tempdir().unwrap();
+        let node: Box<dyn SmbNodeSide + Send> = Box::new(FakeNode::default());
+        let state = SmbSeed::default_node().build(dir.path(), true).unwrap();
+        let host: std::sync::Arc<dyn SmbHost> = std::sync::Arc::new(SmbAdapter::new(state, node));
+        // Concurrent mappings of one root: all succeed, one mapping results.
+        let threads: Vec<_> = (0..4)
+            .map(|i| {
+                let host = host.clone();
+                std::thread::spawn(move || {
+                    host.new_smb_global_mapping(&good(&format!(r"\\fileserver\share\pv{i}"), ""))
+                        .unwrap();
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        host.remove_smb_global_mapping(ROOT).unwrap();
+        assert!(host.remove_smb_global_mapping(ROOT).is_err());
+    }
 
     #[test]
     fn remote_path_root_extraction_table() {
@@ -1322,12 +1393,7 @@ mod tests {
         );
     }
 
-    #[derive(Debug, Deserialize)]
-    #[serde(deny_unknown_fields)]
-    struct Seed {
-        #[serde(default)]
-        shares: Vec<SmbShareSeed>,
-    }
+    type Seed = SmbSeed;
 
     #[test]
     fn seed_from_toml_and_field_errors() {
@@ -1342,7 +1408,10 @@ password = "pw"
 "#,
         )
         .unwrap();
-        let state = SmbState::from_seed(dir.path(), SmbConfig::default(), &seed.shares).unwrap();
+        let state = seed.build(dir.path(), true).unwrap();
+        assert_eq!(state.config(), SmbConfig::default());
+        let all: Seed = toml::from_str("machine_identity = \"all_shares\"\n").unwrap();
+        assert_eq!(all.machine_identity, MachineIdentityPolicy::AllShares);
         assert!(state.server("NAS").unwrap().has_account("alice"));
         assert!(dir.path().join("smb/nas/vols").is_dir());
 

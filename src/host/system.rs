@@ -483,6 +483,43 @@ pub fn default_services() -> Vec<ServiceSeed> {
     ]
 }
 
+/// The System part of a node seed file: BIOS serial and services.
+///
+/// ```toml
+/// bios_serial = "0000-0000"
+/// [[services]]
+/// name = "MSiSCSI"
+/// display_name = "Microsoft iSCSI Initiator Service"
+/// status = "Stopped"
+/// start_type = "Manual"
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SystemSeed {
+    /// BIOS serial number; absent = no BIOS instance (GetBIOSSerialNumber
+    /// fails).
+    #[serde(default)]
+    pub bios_serial: Option<String>,
+    /// Services; absent = none.
+    #[serde(default)]
+    pub services: Vec<ServiceSeed>,
+}
+
+impl SystemSeed {
+    /// The default node: [`DEFAULT_BIOS_SERIAL`] and [`default_services`].
+    pub fn default_node() -> Self {
+        Self {
+            bios_serial: Some(DEFAULT_BIOS_SERIAL.to_owned()),
+            services: default_services(),
+        }
+    }
+
+    /// Builds the state (see [`SystemState::from_seed`]).
+    pub fn build(&self) -> HostResult<SystemState> {
+        SystemState::from_seed(self.bios_serial.as_deref(), &self.services)
+    }
+}
+
 fn key(name: &str) -> String {
     name.to_lowercase()
 }
@@ -1013,6 +1050,48 @@ mod tests {
     }
 
     #[test]
+    fn adapter_is_a_shareable_system_host() {
+        let host: std::sync::Arc<dyn SystemHost> = std::sync::Arc::new(SystemAdapter::default());
+        assert_eq!(
+            SystemSeed::default_node()
+                .build()
+                .unwrap()
+                .bios_serial_number()
+                .unwrap(),
+            host.get_bios_serial_number().unwrap()
+        );
+    }
+
+    #[test]
+    fn concurrent_start_stop_stays_consistent() {
+        let a = std::sync::Arc::new(adapter(vec![running("A", &[]), running("B", &["A"])]));
+        let threads: Vec<_> = (0..4)
+            .map(|i| {
+                let a = a.clone();
+                std::thread::spawn(move || {
+                    for _ in 0..5 {
+                        if i % 2 == 0 {
+                            let _ = a.start_service("B");
+                        } else {
+                            let _ = a.stop_service("A", true);
+                        }
+                    }
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        // Whatever interleaving happened, B never runs without A.
+        if status(&a, "B") == ServiceStatus::Running {
+            assert_eq!(status(&a, "A"), ServiceStatus::Running);
+        }
+        a.start_service("B").unwrap();
+        a.stop_service("A", true).unwrap();
+        assert_eq!(status(&a, "B"), ServiceStatus::Stopped);
+    }
+
+    #[test]
     fn bios_serial_and_missing_bios() {
         let a = SystemAdapter::default();
         assert_eq!(a.get_bios_serial_number().unwrap(), DEFAULT_BIOS_SERIAL);
@@ -1263,13 +1342,7 @@ mod tests {
         assert_eq!(status(&a, "LanmanWorkstation"), ServiceStatus::Running);
     }
 
-    #[derive(Debug, Deserialize)]
-    #[serde(deny_unknown_fields)]
-    struct Seed {
-        bios_serial: Option<String>,
-        #[serde(default)]
-        services: Vec<ServiceSeed>,
-    }
+    type Seed = SystemSeed;
 
     #[test]
     fn seed_from_toml() {
@@ -1288,8 +1361,7 @@ start_type = "Weird"
 "#,
         )
         .unwrap();
-        let mut state =
-            SystemState::from_seed(seed.bios_serial.as_deref(), &seed.services).unwrap();
+        let mut state = seed.build().unwrap();
         assert_eq!(state.bios_serial_number().unwrap(), "0000-0000");
         let b = state.get_service("b", Instant::now()).unwrap();
         assert_eq!(b.display_name, "B");
