@@ -10,6 +10,16 @@
 //! the sandbox namespace) comes through the [`SmbNodeSide`] hook; what it
 //! offers the namespace is [`SmbState::resolve_unc`]: the real directory
 //! behind `\\server\share` while a mapping with status OK grants access.
+//!
+//! Modelling choices where upstream leaves the outcome to Windows (error
+//! texts are Windows' messages; the WMI failure reads
+//! `WMI MSFT_SmbGlobalMapping.Create failed: <text> code=<n>`):
+//! - calls are serialised by the state's lock, so two concurrent
+//!   `NewSmbGlobalMapping` for one root both succeed (upstream: one may fail);
+//! - UNC access without an OK mapping is `Access is denied.` (5), after the
+//!   server (53) and share (67) checks;
+//! - a duplicate mapping is 1219 when the account differs, else 85;
+//! - `\\.\` device paths never resolve as UNC.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;

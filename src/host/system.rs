@@ -14,6 +14,13 @@
 //! [`SystemStateAccess`] so the shared host can run them under its own lock.
 //! These loops **block the calling thread** while they sleep between polls;
 //! async callers should run them on a blocking thread.
+//!
+//! Modelling choices where upstream leaves the outcome to Windows: starting
+//! a service in `Stop Pending` returns code 5 (an error for start); a
+//! `Paused` service answers start with 10 and then never reaches `Running`
+//! (timeout); an antecedent that cannot start makes the start fail with 13;
+//! stopping a `Start Pending` service is accepted (5) and waits for
+//! `Stopped`. Every start/stop failure text follows system.md §4.3/§4.4.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt;
