@@ -32,11 +32,14 @@ pub mod convert;
 pub mod disk;
 mod error;
 pub mod filesystem;
+pub mod iscsi;
 pub mod namespace;
 pub mod node;
 pub mod path;
 pub mod seed;
+pub mod smb;
 pub mod storage;
+pub mod system;
 pub mod volume;
 
 pub use disk::{DiskHost, DiskIds, DiskLocation};
