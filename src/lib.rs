@@ -83,3 +83,6 @@ pub mod system;
 #[rustfmt::skip]
 #[path = "generated/volume/mod.rs"]
 pub mod volume;
+
+#[cfg(feature = "server")]
+pub mod server;

@@ -47,7 +47,7 @@ pub fn generate(proto_root: &Path, out_dir: &Path) -> Result<Vec<PathBuf>> {
             .open_file(&rel)?
             .file_descriptor_set();
         let file = fds.file.last().ok_or("protox returned no file")?.clone();
-        let prost_code = run_tonic_prost_build(fds, &file.package().to_string())?;
+        let prost_code = run_tonic_prost_build(fds, file.package())?;
         let layer = version_layer(&group, &version, &file)?;
         let module_doc = file_comment(&file);
         let code = format!(
