@@ -2,3 +2,6 @@
 
 #[cfg(feature = "server")]
 pub mod host;
+
+#[cfg(feature = "server")]
+pub mod server;
