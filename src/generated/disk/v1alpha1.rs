@@ -1,0 +1,608 @@
+//! CSI Proxy disk API, version v1alpha1.
+//! Disk group: enumerates the node's disks, reports their identifiers, size and online state, and initialises a blank disk with one data partition.
+//! Served on the named pipe \\.\pipe\csi-proxy-disk-v1alpha1.
+/// Where a disk is attached, as the storage adapter reports it.
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct DiskLocation {
+    /// Adapter number, as text.
+    #[prost(string, tag = "1")]
+    pub adapter: ::prost::alloc::string::String,
+    /// Bus (port) number, as text; may be empty.
+    #[prost(string, tag = "2")]
+    pub bus: ::prost::alloc::string::String,
+    /// Target number, as text.
+    #[prost(string, tag = "3")]
+    pub target: ::prost::alloc::string::String,
+    /// Logical unit number, as text.
+    #[prost(string, tag = "4")]
+    pub lunid: ::prost::alloc::string::String,
+}
+/// Request of GetDiskNumberByName.
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct GetDiskNumberByNameRequest {
+    /// Page83 identifier of the disk to find.
+    #[prost(string, tag = "1")]
+    pub disk_name: ::prost::alloc::string::String,
+}
+/// Response of GetDiskNumberByName.
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct GetDiskNumberByNameResponse {
+    /// Number of the disk.
+    #[prost(string, tag = "1")]
+    pub disk_number: ::prost::alloc::string::String,
+}
+/// Request of ListDiskLocations.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct ListDiskLocationsRequest {}
+/// Response of ListDiskLocations.
+#[derive(Clone, PartialEq, ::prost::Message)]
+pub struct ListDiskLocationsResponse {
+    /// Locations of every disk, keyed by disk number.
+    #[prost(map = "string, message", tag = "1")]
+    pub disk_locations: ::std::collections::HashMap<
+        ::prost::alloc::string::String,
+        DiskLocation,
+    >,
+}
+/// Request of PartitionDisk.
+#[derive(Clone, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct PartitionDiskRequest {
+    /// Disk number, as decimal text.
+    #[prost(string, tag = "1")]
+    pub disk_id: ::prost::alloc::string::String,
+}
+/// Response of PartitionDisk.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct PartitionDiskResponse {}
+/// Request of Rescan.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct RescanRequest {}
+/// Response of Rescan.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
+pub struct RescanResponse {}
+/// Generated server implementations.
+pub mod disk_server {
+    #![allow(
+        unused_variables,
+        dead_code,
+        missing_docs,
+        clippy::wildcard_imports,
+        clippy::let_unit_value,
+    )]
+    use tonic::codegen::*;
+    /// Generated trait containing gRPC methods that should be implemented for use with DiskServer.
+    #[async_trait]
+    pub trait Disk: std::marker::Send + std::marker::Sync + 'static {
+        /// Finds the disk whose page83 identifier equals the given name.
+        async fn get_disk_number_by_name(
+            &self,
+            request: tonic::Request<super::GetDiskNumberByNameRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::GetDiskNumberByNameResponse>,
+            tonic::Status,
+        > {
+            Err(tonic::Status::unimplemented("Not yet implemented"))
+        }
+        /// Lists every disk with its adapter, bus, target and LUN, keyed by disk number.
+        async fn list_disk_locations(
+            &self,
+            request: tonic::Request<super::ListDiskLocationsRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::ListDiskLocationsResponse>,
+            tonic::Status,
+        > {
+            Err(tonic::Status::unimplemented("Not yet implemented"))
+        }
+        /// Initialises a disk as GPT and creates one data partition over its free space; does nothing if the disk is already partitioned.
+        async fn partition_disk(
+            &self,
+            request: tonic::Request<super::PartitionDiskRequest>,
+        ) -> std::result::Result<
+            tonic::Response<super::PartitionDiskResponse>,
+            tonic::Status,
+        > {
+            Err(tonic::Status::unimplemented("Not yet implemented"))
+        }
+        /// Asks the storage stack to look for newly attached or resized disks.
+        async fn rescan(
+            &self,
+            request: tonic::Request<super::RescanRequest>,
+        ) -> std::result::Result<tonic::Response<super::RescanResponse>, tonic::Status> {
+            Err(tonic::Status::unimplemented("Not yet implemented"))
+        }
+    }
+    /// The disk service of this version.
+    #[derive(Debug)]
+    pub struct DiskServer<T> {
+        inner: Arc<T>,
+        accept_compression_encodings: EnabledCompressionEncodings,
+        send_compression_encodings: EnabledCompressionEncodings,
+        max_decoding_message_size: Option<usize>,
+        max_encoding_message_size: Option<usize>,
+    }
+    impl<T> DiskServer<T> {
+        pub fn new(inner: T) -> Self {
+            Self::from_arc(Arc::new(inner))
+        }
+        pub fn from_arc(inner: Arc<T>) -> Self {
+            Self {
+                inner,
+                accept_compression_encodings: Default::default(),
+                send_compression_encodings: Default::default(),
+                max_decoding_message_size: None,
+                max_encoding_message_size: None,
+            }
+        }
+        pub fn with_interceptor<F>(
+            inner: T,
+            interceptor: F,
+        ) -> InterceptedService<Self, F>
+        where
+            F: tonic::service::Interceptor,
+        {
+            InterceptedService::new(Self::new(inner), interceptor)
+        }
+        /// Enable decompressing requests with the given encoding.
+        #[must_use]
+        pub fn accept_compressed(mut self, encoding: CompressionEncoding) -> Self {
+            self.accept_compression_encodings.enable(encoding);
+            self
+        }
+        /// Compress responses with the given encoding, if the client supports it.
+        #[must_use]
+        pub fn send_compressed(mut self, encoding: CompressionEncoding) -> Self {
+            self.send_compression_encodings.enable(encoding);
+            self
+        }
+        /// Limits the maximum size of a decoded message.
+        ///
+        /// Default: `4MB`
+        #[must_use]
+        pub fn max_decoding_message_size(mut self, limit: usize) -> Self {
+            self.max_decoding_message_size = Some(limit);
+            self
+        }
+        /// Limits the maximum size of an encoded message.
+        ///
+        /// Default: `usize::MAX`
+        #[must_use]
+        pub fn max_encoding_message_size(mut self, limit: usize) -> Self {
+            self.max_encoding_message_size = Some(limit);
+            self
+        }
+    }
+    impl<T, B> tonic::codegen::Service<http::Request<B>> for DiskServer<T>
+    where
+        T: Disk,
+        B: Body + std::marker::Send + 'static,
+        B::Error: Into<StdError> + std::marker::Send + 'static,
+    {
+        type Response = http::Response<tonic::body::Body>;
+        type Error = std::convert::Infallible;
+        type Future = BoxFuture<Self::Response, Self::Error>;
+        fn poll_ready(
+            &mut self,
+            _cx: &mut Context<'_>,
+        ) -> Poll<std::result::Result<(), Self::Error>> {
+            Poll::Ready(Ok(()))
+        }
+        fn call(&mut self, req: http::Request<B>) -> Self::Future {
+            match req.uri().path() {
+                "/v1alpha1.Disk/GetDiskNumberByName" => {
+                    #[allow(non_camel_case_types)]
+                    struct GetDiskNumberByNameSvc<T: Disk>(pub Arc<T>);
+                    impl<
+                        T: Disk,
+                    > tonic::server::UnaryService<super::GetDiskNumberByNameRequest>
+                    for GetDiskNumberByNameSvc<T> {
+                        type Response = super::GetDiskNumberByNameResponse;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::GetDiskNumberByNameRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as Disk>::get_disk_number_by_name(&inner, request).await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = GetDiskNumberByNameSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/v1alpha1.Disk/ListDiskLocations" => {
+                    #[allow(non_camel_case_types)]
+                    struct ListDiskLocationsSvc<T: Disk>(pub Arc<T>);
+                    impl<
+                        T: Disk,
+                    > tonic::server::UnaryService<super::ListDiskLocationsRequest>
+                    for ListDiskLocationsSvc<T> {
+                        type Response = super::ListDiskLocationsResponse;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::ListDiskLocationsRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as Disk>::list_disk_locations(&inner, request).await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = ListDiskLocationsSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/v1alpha1.Disk/PartitionDisk" => {
+                    #[allow(non_camel_case_types)]
+                    struct PartitionDiskSvc<T: Disk>(pub Arc<T>);
+                    impl<
+                        T: Disk,
+                    > tonic::server::UnaryService<super::PartitionDiskRequest>
+                    for PartitionDiskSvc<T> {
+                        type Response = super::PartitionDiskResponse;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::PartitionDiskRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as Disk>::partition_disk(&inner, request).await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = PartitionDiskSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                "/v1alpha1.Disk/Rescan" => {
+                    #[allow(non_camel_case_types)]
+                    struct RescanSvc<T: Disk>(pub Arc<T>);
+                    impl<T: Disk> tonic::server::UnaryService<super::RescanRequest>
+                    for RescanSvc<T> {
+                        type Response = super::RescanResponse;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
+                        fn call(
+                            &mut self,
+                            request: tonic::Request<super::RescanRequest>,
+                        ) -> Self::Future {
+                            let inner = Arc::clone(&self.0);
+                            let fut = async move {
+                                <T as Disk>::rescan(&inner, request).await
+                            };
+                            Box::pin(fut)
+                        }
+                    }
+                    let accept_compression_encodings = self.accept_compression_encodings;
+                    let send_compression_encodings = self.send_compression_encodings;
+                    let max_decoding_message_size = self.max_decoding_message_size;
+                    let max_encoding_message_size = self.max_encoding_message_size;
+                    let inner = self.inner.clone();
+                    let fut = async move {
+                        let method = RescanSvc(inner);
+                        let codec = tonic_prost::ProstCodec::default();
+                        let mut grpc = tonic::server::Grpc::new(codec)
+                            .apply_compression_config(
+                                accept_compression_encodings,
+                                send_compression_encodings,
+                            )
+                            .apply_max_message_size_config(
+                                max_decoding_message_size,
+                                max_encoding_message_size,
+                            );
+                        let res = grpc.unary(method, req).await;
+                        Ok(res)
+                    };
+                    Box::pin(fut)
+                }
+                _ => {
+                    Box::pin(async move {
+                        let mut response = http::Response::new(
+                            tonic::body::Body::default(),
+                        );
+                        let headers = response.headers_mut();
+                        headers
+                            .insert(
+                                tonic::Status::GRPC_STATUS,
+                                (tonic::Code::Unimplemented as i32).into(),
+                            );
+                        headers
+                            .insert(
+                                http::header::CONTENT_TYPE,
+                                tonic::metadata::GRPC_CONTENT_TYPE,
+                            );
+                        Ok(response)
+                    })
+                }
+            }
+        }
+    }
+    impl<T> Clone for DiskServer<T> {
+        fn clone(&self) -> Self {
+            let inner = self.inner.clone();
+            Self {
+                inner,
+                accept_compression_encodings: self.accept_compression_encodings,
+                send_compression_encodings: self.send_compression_encodings,
+                max_decoding_message_size: self.max_decoding_message_size,
+                max_encoding_message_size: self.max_encoding_message_size,
+            }
+        }
+    }
+    /// Generated gRPC service name
+    pub const SERVICE_NAME: &str = "v1alpha1.Disk";
+    impl<T> tonic::server::NamedService for DiskServer<T> {
+        const NAME: &'static str = SERVICE_NAME;
+    }
+}
+/// Name of the API group of this module.
+pub const GROUP: &str = "disk";
+/// Version of this module.
+pub const VERSION: &str = "v1alpha1";
+/// Fully qualified gRPC service name, as it appears on the wire.
+pub const SERVICE_NAME: &str = "v1alpha1.Disk";
+/// The RPCs of this version, as named on the wire.
+pub const RPCS: &[&str] = &[
+    "GetDiskNumberByName",
+    "ListDiskLocations",
+    "PartitionDisk",
+    "Rescan",
+];
+/**The `v1alpha1.Disk` service as a trait: one method per RPC of `disk` v1alpha1.
+
+The disk service of this version.
+
+Implemented by [`Client`] (a connection to the proxy) and, with the `mock` feature, by the in-process mock host, so driver code written against `&dyn DiskApi` runs against either. Object safe, `Send + Sync`.*/
+#[cfg_attr(feature = "mockall", ::mockall::automock)]
+#[::async_trait::async_trait]
+pub trait DiskApi: Send + Sync {
+    ///Finds the disk whose page83 identifier equals the given name.
+    ///
+    ///`/v1alpha1.Disk/GetDiskNumberByName`
+    async fn get_disk_number_by_name(
+        &self,
+        request: GetDiskNumberByNameRequest,
+    ) -> ::core::result::Result<GetDiskNumberByNameResponse, crate::Error>;
+    ///Lists every disk with its adapter, bus, target and LUN, keyed by disk number.
+    ///
+    ///`/v1alpha1.Disk/ListDiskLocations`
+    async fn list_disk_locations(
+        &self,
+        request: ListDiskLocationsRequest,
+    ) -> ::core::result::Result<ListDiskLocationsResponse, crate::Error>;
+    ///Initialises a disk as GPT and creates one data partition over its free space; does nothing if the disk is already partitioned.
+    ///
+    ///`/v1alpha1.Disk/PartitionDisk`
+    async fn partition_disk(
+        &self,
+        request: PartitionDiskRequest,
+    ) -> ::core::result::Result<PartitionDiskResponse, crate::Error>;
+    ///Asks the storage stack to look for newly attached or resized disks.
+    ///
+    ///`/v1alpha1.Disk/Rescan`
+    async fn rescan(
+        &self,
+        request: RescanRequest,
+    ) -> ::core::result::Result<RescanResponse, crate::Error>;
+}
+/**Client of `v1alpha1.Disk`, the `disk` API v1alpha1.
+
+Cheap to clone; clones share one HTTP/2 connection and calls from many tasks are multiplexed on it. The RPCs are the methods of [`DiskApi`].*/
+#[derive(Clone, Debug)]
+pub struct Client {
+    connection: crate::transport::Connection,
+}
+impl Client {
+    /// Connects to `address` (`npipe:////./pipe/NAME`, `\\.\pipe\NAME`,
+    /// `unix:///path` or, on Unix, an absolute path) with default options.
+    pub async fn connect(
+        address: impl AsRef<str>,
+    ) -> ::core::result::Result<Self, crate::Error> {
+        Self::connect_with(address, &crate::ConnectOptions::default()).await
+    }
+    /// Connects to `address` with the given timeouts.
+    pub async fn connect_with(
+        address: impl AsRef<str>,
+        options: &crate::ConnectOptions,
+    ) -> ::core::result::Result<Self, crate::Error> {
+        let address: crate::transport::Address = address.as_ref().parse()?;
+        let connection = crate::transport::Connection::open(&address, options).await?;
+        Ok(Self { connection })
+    }
+    ///Connects to the default endpoint of `disk` v1alpha1: the named pipe `\\.\pipe\csi-proxy-disk-v1alpha1` on Windows, elsewhere the socket `csi-proxy-disk-v1alpha1.sock` in the directory named by `CSI_PROXY_SOCKET_DIR`.
+    pub async fn connect_default() -> ::core::result::Result<Self, crate::Error> {
+        Self::connect_default_with(&crate::ConnectOptions::default()).await
+    }
+    /// Connects to the default endpoint (see [`Client::connect_default`]) with the given timeouts.
+    pub async fn connect_default_with(
+        options: &crate::ConnectOptions,
+    ) -> ::core::result::Result<Self, crate::Error> {
+        let address = crate::transport::Address::default_for(GROUP, VERSION)?;
+        let connection = crate::transport::Connection::open(&address, options).await?;
+        Ok(Self { connection })
+    }
+    /// Wraps a channel made elsewhere (a custom connector, a test transport).
+    pub fn from_channel(channel: ::tonic::transport::Channel) -> Self {
+        Self {
+            connection: crate::transport::Connection::from_channel(channel),
+        }
+    }
+    /// The endpoint this client talks to, as used in error messages.
+    pub fn endpoint(&self) -> &str {
+        self.connection.endpoint()
+    }
+}
+#[::async_trait::async_trait]
+impl DiskApi for Client {
+    async fn get_disk_number_by_name(
+        &self,
+        request: GetDiskNumberByNameRequest,
+    ) -> ::core::result::Result<GetDiskNumberByNameResponse, crate::Error> {
+        self.connection.unary("/v1alpha1.Disk/GetDiskNumberByName", request).await
+    }
+    async fn list_disk_locations(
+        &self,
+        request: ListDiskLocationsRequest,
+    ) -> ::core::result::Result<ListDiskLocationsResponse, crate::Error> {
+        self.connection.unary("/v1alpha1.Disk/ListDiskLocations", request).await
+    }
+    async fn partition_disk(
+        &self,
+        request: PartitionDiskRequest,
+    ) -> ::core::result::Result<PartitionDiskResponse, crate::Error> {
+        self.connection.unary("/v1alpha1.Disk/PartitionDisk", request).await
+    }
+    async fn rescan(
+        &self,
+        request: RescanRequest,
+    ) -> ::core::result::Result<RescanResponse, crate::Error> {
+        self.connection.unary("/v1alpha1.Disk/Rescan", request).await
+    }
+}
+#[cfg(feature = "mock")]
+#[::async_trait::async_trait]
+impl<S: disk_server::Disk> DiskApi for crate::local::Local<S> {
+    async fn get_disk_number_by_name(
+        &self,
+        request: GetDiskNumberByNameRequest,
+    ) -> ::core::result::Result<GetDiskNumberByNameResponse, crate::Error> {
+        const RPC: crate::local::Rpc = crate::local::Rpc {
+            group: GROUP,
+            version: VERSION,
+            service: SERVICE_NAME,
+            name: "GetDiskNumberByName",
+        };
+        let request = self.before(&RPC, request).await?;
+        let result = disk_server::Disk::get_disk_number_by_name(
+                self.service(),
+                ::tonic::Request::new(request),
+            )
+            .await;
+        self.after(&RPC, result)
+    }
+    async fn list_disk_locations(
+        &self,
+        request: ListDiskLocationsRequest,
+    ) -> ::core::result::Result<ListDiskLocationsResponse, crate::Error> {
+        const RPC: crate::local::Rpc = crate::local::Rpc {
+            group: GROUP,
+            version: VERSION,
+            service: SERVICE_NAME,
+            name: "ListDiskLocations",
+        };
+        let request = self.before(&RPC, request).await?;
+        let result = disk_server::Disk::list_disk_locations(
+                self.service(),
+                ::tonic::Request::new(request),
+            )
+            .await;
+        self.after(&RPC, result)
+    }
+    async fn partition_disk(
+        &self,
+        request: PartitionDiskRequest,
+    ) -> ::core::result::Result<PartitionDiskResponse, crate::Error> {
+        const RPC: crate::local::Rpc = crate::local::Rpc {
+            group: GROUP,
+            version: VERSION,
+            service: SERVICE_NAME,
+            name: "PartitionDisk",
+        };
+        let request = self.before(&RPC, request).await?;
+        let result = disk_server::Disk::partition_disk(
+                self.service(),
+                ::tonic::Request::new(request),
+            )
+            .await;
+        self.after(&RPC, result)
+    }
+    async fn rescan(
+        &self,
+        request: RescanRequest,
+    ) -> ::core::result::Result<RescanResponse, crate::Error> {
+        const RPC: crate::local::Rpc = crate::local::Rpc {
+            group: GROUP,
+            version: VERSION,
+            service: SERVICE_NAME,
+            name: "Rescan",
+        };
+        let request = self.before(&RPC, request).await?;
+        let result = disk_server::Disk::rescan(
+                self.service(),
+                ::tonic::Request::new(request),
+            )
+            .await;
+        self.after(&RPC, result)
+    }
+}

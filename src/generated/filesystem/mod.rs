@@ -1,0 +1,10 @@
+//! The `filesystem` API group.
+//!
+//! Filesystem group: directory and link operations on paths below the kubelet working directories.
+//!
+//! Versions, oldest first: [`v1`], [`v1alpha1`], [`v1beta1`], [`v1beta2`], [`v2alpha1`]. Each module holds the messages of its version, its `Client`, and its `FilesystemApi` trait.
+pub mod v1;
+pub mod v1alpha1;
+pub mod v1beta1;
+pub mod v1beta2;
+pub mod v2alpha1;
