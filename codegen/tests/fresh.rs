@@ -13,7 +13,12 @@ fn files_under(root: &Path) -> Vec<String> {
             if path.is_dir() {
                 stack.push(path);
             } else {
-                out.push(path.strip_prefix(root).unwrap().to_string_lossy().into_owned());
+                out.push(
+                    path.strip_prefix(root)
+                        .unwrap()
+                        .to_string_lossy()
+                        .into_owned(),
+                );
             }
         }
     }
@@ -30,10 +35,18 @@ fn committed_generated_code_is_fresh() {
     csi_proxy_codegen::generate(&repo.join("proto"), &fresh).unwrap();
 
     let (have, want) = (files_under(&committed), files_under(&fresh));
-    assert_eq!(have, want, "src/generated has other files than the generator writes; run `cargo run -p csi-proxy-codegen`");
-    let stale: Vec<&String> =
-        want.iter().filter(|f| fs::read(committed.join(f)).unwrap() != fs::read(fresh.join(f)).unwrap()).collect();
-    assert!(stale.is_empty(), "stale generated files {stale:?}; run `cargo run -p csi-proxy-codegen` and commit the result");
+    assert_eq!(
+        have, want,
+        "src/generated has other files than the generator writes; run `cargo run -p csi-proxy-codegen`"
+    );
+    let stale: Vec<&String> = want
+        .iter()
+        .filter(|f| fs::read(committed.join(f)).unwrap() != fs::read(fresh.join(f)).unwrap())
+        .collect();
+    assert!(
+        stale.is_empty(),
+        "stale generated files {stale:?}; run `cargo run -p csi-proxy-codegen` and commit the result"
+    );
 }
 
 #[test]

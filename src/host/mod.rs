@@ -8,7 +8,46 @@
 //!
 //! Errors are [`HostError`]: a kind (which becomes the gRPC code) and the
 //! message the real proxy would send.
+//!
+//! # Modules
+//! - [`path`]: Windows path parsing and normalisation, working-dir validation
+//!   (with the list of divergences from upstream).
+//! - [`namespace`]: the file namespace on the sandbox directory.
+//! - [`storage`]: disks, partitions, volumes.
+//! - [`disk`], [`volume`], [`filesystem`]: the groups' internal operations as
+//!   the traits [`DiskHost`], [`VolumeHost`], [`FilesystemHost`], implemented
+//!   by [`Host`].
+//! - [`convert`]: pure helpers for the versioned services (Go `strconv`).
+//! - [`seed`]: building a node from code or TOML.
+//! - [`node`]: [`Host`], [`HostConfig`], the default node, test hooks.
+//!
+//! # Divergences from upstream
+//! See [`path`] (working-dir confinement by whole components, host-side path
+//! syntax) and [`namespace`] (links are never followed outside the sandbox).
+//! Other deliberate choices: volume mount points of absent volumes resolve
+//! with Win32 error 21 ("The device is not ready."); WMI result codes that
+//! upstream never pinned down are the constants in [`storage::wmi`].
 
+pub mod convert;
+pub mod disk;
 mod error;
+pub mod filesystem;
+pub mod iscsi;
+pub mod namespace;
+pub mod node;
+pub mod path;
+pub mod seed;
+pub mod smb;
+pub mod storage;
+pub mod system;
+pub mod volume;
 
+pub use disk::{DiskHost, DiskIds, DiskLocation};
 pub use error::{HostError, HostErrorKind, HostResult};
+pub use filesystem::FilesystemHost;
+pub use node::{Host, HostConfig, MountPointInfo, Node, Snapshot};
+pub use seed::NodeSeed;
+pub use volume::{VolumeHost, VolumeStats};
+
+#[cfg(test)]
+mod tests;

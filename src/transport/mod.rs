@@ -60,8 +60,8 @@ impl ConnectOptions {
         self
     }
 
-    /// How long each call may take; it is also sent to the server as the
-    /// gRPC deadline (default: none).
+    /// How long each call may take, waiting for a connection included;
+    /// a call that takes longer fails with [`Error::Timeout`] (default: none).
     pub fn request_timeout(mut self, timeout: Duration) -> Self {
         self.request_timeout = Some(timeout);
         self
@@ -138,10 +138,7 @@ impl Connection {
         Resp: prost::Message + Default + Send + Sync + 'static,
     {
         let mut grpc = self.grpc.clone();
-        let mut request = tonic::Request::new(message);
-        if let Some(timeout) = self.request_timeout {
-            request.set_timeout(timeout);
-        }
+        let request = tonic::Request::new(message);
         let call = async {
             grpc.ready()
                 .await

@@ -1,0 +1,213 @@
+//! The disk group's internal (version-neutral) operations (disk.md §3, §4).
+//!
+//! Every error is [`HostError::unknown`] with upstream's text. The string disk
+//! ids of `v1alpha1`–`v1beta2` are converted by the services with
+//! [`parse_legacy_disk_id`](super::convert::parse_legacy_disk_id); errors of
+//! forwarded calls are returned unwrapped in this group.
+
+use std::collections::BTreeMap;
+
+use super::error::{HostError, HostResult};
+use super::node::{Host, Node};
+use super::storage::{
+    GPT_BASIC_DATA, PartitionSize, PartitionStyle, PartitionType, disk_not_found, parse_location,
+};
+
+/// A parsed disk location (ListDiskLocations). Fields are the raw tokens;
+/// missing ones are `""`.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct DiskLocation {
+    /// `Adapter` number.
+    pub adapter: String,
+    /// `Bus` number (only when the location names one).
+    pub bus: String,
+    /// `Target` id.
+    pub target: String,
+    /// `LUN`.
+    pub lun_id: String,
+}
+
+/// A disk's identifiers (ListDiskIDs).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
+pub struct DiskIds {
+    /// Page 0x83 identifier as text (`""` if none).
+    pub page83: String,
+    /// Serial number verbatim.
+    pub serial_number: String,
+}
+
+/// The disk group's internal operations.
+pub trait DiskHost: Send + Sync {
+    /// Disks whose location parses (disk.md §4.1), by number; offline disks included.
+    fn list_disk_locations(&self) -> HostResult<BTreeMap<u32, DiskLocation>>;
+    /// Makes sure the disk has a partition table and a non-reserved partition (§4.2).
+    fn partition_disk(&self, disk_number: u32) -> HostResult<()>;
+    /// Re-enumerates disks (§4.3).
+    fn rescan(&self) -> HostResult<()>;
+    /// The first disk whose page83 equals `disk_name` (§4.4, v1alpha1).
+    fn get_disk_number_by_name(&self, disk_name: &str) -> HostResult<u32>;
+    /// Page83 and serial of every disk (§4.5).
+    fn list_disk_ids(&self) -> HostResult<BTreeMap<u32, DiskIds>>;
+    /// The disk's capacity in bytes (§4.6).
+    fn get_disk_stats(&self, disk_number: u32) -> HostResult<i64>;
+    /// Brings the disk online or takes it offline; no-op if already so (§4.7).
+    fn set_disk_state(&self, disk_number: u32, is_online: bool) -> HostResult<()>;
+    /// Whether the disk is online (§4.8).
+    fn get_disk_state(&self, disk_number: u32) -> HostResult<bool>;
+}
+
+impl Node {
+    pub(crate) fn list_disk_locations(&self) -> HostResult<BTreeMap<u32, DiskLocation>> {
+        Ok(self
+            .storage
+            .disks()
+            .filter_map(|d| {
+                let [adapter, bus, target, lun_id] = parse_location(&d.location)?;
+                Some((
+                    d.number,
+                    DiskLocation {
+                        adapter,
+                        bus,
+                        target,
+                        lun_id,
+                    },
+                ))
+            })
+            .collect())
+    }
+
+    pub(crate) fn partition_disk(&mut self, n: u32) -> HostResult<()> {
+        let style = self
+            .storage
+            .disk(n)
+            .map(|d| d.partition_style)
+            .ok_or_else(|| {
+                disk_not_found(n)
+                    .context(format!("error checking initialized status of disk {n}: "))
+            })?;
+        if style == PartitionStyle::Raw {
+            self.storage
+                .initialize(n, PartitionStyle::Gpt)
+                .map_err(|e| e.context(format!("failed to initializing disk {n}: error: ")))?;
+        }
+        let has_basic = |node: &Node| {
+            node.storage
+                .disk(n)
+                .is_some_and(|d| d.partitions.iter().any(|p| !p.kind.is_msr()))
+        };
+        if has_basic(self) {
+            return Ok(());
+        }
+        match self.create_partition(
+            n,
+            PartitionType::Gpt(GPT_BASIC_DATA.to_string()),
+            PartitionSize::Max,
+        ) {
+            Ok(_) => {}
+            Err(e) => return Err(e.context(format!("error creating partition on disk {n}. err: "))),
+        }
+        let first = self.storage.disk(n).and_then(|d| {
+            d.partitions
+                .iter()
+                .find(|p| !p.kind.is_msr())
+                .map(|p| p.number)
+        });
+        match first {
+            Some(p) => self.storage.set_partition_online(n, p, true),
+            None => Err(HostError::unknown(format!(
+                "failed to create basic partition on disk {n}:, %!w(<nil>)"
+            ))),
+        }
+    }
+
+    pub(crate) fn get_disk_number_by_name(&self, name: &str) -> HostResult<u32> {
+        for d in self.storage.disks() {
+            if let Some(e) = &d.probe_error {
+                return Err(HostError::unknown(e.clone()));
+            }
+            if d.page83.reported() == name {
+                return Ok(d.number);
+            }
+        }
+        Err(HostError::unknown(format!(
+            "could not find disk with Page83 ID {name}: not found"
+        )))
+    }
+
+    pub(crate) fn list_disk_ids(&self) -> HostResult<BTreeMap<u32, DiskIds>> {
+        let mut out = BTreeMap::new();
+        for d in self.storage.disks() {
+            if let Some(e) = &d.probe_error {
+                return Err(HostError::unknown(e.clone()));
+            }
+            out.insert(
+                d.number,
+                DiskIds {
+                    page83: d.page83.reported(),
+                    serial_number: d.serial_number.clone(),
+                },
+            );
+        }
+        Ok(out)
+    }
+
+    pub(crate) fn get_disk_stats(&self, n: u32) -> HostResult<i64> {
+        self.storage
+            .disk(n)
+            .map(|d| d.size as i64)
+            .ok_or_else(|| disk_not_found(n))
+    }
+
+    pub(crate) fn set_disk_state(&mut self, n: u32, online: bool) -> HostResult<()> {
+        if self.storage.disk(n).is_none() {
+            return Err(disk_not_found(n));
+        }
+        self.storage.set_online(n, online).map_err(|e| {
+            e.context(format!(
+                "setting disk {n} attach state (isOnline: {online}): error: "
+            ))
+        })
+    }
+
+    pub(crate) fn get_disk_state(&self, n: u32) -> HostResult<bool> {
+        self.storage
+            .disk(n)
+            .map(|d| !d.is_offline)
+            .ok_or_else(|| disk_not_found(n))
+    }
+}
+
+impl DiskHost for Host {
+    fn list_disk_locations(&self) -> HostResult<BTreeMap<u32, DiskLocation>> {
+        self.lock().list_disk_locations()
+    }
+
+    fn partition_disk(&self, disk_number: u32) -> HostResult<()> {
+        self.lock().partition_disk(disk_number)
+    }
+
+    fn rescan(&self) -> HostResult<()> {
+        self.lock().storage.rescan();
+        Ok(())
+    }
+
+    fn get_disk_number_by_name(&self, disk_name: &str) -> HostResult<u32> {
+        self.lock().get_disk_number_by_name(disk_name)
+    }
+
+    fn list_disk_ids(&self) -> HostResult<BTreeMap<u32, DiskIds>> {
+        self.lock().list_disk_ids()
+    }
+
+    fn get_disk_stats(&self, disk_number: u32) -> HostResult<i64> {
+        self.lock().get_disk_stats(disk_number)
+    }
+
+    fn set_disk_state(&self, disk_number: u32, is_online: bool) -> HostResult<()> {
+        self.lock().set_disk_state(disk_number, is_online)
+    }
+
+    fn get_disk_state(&self, disk_number: u32) -> HostResult<bool> {
+        self.lock().get_disk_state(disk_number)
+    }
+}

@@ -1,0 +1,155 @@
+//! The filesystem group's internal (version-neutral) operations
+//! (filesystem.md §4, §5).
+//!
+//! Paths are validated against the node's working-dir list with
+//! [`validate_working_path`] (stricter than upstream, see
+//! [`path`](super::path)); `IsSymlink` is not validated, as upstream. Host
+//! errors read like Go's `<op> <path>: <Win32 message>`. `LinkPath` and
+//! `IsMountPoint` of the old versions are `create_symlink` and `is_symlink`.
+
+use super::error::{HostError, HostResult};
+use super::namespace::{Entry, LinkKind};
+use super::node::{Host, Node};
+use super::path::{Win32Error, WinPath, validate_working_path};
+
+/// The filesystem group's internal operations.
+pub trait FilesystemHost: Send + Sync {
+    /// Whether the path exists (lstat: a dangling link exists) (§4.1).
+    fn path_exists(&self, path: &str) -> HostResult<bool>;
+    /// Creates the directory and its parents; existing directory is fine (§4.2).
+    fn mkdir(&self, path: &str) -> HostResult<()>;
+    /// Removes one entry, or recursively with `force` (§4.3).
+    fn rmdir(&self, path: &str, force: bool) -> HostResult<()>;
+    /// Removes everything inside a directory, keeping it (§4.4, v2alpha1).
+    fn rmdir_contents(&self, path: &str) -> HostResult<()>;
+    /// Creates the link `target_path` pointing at `source_path` (§4.5).
+    fn create_symlink(&self, source_path: &str, target_path: &str) -> HostResult<()>;
+    /// Whether the path is a link/junction/mount point whose target exists (§4.6).
+    fn is_symlink(&self, path: &str) -> HostResult<bool>;
+}
+
+fn op_err(op: &str, p: &str, e: Win32Error) -> HostError {
+    HostError::unknown(format!("{op} {p}: {e}"))
+}
+
+impl Node {
+    fn validate(&self, p: &str) -> HostResult<()> {
+        validate_working_path(p, &self.working_dirs)
+    }
+
+    pub(crate) fn path_exists(&self, p: &str) -> HostResult<bool> {
+        self.validate(p)?;
+        let path = WinPath::parse(p).map_err(|e| op_err("CreateFile", p, e))?;
+        match self.ns.lstat(self.ctx(), &path) {
+            Ok(_) => Ok(true),
+            Err(e)
+                if matches!(
+                    e.code(),
+                    Win32Error::FILE_NOT_FOUND | Win32Error::PATH_NOT_FOUND
+                ) =>
+            {
+                Ok(false)
+            }
+            Err(e) => Err(op_err("CreateFile", p, e)),
+        }
+    }
+
+    pub(crate) fn mkdir(&self, p: &str) -> HostResult<()> {
+        self.validate(p)?;
+        let path = WinPath::parse(p).map_err(|e| op_err("mkdir", p, e))?;
+        self.ns
+            .mkdir_all(self.ctx(), &path)
+            .map_err(|e| op_err("mkdir", p, e))
+    }
+
+    pub(crate) fn rmdir(&self, p: &str, force: bool) -> HostResult<()> {
+        self.validate(p)?;
+        if force {
+            if p == "." || p.ends_with("\\.") || p.ends_with("/.") {
+                return Err(HostError::unknown(format!(
+                    "RemoveAll {p}: invalid argument"
+                )));
+            }
+            let path = WinPath::parse(p).map_err(|e| op_err("RemoveAll", p, e))?;
+            self.ns
+                .remove_all(self.ctx(), &path)
+                .map_err(|e| op_err("RemoveAll", p, e))
+        } else {
+            let path = WinPath::parse(p).map_err(|e| op_err("remove", p, e))?;
+            self.ns
+                .remove(self.ctx(), &path)
+                .map_err(|e| op_err("remove", p, e))
+        }
+    }
+
+    pub(crate) fn rmdir_contents(&self, p: &str) -> HostResult<()> {
+        self.validate(p)?;
+        let path = WinPath::parse(p).map_err(|e| op_err("open", p, e))?;
+        let names = self
+            .ns
+            .list_dir(self.ctx(), &path)
+            .map_err(|e| op_err("open", p, e))?;
+        for name in names {
+            let child = path.join(&name);
+            self.ns
+                .remove_all(self.ctx(), &child)
+                .map_err(|e| op_err("RemoveAll", &child.to_string(), e))?;
+        }
+        Ok(())
+    }
+
+    pub(crate) fn create_symlink(&self, source: &str, target: &str) -> HostResult<()> {
+        self.validate(target)?;
+        self.validate(source)?;
+        let err = |e| HostError::unknown(format!("symlink {source} {target}: {e}"));
+        let at = WinPath::parse(target).map_err(err)?;
+        self.ns.symlink(self.ctx(), source, &at).map_err(err)
+    }
+
+    pub(crate) fn is_symlink(&self, p: &str) -> HostResult<bool> {
+        let path = WinPath::parse(p).map_err(|e| op_err("CreateFile", p, e))?;
+        let link = match self
+            .ns
+            .lstat(self.ctx(), &path)
+            .map_err(|e| op_err("CreateFile", p, e))?
+        {
+            Entry::Link(l) => l,
+            _ => return Ok(false),
+        };
+        // Read the target one level and lstat it; a missing target is false.
+        let exists = if link.kind == LinkKind::Mount {
+            self.storage.volume(&link.target).is_some()
+        } else {
+            WinPath::parse(&link.target)
+                .ok()
+                .is_some_and(|t| self.ns.lstat(self.ctx(), &t).is_ok())
+        };
+        Ok(exists)
+    }
+}
+
+impl FilesystemHost for Host {
+    fn path_exists(&self, path: &str) -> HostResult<bool> {
+        self.lock().path_exists(path)
+    }
+
+    fn mkdir(&self, path: &str) -> HostResult<()> {
+        self.lock().mkdir(path)
+    }
+
+    fn rmdir(&self, path: &str, force: bool) -> HostResult<()> {
+        self.lock().rmdir(path, force)
+    }
+
+    fn rmdir_contents(&self, path: &str) -> HostResult<()> {
+        self.lock().rmdir_contents(path)
+    }
+
+    fn create_symlink(&self, source_path: &str, target_path: &str) -> HostResult<()> {
+        self.lock().create_symlink(source_path, target_path)
+    }
+
+    fn is_symlink(&self, path: &str) -> HostResult<bool> {
+        self.lock().is_symlink(path)
+    }
+}

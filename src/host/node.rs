@@ -1,0 +1,593 @@
+//! [`Host`]: one simulated Windows node behind one lock, its configuration,
+//! the default node, test hooks, snapshots and invariant checks.
+//!
+//! # Default node
+//! When no [`NodeSeed`] is given, [`Host::new`] builds a small Hyper-V/Azure
+//! style node:
+//!
+//! | disk | location | size | contents |
+//! |---|---|---|---|
+//! | 0 | `Integrated : Adapter 0 : Port 0 : Target 0 : LUN 0` | 128 GiB | GPT, system: #1 EFI 100 MiB (FAT32), #2 MSR 16 MiB, #3 basic `C:` (NTFS, rest of the disk) |
+//! | 1 | `Integrated : Adapter 3 : Port 0 : Target 0 : LUN 1` | 32 GiB | blank RAW |
+//! | 2 | `Integrated : Adapter 3 : Port 0 : Target 0 : LUN 2` | 16 GiB | blank RAW |
+//!
+//! Page83 ids are `MSFT    `+GUID binary identifiers, serial numbers are
+//! empty, volume ids come from the seedable generator
+//! ([`HostConfig::id_seed`]). The kubelet path (`C:\var\lib\kubelet` by
+//! default) and every working dir that resolves are created.
+//!
+//! # Seams for the smb, iscsi and system modules
+//! [`Node`] holds all state behind the single mutex; the other modules add
+//! their own fields to it (`smb`, `iscsi`, `system`) so every RPC stays atomic
+//! across groups. SMB provides the [`UncResolver`](super::namespace::UncResolver)
+//! used by [`Node::ctx`] and creates links with
+//! [`Namespace::create_link`]; iSCSI attaches and detaches disks with
+//! [`Node::attach_disk`] / [`Node::detach_disk_handle`], which keep the
+//! namespace in step with the storage model.
+
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use super::error::{HostError, HostResult};
+use super::namespace::{Ctx, Entry, LinkKind, Namespace, NoUnc, VolumeLookup};
+use super::path::{Win32Error, WinPath, volume_id_guid};
+use super::seed::NodeSeed;
+use super::storage::{
+    Disk, DiskHandle, DiskSpec, FileSystem, GPT_BASIC_DATA, GPT_EFI, GPT_MSR, MIB, PartitionSize,
+    PartitionStyle, PartitionType, Storage, Volume,
+};
+
+/// The default kubelet directory.
+pub const DEFAULT_KUBELET_PATH: &str = r"C:\var\lib\kubelet";
+
+const MARKER: &str = ".csi-proxy-sandbox";
+const GIB: u64 = 1 << 30;
+
+/// How to build a [`Host`].
+#[derive(Debug, Clone)]
+pub struct HostConfig {
+    /// Directory holding the simulated file namespace (created if missing).
+    pub sandbox: PathBuf,
+    /// `--kubelet-path`: appended last to the working-dir list.
+    pub kubelet_path: String,
+    /// `--working-dir` values, in order.
+    pub working_dirs: Vec<String>,
+    /// The node to build; `None` = the default node (module docs).
+    pub seed: Option<NodeSeed>,
+    /// Seed of the identifier generator (volume GUIDs, page83 ids).
+    pub id_seed: u64,
+}
+
+impl HostConfig {
+    /// Defaults: kubelet path `C:\var\lib\kubelet`, no extra working dirs,
+    /// the default node, id seed 0.
+    pub fn new(sandbox: impl Into<PathBuf>) -> Self {
+        Self {
+            sandbox: sandbox.into(),
+            kubelet_path: DEFAULT_KUBELET_PATH.to_string(),
+            working_dirs: Vec::new(),
+            seed: None,
+            id_seed: 0,
+        }
+    }
+
+    /// The filesystem group's working-dir list W: working dirs, then the
+    /// kubelet path last (server.md §2).
+    pub fn working_dir_list(&self) -> Vec<String> {
+        let mut w = self.working_dirs.clone();
+        w.push(self.kubelet_path.clone());
+        w
+    }
+}
+
+impl VolumeLookup for Storage {
+    fn present_volume(&self, id: &str) -> Option<String> {
+        self.volume(id).map(|v| v.id.clone())
+    }
+
+    fn drive_volume(&self, letter: char) -> Option<String> {
+        self.volume_by_drive_letter(letter).map(|v| v.id.clone())
+    }
+
+    fn is_ntfs(&self, id: &str) -> bool {
+        self.volume(id).is_some_and(|v| v.fs == FileSystem::Ntfs)
+    }
+}
+
+/// All state of one simulated node (behind the [`Host`]'s mutex).
+#[derive(Debug)]
+pub struct Node {
+    /// Disks, partitions, volumes.
+    pub storage: Storage,
+    /// Files, directories, links, mount points.
+    pub ns: Namespace,
+    /// The filesystem group's working-dir list W.
+    pub working_dirs: Vec<String>,
+    /// Ids (ASCII-lowercased) of volumes whose disk was detached (their
+    /// mount points may dangle).
+    pub detached_volumes: BTreeSet<String>,
+    // smb, iscsi and system state are added here by their modules.
+}
+
+impl Node {
+    /// The resolution context of the namespace.
+    pub fn ctx(&self) -> Ctx<'_> {
+        Ctx {
+            volumes: &self.storage,
+            unc: &NoUnc,
+        }
+    }
+
+    /// Attaches a disk and creates the root directories of any volumes on it.
+    pub fn attach_disk(&mut self, spec: DiskSpec) -> HostResult<(u32, DiskHandle)> {
+        self.storage.attach_disk(spec)
+    }
+
+    /// Detaches a disk by handle; its volumes' contents go, mount points
+    /// referring to them stay (dangling).
+    pub fn detach_disk_handle(&mut self, h: DiskHandle) -> HostResult<()> {
+        let ids = self.storage.detach_disk(h)?;
+        for id in ids {
+            if let Some(g) = volume_id_guid(&id) {
+                self.ns.remove_volume_root(&g).map_err(win_err)?;
+            }
+            self.detached_volumes.insert(id.to_ascii_lowercase());
+        }
+        Ok(())
+    }
+
+    /// Creates a partition and, for a volume, its root directory.
+    pub fn create_partition(
+        &mut self,
+        n: u32,
+        kind: PartitionType,
+        size: PartitionSize,
+    ) -> HostResult<(u32, Option<String>)> {
+        let (p, id) = self.storage.create_partition(n, kind, size)?;
+        if let Some(g) = id.as_deref().and_then(volume_id_guid) {
+            self.ns.create_volume_root(&g).map_err(win_err)?;
+        }
+        Ok((p, id))
+    }
+
+    /// Formats a volume NTFS and wipes its contents (present volume).
+    pub fn format_volume_ntfs(&mut self, id: &str) -> HostResult<()> {
+        self.storage.format_ntfs(id)?;
+        let g = volume_id_guid(id).unwrap_or_default();
+        self.ns.wipe_volume_root(&g).map_err(win_err)
+    }
+
+    /// Sets an existing volume's file system directly (seeding): the root is
+    /// wiped when it becomes formatted.
+    pub fn set_volume_fs(
+        &mut self,
+        id: &str,
+        fs: FileSystem,
+        used: Option<u64>,
+        system: bool,
+    ) -> HostResult<()> {
+        let size = self
+            .storage
+            .volume_any(id)
+            .and_then(|v| self.storage.partition_of(v))
+            .map(|p| p.size)
+            .unwrap_or(0);
+        let used = match (fs, used) {
+            (FileSystem::Raw, _) => 0,
+            (_, Some(u)) => u.min(size),
+            (_, None) => super::storage::ntfs_overhead(size),
+        };
+        self.storage.set_volume_fs(id, fs, used, system)?;
+        if fs != FileSystem::Raw {
+            let g = volume_id_guid(id).unwrap_or_default();
+            self.ns.wipe_volume_root(&g).map_err(win_err)?;
+        }
+        Ok(())
+    }
+
+    fn parse(p: &str) -> HostResult<WinPath> {
+        WinPath::parse(p).map_err(|e| HostError::unknown(format!("{p}: {e}")))
+    }
+
+    fn ensure_dir(&self, p: &str) {
+        if let Ok(wp) = WinPath::parse(p) {
+            let _ = self.ns.mkdir_all(self.ctx(), &wp);
+        }
+    }
+
+    fn build_default(&mut self) -> HostResult<()> {
+        let (n, _) = self.storage.attach_disk(DiskSpec {
+            number: Some(0),
+            location: Some("Integrated : Adapter 0 : Port 0 : Target 0 : LUN 0".into()),
+            system: true,
+            ..DiskSpec::new(128 * GIB)
+        })?;
+        self.storage
+            .set_partition_style_bare(n, PartitionStyle::Gpt)?;
+        let (_, efi) = self.create_partition(
+            n,
+            PartitionType::Gpt(GPT_EFI.into()),
+            PartitionSize::Bytes(100 * MIB),
+        )?;
+        self.create_partition(
+            n,
+            PartitionType::Gpt(GPT_MSR.into()),
+            PartitionSize::Bytes(16 * MIB),
+        )?;
+        let (p, c) = self.create_partition(
+            n,
+            PartitionType::Gpt(GPT_BASIC_DATA.into()),
+            PartitionSize::Max,
+        )?;
+        let efi = efi.expect("EFI volume");
+        let c = c.expect("C: volume");
+        self.set_volume_fs(&efi, FileSystem::Fat32, Some(30 * MIB), true)?;
+        self.set_volume_fs(&c, FileSystem::Ntfs, Some(20 * GIB), true)?;
+        self.storage.set_drive_letter(n, p, Some('C'))?;
+        for lun in [1u32, 2] {
+            self.storage.attach_disk(DiskSpec {
+                number: Some(lun),
+                location: Some(format!(
+                    "Integrated : Adapter 3 : Port 0 : Target 0 : LUN {lun}"
+                )),
+                ..DiskSpec::new(if lun == 1 { 32 * GIB } else { 16 * GIB })
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// Maps a namespace error to a host error carrying the Win32 text.
+pub(crate) fn win_err(e: Win32Error) -> HostError {
+    HostError::unknown(e.message().to_string())
+}
+
+/// One simulated Windows node. Cheap to clone (shared state); every
+/// operation locks the whole model, so each call is atomic.
+#[derive(Debug, Clone)]
+pub struct Host {
+    inner: Arc<Mutex<Node>>,
+}
+
+/// A mount point as seen in a [`Snapshot`].
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct MountPointInfo {
+    /// Where it is: `C:\...` if its volume has a drive letter, else
+    /// `\\?\Volume{guid}\...` (components case-folded).
+    pub path: String,
+    /// The volume id stored in it.
+    pub volume_id: String,
+    /// Whether that volume exists (present or absent) in the model.
+    pub volume_exists: bool,
+}
+
+/// A plain copy of the whole storage state, for assertions.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Snapshot {
+    /// All disks (visible or not), by number.
+    pub disks: Vec<Disk>,
+    /// All volumes (present or not), by id.
+    pub volumes: Vec<Volume>,
+    /// Every mount point in the namespace.
+    pub mount_points: Vec<MountPointInfo>,
+}
+
+impl Snapshot {
+    /// The disk with this number.
+    pub fn disk(&self, n: u32) -> Option<&Disk> {
+        self.disks.iter().find(|d| d.number == n)
+    }
+
+    /// The volume with this id (case-insensitive).
+    pub fn volume(&self, id: &str) -> Option<&Volume> {
+        self.volumes.iter().find(|v| v.id.eq_ignore_ascii_case(id))
+    }
+}
+
+impl Host {
+    /// Builds a node from `config`: the seeded node, or the default node.
+    /// The sandbox's `volumes` directory is (re)created empty; a sandbox that
+    /// already holds a `volumes` directory not made by a `Host` is refused.
+    pub fn new(config: HostConfig) -> HostResult<Host> {
+        std::fs::create_dir_all(&config.sandbox).map_err(|e| {
+            HostError::invalid_argument(format!("sandbox {}: {e}", config.sandbox.display()))
+        })?;
+        let sb = &std::path::absolute(&config.sandbox).map_err(|e| {
+            HostError::invalid_argument(format!("sandbox {}: {e}", config.sandbox.display()))
+        })?;
+        let vols = sb.join("volumes");
+        if vols.exists() {
+            if !sb.join(MARKER).exists() {
+                return Err(HostError::invalid_argument(format!(
+                    "sandbox {} already has a volumes directory not created by the simulated host",
+                    sb.display()
+                )));
+            }
+            std::fs::remove_dir_all(&vols).map_err(|e| {
+                HostError::invalid_argument(format!("sandbox {}: {e}", vols.display()))
+            })?;
+        }
+        std::fs::write(
+            sb.join(MARKER),
+            b"csi-proxy-client simulated host sandbox\n",
+        )
+        .and_then(|_| std::fs::create_dir_all(&vols))
+        .map_err(|e| HostError::invalid_argument(format!("sandbox {}: {e}", sb.display())))?;
+        let mut node = Node {
+            storage: Storage::new(config.id_seed),
+            ns: Namespace::new(sb.clone()),
+            working_dirs: config.working_dir_list(),
+            detached_volumes: BTreeSet::new(),
+        };
+        match &config.seed {
+            Some(seed) => seed.apply(&mut node)?,
+            None => node.build_default()?,
+        }
+        for w in node.working_dirs.clone() {
+            node.ensure_dir(&w);
+        }
+        Ok(Host {
+            inner: Arc::new(Mutex::new(node)),
+        })
+    }
+
+    /// Locks the node. Other host modules and test code use this for
+    /// multi-step atomic access.
+    pub fn lock(&self) -> MutexGuard<'_, Node> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The working-dir list W.
+    pub fn working_dirs(&self) -> Vec<String> {
+        self.lock().working_dirs.clone()
+    }
+
+    /// Replaces the working-dir list W (test control, filesystem.md §6.5).
+    pub fn set_working_dirs(&self, dirs: Vec<String>) {
+        self.lock().working_dirs = dirs;
+    }
+
+    // ---- disk test hooks (disk.md §8) ----
+
+    /// Attaches a disk; returns its number and handle.
+    pub fn attach_disk(&self, spec: DiskSpec) -> HostResult<(u32, DiskHandle)> {
+        self.lock().attach_disk(spec)
+    }
+
+    /// Detaches disk `n` (with its partitions and volumes; mount points stay).
+    pub fn detach_disk(&self, n: u32) -> HostResult<()> {
+        let mut node = self.lock();
+        let h = node
+            .storage
+            .all_disks()
+            .find(|d| d.number == n)
+            .map(|d| d.handle)
+            .ok_or_else(|| super::storage::disk_not_found(n))?;
+        node.detach_disk_handle(h)
+    }
+
+    /// Detaches a disk by handle.
+    pub fn detach_disk_handle(&self, h: DiskHandle) -> HostResult<()> {
+        self.lock().detach_disk_handle(h)
+    }
+
+    fn with_disk<T>(&self, n: u32, f: impl FnOnce(&mut Disk) -> HostResult<T>) -> HostResult<T> {
+        let mut node = self.lock();
+        let d = node
+            .storage
+            .disk_mut_any(n)
+            .ok_or_else(|| super::storage::disk_not_found(n))?;
+        f(d)
+    }
+
+    /// Grows (or sets) disk `n`'s size; partitions stay.
+    pub fn grow_disk(&self, n: u32, new_size: u64) -> HostResult<()> {
+        self.with_disk(n, |d| {
+            let ss = u64::from(d.sector_size);
+            let end = d
+                .partitions
+                .iter()
+                .map(|p| p.offset + p.size)
+                .max()
+                .unwrap_or(0);
+            let backup = if d.partition_style == PartitionStyle::Gpt {
+                ss * (1 + 16384 / ss)
+            } else {
+                0
+            };
+            if !new_size.is_multiple_of(ss) || new_size < end + backup {
+                return Err(HostError::invalid_argument(format!(
+                    "new size {new_size} is not a sector multiple or cuts into partitions"
+                )));
+            }
+            d.size = new_size;
+            Ok(())
+        })
+    }
+
+    /// Takes disk `n` offline / online behind the proxy's back (no checks).
+    pub fn set_disk_offline(&self, n: u32, offline: bool) -> HostResult<()> {
+        self.with_disk(n, |d| {
+            d.is_offline = offline;
+            Ok(())
+        })
+    }
+
+    /// Marks disk `n` read-only (or writable).
+    pub fn set_disk_read_only(&self, n: u32, read_only: bool) -> HostResult<()> {
+        self.with_disk(n, |d| {
+            d.is_read_only = read_only;
+            Ok(())
+        })
+    }
+
+    /// Makes probing disk `n` (ListDiskIDs, GetDiskNumberByName) fail with `error`.
+    pub fn set_probe_error(&self, n: u32, error: Option<String>) -> HostResult<()> {
+        self.with_disk(n, |d| {
+            d.probe_error = error;
+            Ok(())
+        })
+    }
+
+    /// Hides disk `n` from storage management until the next `Rescan`.
+    pub fn set_needs_rescan(&self, n: u32) -> HostResult<()> {
+        self.with_disk(n, |d| {
+            d.visible = false;
+            Ok(())
+        })
+    }
+
+    // ---- namespace test hooks (filesystem.md §6.5) ----
+
+    /// Writes a file (creating or replacing it); the bytes count as used on
+    /// the volume holding it (replacing a file gives its old bytes back;
+    /// deleting files through the filesystem group does not: `used` is only
+    /// adjusted by this hook and by format).
+    pub fn write_file(&self, path: &str, data: &[u8]) -> HostResult<()> {
+        let mut node = self.lock();
+        let p = Node::parse(path)?;
+        let (vol, old) = node.ns.write_file(node.ctx(), &p, data).map_err(win_err)?;
+        if let Some(v) = vol {
+            node.storage.add_used(&v, data.len() as u64, old);
+        }
+        Ok(())
+    }
+
+    /// Reads a file (links followed).
+    pub fn read_file(&self, path: &str) -> HostResult<Vec<u8>> {
+        let node = self.lock();
+        let p = Node::parse(path)?;
+        node.ns.read_file(node.ctx(), &p).map_err(win_err)
+    }
+
+    /// Creates a directory and its parents.
+    pub fn create_dir(&self, path: &str) -> HostResult<()> {
+        let node = self.lock();
+        let p = Node::parse(path)?;
+        node.ns.mkdir_all(node.ctx(), &p).map_err(win_err)
+    }
+
+    /// Creates a link of any kind at `path` with `target` stored verbatim
+    /// (for [`LinkKind::Mount`] a volume id: a volume mount point).
+    pub fn create_link(&self, path: &str, kind: LinkKind, target: &str) -> HostResult<()> {
+        let node = self.lock();
+        let p = Node::parse(path)?;
+        node.ns
+            .create_link(node.ctx(), &p, kind, target)
+            .map_err(win_err)
+    }
+
+    /// The entry at `path` without following a final link; `None` if missing.
+    pub fn entry(&self, path: &str) -> HostResult<Option<Entry>> {
+        let node = self.lock();
+        let p = Node::parse(path)?;
+        match node.ns.lstat(node.ctx(), &p) {
+            Ok(e) => Ok(Some(e)),
+            Err(e)
+                if matches!(
+                    e.code(),
+                    Win32Error::FILE_NOT_FOUND | Win32Error::PATH_NOT_FOUND
+                ) =>
+            {
+                Ok(None)
+            }
+            Err(e) => Err(win_err(e)),
+        }
+    }
+
+    /// Whether `path` exists (lstat semantics).
+    pub fn exists(&self, path: &str) -> bool {
+        matches!(self.entry(path), Ok(Some(_)))
+    }
+
+    /// Names in a directory (case-folded, sorted; a final link is followed).
+    pub fn list_dir(&self, path: &str) -> HostResult<Vec<String>> {
+        let node = self.lock();
+        let p = Node::parse(path)?;
+        node.ns.list_dir(node.ctx(), &p).map_err(win_err)
+    }
+
+    /// The sandbox path of `path` (intermediate links followed, final not).
+    pub fn host_path(&self, path: &str) -> HostResult<PathBuf> {
+        let node = self.lock();
+        let p = Node::parse(path)?;
+        node.ns
+            .walk(node.ctx(), &p, super::namespace::Follow::None, false)
+            .map(|w| w.host)
+            .map_err(win_err)
+    }
+
+    // ---- assertions ----
+
+    /// A plain copy of the whole state.
+    pub fn snapshot(&self) -> Snapshot {
+        let node = self.lock();
+        node.snapshot()
+    }
+
+    /// Checks the model's invariants; `Err` lists every violation.
+    pub fn check_invariants(&self) -> Result<(), Vec<String>> {
+        let node = self.lock();
+        let mut out = node.storage.check();
+        for v in node.storage.all_volumes() {
+            let root = node.ns.volume_root(&v.guid());
+            if !root.is_dir() {
+                out.push(format!("volume {}: no root directory", v.id));
+            }
+        }
+        for m in node.snapshot().mount_points {
+            if !m.volume_exists
+                && !node
+                    .detached_volumes
+                    .contains(&m.volume_id.to_ascii_lowercase())
+            {
+                out.push(format!(
+                    "mount point {} refers to unknown volume {}",
+                    m.path, m.volume_id
+                ));
+            }
+        }
+        if out.is_empty() { Ok(()) } else { Err(out) }
+    }
+}
+
+impl Node {
+    /// A plain copy of the whole state.
+    pub fn snapshot(&self) -> Snapshot {
+        let vols_dir = self.ns.sandbox().join("volumes");
+        let mount_points = self
+            .ns
+            .mount_points()
+            .into_iter()
+            .filter_map(|(host, id)| {
+                let rel = host.strip_prefix(&vols_dir).ok()?;
+                let mut comps = rel
+                    .components()
+                    .map(|c| c.as_os_str().to_string_lossy().into_owned());
+                let guid = comps.next()?;
+                let rest: Vec<String> = comps.collect();
+                let owner = format!(r"\\?\Volume{{{guid}}}\");
+                let letter = self
+                    .storage
+                    .volume_any(&owner)
+                    .and_then(|v| self.storage.partition_of(v))
+                    .and_then(|p| p.drive_letter);
+                let path = match letter {
+                    Some(l) => format!("{l}:\\{}", rest.join("\\")),
+                    None => format!("{owner}{}", rest.join("\\")),
+                };
+                Some(MountPointInfo {
+                    path,
+                    volume_exists: self.storage.volume_any(&id).is_some(),
+                    volume_id: id,
+                })
+            })
+            .collect();
+        Snapshot {
+            disks: self.storage.all_disks().cloned().collect(),
+            volumes: self.storage.all_volumes().cloned().collect(),
+            mount_points,
+        }
+    }
+}

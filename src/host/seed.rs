@@ -1,0 +1,322 @@
+//! Seeding a node from code or a TOML file.
+//!
+//! ```toml
+//! [[disks]]
+//! number = 0
+//! location = "PCI Slot 3 : Adapter 0 : Port 0 : Target 1 : LUN 0"
+//! page83 = "ascii:Google  persistent-disk-0"   # or "hex:4d5346...", or "" for none
+//! serial = "                    "
+//! size = 107374182400
+//! partition_style = "gpt"        # raw | mbr | gpt
+//! auto_msr = false               # gpt: do not create the MSR as partition 1
+//! system = true
+//!
+//! [[volumes]]
+//! disk = 0
+//! kind = "efi"                   # basic (default) | efi | msr | recovery | mbr
+//! size = 104857600               # omitted = the largest free extent
+//! fs = "fat32"                   # raw (default) | ntfs | refs | fat32 | exfat
+//!
+//! [[volumes]]
+//! disk = 0
+//! kind = "msr"
+//! size = 16777216
+//!
+//! [[volumes]]
+//! disk = 0
+//! fs = "ntfs"
+//! drive_letter = "C"
+//! system = true
+//! ```
+//!
+//! Disk fields: `number` (default: next free), `location`, `page83`,
+//! `serial`, `device_path`, `size` (required), `sector_size` (512), `partition_style`
+//! (`raw`), `auto_msr` (true), `online` (true), `read_only` (false), `system`
+//! (false), `needs_rescan` (false). Volume fields: `disk` (required), `kind`,
+//! `size`, `fs`, `drive_letter`, `id` (`\\?\Volume{GUID}\`, default
+//! generated), `used` (default: NTFS overhead), `system` (false). Partitions
+//! are created in file order; disk states (`online`, `read_only`,
+//! `needs_rescan`) are applied after all volumes exist.
+//!
+//! Validation errors name the offending field (`disks[1].size: ...`).
+//!
+//! Room for the other host modules: SMB shares, iSCSI targets and services are
+//! added to [`NodeSeed`] as `#[serde(default)]` fields by those modules.
+
+use serde::Deserialize;
+
+use super::error::{HostError, HostResult};
+use super::node::Node;
+use super::path::volume_id_guid;
+use super::storage::{
+    DiskSpec, FileSystem, GPT_BASIC_DATA, GPT_EFI, GPT_MSR, GPT_RECOVERY, MBR_IFS, Page83,
+    PartitionSize, PartitionStyle, PartitionType,
+};
+
+/// A whole node to build.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NodeSeed {
+    /// Disks, attached in order.
+    #[serde(default)]
+    pub disks: Vec<DiskSeed>,
+    /// Partitions/volumes, created in order.
+    #[serde(default)]
+    pub volumes: Vec<VolumeSeed>,
+    // Added later by the other host modules, each `#[serde(default)]`:
+    // `shares` (smb), `iscsi` (portals/targets), `services` / `bios` (system).
+}
+
+/// One disk.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DiskSeed {
+    /// Disk number; default the lowest free.
+    pub number: Option<u32>,
+    /// `MSFT_Disk.Location`.
+    pub location: Option<String>,
+    /// Page83: `ascii:<text>`, `hex:<bytes>`, `""` for none, other text = ASCII.
+    pub page83: Option<String>,
+    /// Serial number.
+    pub serial: Option<String>,
+    /// Device interface path.
+    pub device_path: Option<String>,
+    /// Capacity in bytes.
+    pub size: u64,
+    /// Sector size (512 or 4096).
+    pub sector_size: Option<u32>,
+    /// `raw`, `mbr` or `gpt`.
+    pub partition_style: Option<String>,
+    /// GPT: create the MSR as partition 1 (default true).
+    pub auto_msr: Option<bool>,
+    /// Online (default true).
+    pub online: Option<bool>,
+    /// Read-only (default false).
+    pub read_only: Option<bool>,
+    /// Boot/system disk (default false).
+    pub system: Option<bool>,
+    /// Hidden until `Rescan` (default false).
+    pub needs_rescan: Option<bool>,
+}
+
+/// One partition (with its volume unless it is the MSR).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct VolumeSeed {
+    /// Disk number.
+    pub disk: u32,
+    /// `basic` (default), `efi`, `msr`, `recovery`, `mbr` (IFS on an MBR disk).
+    pub kind: Option<String>,
+    /// Partition size; default the largest free extent.
+    pub size: Option<u64>,
+    /// `raw` (default), `ntfs`, `refs`, `fat32`, `exfat`.
+    pub fs: Option<String>,
+    /// Drive letter.
+    pub drive_letter: Option<String>,
+    /// Fixed volume id.
+    pub id: Option<String>,
+    /// Bytes in use.
+    pub used: Option<u64>,
+    /// Boot/system volume (cannot be formatted).
+    pub system: Option<bool>,
+}
+
+fn field_err(field: String, msg: impl std::fmt::Display) -> HostError {
+    HostError::invalid_argument(format!("{field}: {msg}"))
+}
+
+fn parse_page83(field: String, s: &str) -> HostResult<Page83> {
+    if s.is_empty() {
+        return Ok(Page83::None);
+    }
+    if let Some(h) = s.strip_prefix("hex:") {
+        if h.len() % 2 != 0 || !h.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(field_err(field, "hex: needs an even number of hex digits"));
+        }
+        let bytes = (0..h.len())
+            .step_by(2)
+            .map(|i| u8::from_str_radix(&h[i..i + 2], 16).expect("checked hex"))
+            .collect();
+        return Ok(Page83::Binary(bytes));
+    }
+    let text = s.strip_prefix("ascii:").unwrap_or(s);
+    Ok(Page83::Ascii(text.as_bytes().to_vec()))
+}
+
+impl NodeSeed {
+    /// Parses a TOML seed.
+    pub fn from_toml_str(s: &str) -> HostResult<NodeSeed> {
+        toml::from_str(s).map_err(|e| HostError::invalid_argument(format!("node seed: {e}")))
+    }
+
+    /// Reads and parses a TOML seed file.
+    pub fn from_file(path: impl AsRef<std::path::Path>) -> HostResult<NodeSeed> {
+        let p = path.as_ref();
+        let s = std::fs::read_to_string(p)
+            .map_err(|e| HostError::invalid_argument(format!("node seed {}: {e}", p.display())))?;
+        Self::from_toml_str(&s)
+    }
+
+    /// Builds the seeded storage into `node`.
+    pub(crate) fn apply(&self, node: &mut Node) -> HostResult<()> {
+        let mut states = Vec::new();
+        for (i, d) in self.disks.iter().enumerate() {
+            let f = |name: &str| format!("disks[{i}].{name}");
+            let style = match d.partition_style.as_deref().unwrap_or("raw") {
+                "raw" => PartitionStyle::Raw,
+                "mbr" => PartitionStyle::Mbr,
+                "gpt" => PartitionStyle::Gpt,
+                other => {
+                    return Err(field_err(
+                        f("partition_style"),
+                        format!("unknown style {other:?} (raw, mbr, gpt)"),
+                    ));
+                }
+            };
+            let page83 = d
+                .page83
+                .as_deref()
+                .map(|p| parse_page83(f("page83"), p))
+                .transpose()?;
+            let sector_size = d.sector_size.unwrap_or(512);
+            if sector_size != 512 && sector_size != 4096 {
+                return Err(field_err(f("sector_size"), "must be 512 or 4096"));
+            }
+            if d.size == 0 || d.size % u64::from(sector_size) != 0 {
+                return Err(field_err(
+                    f("size"),
+                    format!("must be a positive multiple of {sector_size}"),
+                ));
+            }
+            if let Some(n) = d.number
+                && node.storage.all_disks().any(|x| x.number == n)
+            {
+                return Err(field_err(f("number"), format!("disk {n} defined twice")));
+            }
+            let bare = style == PartitionStyle::Gpt && d.auto_msr == Some(false);
+            let spec = DiskSpec {
+                number: d.number,
+                location: d.location.clone(),
+                page83,
+                serial_number: d.serial.clone(),
+                device_path: d.device_path.clone(),
+                sector_size,
+                partition_style: if bare { PartitionStyle::Raw } else { style },
+                system: d.system.unwrap_or(false),
+                ..DiskSpec::new(d.size)
+            };
+            let (n, _) = node
+                .attach_disk(spec)
+                .map_err(|e| field_err(format!("disks[{i}]"), e))?;
+            if bare {
+                node.storage
+                    .set_partition_style_bare(n, PartitionStyle::Gpt)?;
+            }
+            states.push((
+                n,
+                d.online.unwrap_or(true),
+                d.read_only.unwrap_or(false),
+                d.needs_rescan.unwrap_or(false),
+            ));
+        }
+        for (i, v) in self.volumes.iter().enumerate() {
+            let f = |name: &str| format!("volumes[{i}].{name}");
+            let Some(style) = node.storage.disk(v.disk).map(|d| d.partition_style) else {
+                return Err(field_err(
+                    f("disk"),
+                    format!("disk {} is not defined", v.disk),
+                ));
+            };
+            let kind = match (
+                v.kind
+                    .as_deref()
+                    .unwrap_or(if style == PartitionStyle::Mbr {
+                        "mbr"
+                    } else {
+                        "basic"
+                    }),
+                style,
+            ) {
+                (_, PartitionStyle::Raw) => {
+                    return Err(field_err(
+                        f("disk"),
+                        format!("disk {} is RAW (set partition_style)", v.disk),
+                    ));
+                }
+                ("basic", PartitionStyle::Gpt) => PartitionType::Gpt(GPT_BASIC_DATA.into()),
+                ("efi", PartitionStyle::Gpt) => PartitionType::Gpt(GPT_EFI.into()),
+                ("msr", PartitionStyle::Gpt) => PartitionType::Gpt(GPT_MSR.into()),
+                ("recovery", PartitionStyle::Gpt) => PartitionType::Gpt(GPT_RECOVERY.into()),
+                ("mbr" | "basic", PartitionStyle::Mbr) => PartitionType::Mbr(MBR_IFS),
+                (other, _) => {
+                    return Err(field_err(
+                        f("kind"),
+                        format!("{other:?} does not fit a {style:?} disk"),
+                    ));
+                }
+            };
+            let fs = match v.fs.as_deref().unwrap_or("raw") {
+                "raw" => FileSystem::Raw,
+                "ntfs" => FileSystem::Ntfs,
+                "refs" => FileSystem::Refs,
+                "fat32" => FileSystem::Fat32,
+                "exfat" => FileSystem::ExFat,
+                other => return Err(field_err(f("fs"), format!("unknown file system {other:?}"))),
+            };
+            let letter = match v.drive_letter.as_deref() {
+                None => None,
+                Some(s) => {
+                    let s = s.trim_end_matches(':');
+                    let mut c = s.chars();
+                    match (c.next(), c.next()) {
+                        (Some(l), None) if l.is_ascii_alphabetic() => Some(l.to_ascii_uppercase()),
+                        _ => {
+                            return Err(field_err(
+                                f("drive_letter"),
+                                format!("{s:?} is not a drive letter"),
+                            ));
+                        }
+                    }
+                }
+            };
+            let size = v.size.map_or(PartitionSize::Max, PartitionSize::Bytes);
+            let (p, id) = node
+                .create_partition(v.disk, kind, size)
+                .map_err(|e| field_err(f("size"), e))?;
+            let Some(mut id) = id else {
+                if letter.is_some() || v.id.is_some() || v.fs.is_some() {
+                    return Err(field_err(f("kind"), "an MSR partition has no volume"));
+                }
+                continue;
+            };
+            if let Some(fixed) = &v.id {
+                if volume_id_guid(fixed).is_none() {
+                    return Err(field_err(f("id"), "must look like \\\\?\\Volume{GUID}\\"));
+                }
+                node.storage
+                    .rename_volume(&id, fixed)
+                    .map_err(|e| field_err(f("id"), e))?;
+                let old = volume_id_guid(&id).unwrap_or_default();
+                let _ = node.ns.remove_volume_root(&old);
+                id = super::path::volume_id_for_guid(&volume_id_guid(fixed).unwrap_or_default());
+                node.ns
+                    .create_volume_root(&volume_id_guid(&id).unwrap_or_default())
+                    .map_err(|e| field_err(f("id"), e))?;
+            }
+            node.set_volume_fs(&id, fs, v.used, v.system.unwrap_or(false))
+                .map_err(|e| field_err(f("fs"), e))?;
+            if letter.is_some() {
+                node.storage
+                    .set_drive_letter(v.disk, p, letter)
+                    .map_err(|e| field_err(f("drive_letter"), e))?;
+            }
+        }
+        for (n, online, ro, rescan) in states {
+            let d = node.storage.disk_mut_any(n).expect("seeded disk");
+            d.is_offline = !online;
+            d.is_read_only = ro;
+            d.visible = !rescan;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,1468 @@
+//! The SMB group of the simulated host: remote shares and global mappings.
+//!
+//! Follows `spec/smb.md` §6. The *remote side* is configuration: SMB servers
+//! ([`SmbServer`]) with accounts and shares; each share's contents live in a
+//! real directory `<sandbox>/smb/<server>/<share>/` (names case-folded). The
+//! *node side* is the table of global mappings ([`GlobalMapping`]) with their
+//! status and `RequirePrivacy` flag.
+//!
+//! What SMB needs from the rest of the host (path validation and links in
+//! the sandbox namespace) comes through the [`SmbNodeSide`] hook; what it
+//! offers the namespace is [`SmbState::resolve_unc`]: the real directory
+//! behind `\\server\share` while a mapping with status OK grants access.
+//!
+//! Modelling choices where upstream leaves the outcome to Windows (error
+//! texts are Windows' messages; the WMI failure reads
+//! `WMI MSFT_SmbGlobalMapping.Create failed: <text> code=<n>`):
+//! - calls are serialised by the state's lock, so two concurrent
+//!   `NewSmbGlobalMapping` for one root both succeed (upstream: one may fail);
+//! - UNC access without an OK mapping is `Access is denied.` (5), after the
+//!   server (53) and share (67) checks;
+//! - a duplicate mapping is 1219 when the account differs, else 85;
+//! - `\\.\` device paths never resolve as UNC.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use serde::Deserialize;
+
+use super::error::{HostError, HostResult};
+
+// ---------------------------------------------------------------------------
+// Remote path and credential helpers
+// ---------------------------------------------------------------------------
+
+/// A parsed `remote_path` (smb.md §3.1).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemotePath {
+    /// The request path with every `/` replaced by `\`, original case.
+    pub normalized: String,
+    /// The mapping root: lowercase `\\host\share`.
+    pub root: String,
+    /// First non-empty component (host), original case.
+    pub host: String,
+    /// Second non-empty component (share), original case.
+    pub share: String,
+}
+
+impl RemotePath {
+    /// The target of a `local_path` link: the normalized path with a
+    /// trailing `\` (smb.md §3.1 step 4).
+    pub fn link_target(&self) -> String {
+        if self.normalized.ends_with('\\') {
+            self.normalized.clone()
+        } else {
+            format!("{}\\", self.normalized)
+        }
+    }
+}
+
+/// Validates `remote_path` and extracts the mapping root (smb.md §3.1):
+/// `/` becomes `\`; empty ⇒ `remote path is empty`; fewer than two
+/// non-empty components ⇒ `remote path (<normalized>) is invalid`; the root
+/// is the lowercased `\\` + first + `\` + second component. Nothing else is
+/// checked.
+pub fn parse_remote_path(remote_path: &str) -> HostResult<RemotePath> {
+    let normalized = remote_path.replace('/', "\\");
+    if normalized.is_empty() {
+        return Err(HostError::unknown("remote path is empty"));
+    }
+    let mut parts = normalized.split('\\').filter(|p| !p.is_empty());
+    match (parts.next(), parts.next()) {
+        (Some(host), Some(share)) => Ok(RemotePath {
+            root: format!("\\\\{host}\\{share}").to_lowercase(),
+            host: host.to_owned(),
+            share: share.to_owned(),
+            normalized,
+        }),
+        _ => Err(HostError::unknown(format!(
+            "remote path ({normalized}) is invalid"
+        ))),
+    }
+}
+
+/// The credential string the current upstream sends to WMI (smb.md §3.3):
+/// `escape(username) + ":" + password`, where `escape` doubles `\` and turns
+/// `:` into `\:`. `None` when `username` is empty (no credential; the
+/// password is ignored).
+pub fn encode_credential(username: &str, password: &str) -> Option<String> {
+    if username.is_empty() {
+        return None;
+    }
+    let mut out = String::with_capacity(username.len() + password.len() + 1);
+    for c in username.chars() {
+        match c {
+            '\\' => out.push_str("\\\\"),
+            ':' => out.push_str("\\:"),
+            c => out.push(c),
+        }
+    }
+    out.push(':');
+    out.push_str(password);
+    Some(out)
+}
+
+/// Splits an encoded credential back into user and password, as the CIM
+/// layer does: the first unescaped `:` separates them.
+pub fn decode_credential(encoded: &str) -> (String, String) {
+    let mut user = String::new();
+    let mut chars = encoded.char_indices();
+    while let Some((i, c)) = chars.next() {
+        match c {
+            '\\' => match chars.next() {
+                Some((_, next)) => user.push(next),
+                None => user.push('\\'),
+            },
+            ':' => return (user, encoded[i + 1..].to_owned()),
+            c => user.push(c),
+        }
+    }
+    (user, String::new())
+}
+
+/// The account part of a user name: `DOMAIN\user` and `user@domain` both
+/// give `user` (the domain is not checked for simulated accounts), folded
+/// to lowercase.
+pub fn account_name(user: &str) -> String {
+    let after_domain = user.rsplit('\\').next().unwrap_or(user);
+    let before_at = after_domain.split('@').next().unwrap_or(after_domain);
+    before_at.to_lowercase()
+}
+
+// ---------------------------------------------------------------------------
+// Win32 errors of the simulated SMB client
+// ---------------------------------------------------------------------------
+
+/// `ERROR_ACCESS_DENIED`.
+pub const ERROR_ACCESS_DENIED: u32 = 5;
+/// `ERROR_BAD_NETPATH`.
+pub const ERROR_BAD_NETPATH: u32 = 53;
+/// `ERROR_BAD_NET_NAME`.
+pub const ERROR_BAD_NET_NAME: u32 = 67;
+/// `ERROR_ALREADY_ASSIGNED`.
+pub const ERROR_ALREADY_ASSIGNED: u32 = 85;
+/// `ERROR_SESSION_CREDENTIAL_CONFLICT`.
+pub const ERROR_SESSION_CREDENTIAL_CONFLICT: u32 = 1219;
+/// `ERROR_LOGON_FAILURE`.
+pub const ERROR_LOGON_FAILURE: u32 = 1326;
+
+/// A Windows error from the simulated SMB client (code and system text).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SmbError {
+    /// Win32 error code.
+    pub code: u32,
+}
+
+impl SmbError {
+    /// The Windows message text of the code.
+    pub fn message(self) -> &'static str {
+        match self.code {
+            ERROR_ACCESS_DENIED => "Access is denied.",
+            ERROR_BAD_NETPATH => "The network path was not found.",
+            ERROR_BAD_NET_NAME => "The network name cannot be found.",
+            ERROR_ALREADY_ASSIGNED => "The local device name is already in use.",
+            ERROR_SESSION_CREDENTIAL_CONFLICT => {
+                "Multiple connections to a server or shared resource by the same user, using \
+                 more than one user name, are not allowed. Disconnect all previous connections \
+                 to the server or shared resource and try again."
+            }
+            ERROR_LOGON_FAILURE => "The user name or password is incorrect.",
+            _ => "The request is not supported.",
+        }
+    }
+}
+
+impl fmt::Display for SmbError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.message())
+    }
+}
+
+impl From<SmbError> for HostError {
+    fn from(e: SmbError) -> Self {
+        HostError::unknown(e.message())
+    }
+}
+
+fn err(code: u32) -> SmbError {
+    SmbError { code }
+}
+
+// ---------------------------------------------------------------------------
+// Remote side
+// ---------------------------------------------------------------------------
+
+/// Who may use a share.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ShareAccess {
+    /// Everyone, including the node's machine identity (subject to
+    /// [`MachineIdentityPolicy`]).
+    Everyone,
+    /// These accounts (case-folded account names).
+    Users(BTreeSet<String>),
+}
+
+/// A share on a simulated server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SmbShare {
+    /// Share name as configured.
+    pub name: String,
+    /// Access list.
+    pub access: ShareAccess,
+    /// Real directory holding the share's contents.
+    pub content_dir: PathBuf,
+}
+
+/// A simulated SMB server.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SmbServer {
+    /// Host name or IP, matched case-insensitively.
+    pub name: String,
+    /// `false` ⇒ `The network path was not found.` (53).
+    pub reachable: bool,
+    /// `false` ⇒ mappings requiring privacy are refused (access denied).
+    pub supports_encryption: bool,
+    accounts: BTreeMap<String, String>,
+    shares: BTreeMap<String, SmbShare>,
+}
+
+impl fmt::Debug for SmbServer {
+    /// Lists account names, never passwords.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SmbServer")
+            .field("name", &self.name)
+            .field("reachable", &self.reachable)
+            .field("supports_encryption", &self.supports_encryption)
+            .field("accounts", &self.accounts.keys().collect::<Vec<_>>())
+            .field("shares", &self.shares)
+            .finish()
+    }
+}
+
+impl SmbServer {
+    /// Whether an account exists (account part compared case-insensitively).
+    pub fn has_account(&self, user: &str) -> bool {
+        self.accounts.contains_key(&account_name(user))
+    }
+
+    /// The share with this name (case-insensitive).
+    pub fn share(&self, name: &str) -> Option<&SmbShare> {
+        self.shares.get(&name.to_lowercase())
+    }
+}
+
+/// What an empty `username` (the proxy's own identity) may access.
+/// In seed files: `"everyone_shares_only"`, `"all_shares"`, `"denied"`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MachineIdentityPolicy {
+    /// Only shares open to Everyone (default).
+    #[default]
+    EveryoneSharesOnly,
+    /// Every share of a reachable server.
+    AllShares,
+    /// Nothing: every mapping without credentials is refused.
+    Denied,
+}
+
+/// Node-wide SMB settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SmbConfig {
+    /// `--require-privacy` (default true): `RequirePrivacy` of new mappings.
+    pub require_privacy: bool,
+    /// What mappings without credentials may access.
+    pub machine_identity: MachineIdentityPolicy,
+}
+
+impl Default for SmbConfig {
+    fn default() -> Self {
+        Self {
+            require_privacy: true,
+            machine_identity: MachineIdentityPolicy::default(),
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Node side
+// ---------------------------------------------------------------------------
+
+/// `MSFT_SmbGlobalMapping.Status`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum MappingStatus {
+    /// 0: usable.
+    Ok = 0,
+    /// 1.
+    Paused = 1,
+    /// 2.
+    Disconnected = 2,
+    /// 3.
+    NetworkError = 3,
+    /// 4.
+    Connecting = 4,
+    /// 5.
+    Reconnecting = 5,
+    /// 6.
+    Unavailable = 6,
+}
+
+impl MappingStatus {
+    /// The WMI number.
+    pub fn code(self) -> u32 {
+        self as u32
+    }
+}
+
+/// A global mapping, as `Get-SmbGlobalMapping` would show it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct GlobalMapping {
+    /// The lowercased root `\\server\share`.
+    pub remote_path: String,
+    /// Credential (user as given, password); `None` = machine identity.
+    pub credential: Option<(String, String)>,
+    /// `RequirePrivacy` of the mapping.
+    pub require_privacy: bool,
+    /// Status.
+    pub status: MappingStatus,
+}
+
+impl fmt::Debug for GlobalMapping {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GlobalMapping")
+            .field("remote_path", &self.remote_path)
+            .field("user", &self.credential.as_ref().map(|c| &c.0))
+            .field("require_privacy", &self.require_privacy)
+            .field("status", &self.status)
+            .finish()
+    }
+}
+
+/// Internal `NewSmbGlobalMapping` request (all versions convert to it).
+#[derive(Clone, PartialEq, Eq, Default)]
+pub struct NewSmbGlobalMappingRequest {
+    /// Share path, optionally with a sub-path.
+    pub remote_path: String,
+    /// Optional directory link to create, pointing at `remote_path`.
+    pub local_path: String,
+    /// Account (may be `DOMAIN\user`); empty = no credential.
+    pub username: String,
+    /// Password of `username`.
+    pub password: String,
+}
+
+impl fmt::Debug for NewSmbGlobalMappingRequest {
+    /// Never prints the password.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("NewSmbGlobalMappingRequest")
+            .field("remote_path", &self.remote_path)
+            .field("local_path", &self.local_path)
+            .field("username", &self.username)
+            .field("password", &"<redacted>")
+            .finish()
+    }
+}
+
+/// What SMB needs from the rest of the host: the filesystem path validator
+/// and the sandbox namespace.
+pub trait SmbNodeSide {
+    /// Validates `local_path` with the filesystem validator (filesystem.md
+    /// §3, working-dir confinement); the error is returned to the caller
+    /// unchanged.
+    fn validate_local_path(&self, local_path: &str) -> HostResult<()>;
+    /// Creates a directory symbolic link at `local_path` whose target is the
+    /// UNC path `unc_target` (`\\server\share\sub\`, trailing `\`). Errors
+    /// are Windows texts such as `Cannot create a file when that file
+    /// already exists.`; the caller adds the RPC's prefix.
+    fn create_unc_link(&mut self, local_path: &str, unc_target: &str) -> HostResult<()>;
+}
+
+impl<T: SmbNodeSide + ?Sized> SmbNodeSide for Box<T> {
+    fn validate_local_path(&self, local_path: &str) -> HostResult<()> {
+        (**self).validate_local_path(local_path)
+    }
+    fn create_unc_link(&mut self, local_path: &str, unc_target: &str) -> HostResult<()> {
+        (**self).create_unc_link(local_path, unc_target)
+    }
+}
+
+/// Splits a UNC path into server, share and the remaining components.
+/// Accepts `\\server\share\rest`, `\\?\UNC\server\share\rest` and upstream's
+/// `\\?\\\server\share\rest` spelling. `/` is treated as `\`.
+pub fn split_unc(path: &str) -> Option<(String, String, Vec<String>)> {
+    let p = path.replace('/', "\\");
+    let rest = if let Some(r) = p.strip_prefix("\\\\?\\UNC\\") {
+        r
+    } else if let Some(r) = p.strip_prefix("\\\\?\\\\\\") {
+        r
+    } else if p.starts_with("\\\\?\\") || p.starts_with("\\\\.\\") {
+        return None;
+    } else {
+        p.strip_prefix("\\\\")?
+    };
+    let mut parts = rest.split('\\');
+    let server = parts.next().filter(|s| !s.is_empty())?;
+    let share = parts.next().filter(|s| !s.is_empty())?;
+    let tail = parts.filter(|c| !c.is_empty()).map(str::to_owned).collect();
+    Some((server.to_owned(), share.to_owned(), tail))
+}
+
+fn check_component(field: &str, value: &str) -> HostResult<()> {
+    let bad = value.is_empty()
+        || value == "."
+        || value == ".."
+        || value.chars().any(|c| {
+            matches!(
+                c,
+                '\\' | '/' | '\0' | ':' | '*' | '?' | '"' | '<' | '>' | '|'
+            )
+        });
+    if bad {
+        Err(HostError::invalid_argument(format!(
+            "{field}: invalid name `{value}`"
+        )))
+    } else {
+        Ok(())
+    }
+}
+
+/// SMB state: remote servers and node mappings.
+#[derive(Debug, Clone)]
+pub struct SmbState {
+    sandbox: PathBuf,
+    config: SmbConfig,
+    servers: BTreeMap<String, SmbServer>,
+    mappings: BTreeMap<String, GlobalMapping>,
+}
+
+impl SmbState {
+    /// No servers, no mappings; share contents go under
+    /// `<sandbox>/smb/`.
+    pub fn new(sandbox: impl Into<PathBuf>, config: SmbConfig) -> Self {
+        Self {
+            sandbox: sandbox.into(),
+            config,
+            servers: BTreeMap::new(),
+            mappings: BTreeMap::new(),
+        }
+    }
+
+    /// Node settings.
+    pub fn config(&self) -> SmbConfig {
+        self.config
+    }
+
+    /// Changes node settings (e.g. `--require-privacy=false`).
+    pub fn set_config(&mut self, config: SmbConfig) {
+        self.config = config;
+    }
+
+    fn server_entry(&mut self, server: &str) -> &mut SmbServer {
+        self.servers
+            .entry(server.to_lowercase())
+            .or_insert_with(|| SmbServer {
+                name: server.to_owned(),
+                reachable: true,
+                supports_encryption: true,
+                accounts: BTreeMap::new(),
+                shares: BTreeMap::new(),
+            })
+    }
+
+    /// Adds (or updates the password of) an account on a server, creating
+    /// the server if needed. The account part of `user` is used.
+    pub fn add_account(&mut self, server: &str, user: &str, password: &str) -> HostResult<()> {
+        check_component("server", server)?;
+        self.server_entry(server)
+            .accounts
+            .insert(account_name(user), password.to_owned());
+        Ok(())
+    }
+
+    /// Changes an existing account's password (test control: simulates a
+    /// password change on the server).
+    pub fn set_account_password(
+        &mut self,
+        server: &str,
+        user: &str,
+        password: &str,
+    ) -> HostResult<()> {
+        let account = self
+            .servers
+            .get_mut(&server.to_lowercase())
+            .and_then(|s| s.accounts.get_mut(&account_name(user)))
+            .ok_or_else(|| HostError::unknown(format!("no account {user} on server {server}")))?;
+        *account = password.to_owned();
+        Ok(())
+    }
+
+    /// Adds a share (creating the server if needed) and its content
+    /// directory `<sandbox>/smb/<server>/<share>` (lowercase); returns that
+    /// directory. Server and share names must be plain path components.
+    pub fn add_share(
+        &mut self,
+        server: &str,
+        share: &str,
+        access: ShareAccess,
+    ) -> HostResult<PathBuf> {
+        check_component("server", server)?;
+        check_component("share", share)?;
+        let dir = self
+            .sandbox
+            .join("smb")
+            .join(server.to_lowercase())
+            .join(share.to_lowercase());
+        std::fs::create_dir_all(&dir).map_err(|e| {
+            HostError::unknown(format!("creating share directory {}: {e}", dir.display()))
+        })?;
+        let access = match access {
+            ShareAccess::Users(users) => {
+                ShareAccess::Users(users.iter().map(|u| account_name(u)).collect())
+            }
+            everyone => everyone,
+        };
+        self.server_entry(server).shares.insert(
+            share.to_lowercase(),
+            SmbShare {
+                name: share.to_owned(),
+                access,
+                content_dir: dir.clone(),
+            },
+        );
+        Ok(dir)
+    }
+
+    /// Makes a server reachable or not (test control).
+    pub fn set_server_reachable(&mut self, server: &str, reachable: bool) -> HostResult<()> {
+        self.servers
+            .get_mut(&server.to_lowercase())
+            .map(|s| s.reachable = reachable)
+            .ok_or_else(|| HostError::unknown(format!("no SMB server {server}")))
+    }
+
+    /// Sets whether a server supports SMB encryption (test control).
+    pub fn set_server_encryption(&mut self, server: &str, supported: bool) -> HostResult<()> {
+        self.servers
+            .get_mut(&server.to_lowercase())
+            .map(|s| s.supports_encryption = supported)
+            .ok_or_else(|| HostError::unknown(format!("no SMB server {server}")))
+    }
+
+    /// The server with this name (case-insensitive).
+    pub fn server(&self, name: &str) -> Option<&SmbServer> {
+        self.servers.get(&name.to_lowercase())
+    }
+
+    /// The content directory of a share regardless of mappings (test
+    /// control: read/write share files as the server would).
+    pub fn share_dir(&self, server: &str, share: &str) -> Option<&Path> {
+        self.server(server)?
+            .share(share)
+            .map(|s| s.content_dir.as_path())
+    }
+
+    /// All global mappings, ordered by remote path.
+    pub fn mappings(&self) -> Vec<&GlobalMapping> {
+        self.mappings.values().collect()
+    }
+
+    /// The mapping for a root (any case), if any.
+    pub fn mapping(&self, root: &str) -> Option<&GlobalMapping> {
+        self.mappings.get(&root.to_lowercase())
+    }
+
+    /// Sets a mapping's status (test control).
+    pub fn set_mapping_status(&mut self, root: &str, status: MappingStatus) -> HostResult<()> {
+        self.mappings
+            .get_mut(&root.to_lowercase())
+            .map(|m| m.status = status)
+            .ok_or_else(|| HostError::unknown(format!("no SMB global mapping {root}")))
+    }
+
+    /// Would the server let this credential use the share now?
+    fn check_access(
+        &self,
+        host: &str,
+        share: &str,
+        credential: Option<&(String, String)>,
+        require_privacy: bool,
+    ) -> Result<&SmbShare, SmbError> {
+        let server = self
+            .server(host)
+            .filter(|s| s.reachable)
+            .ok_or(err(ERROR_BAD_NETPATH))?;
+        let share = server.share(share).ok_or(err(ERROR_BAD_NET_NAME))?;
+        match credential {
+            Some((user, password)) => {
+                let account = account_name(user);
+                if server.accounts.get(&account) != Some(password) {
+                    return Err(err(ERROR_LOGON_FAILURE));
+                }
+                let allowed = match &share.access {
+                    ShareAccess::Everyone => true,
+                    ShareAccess::Users(users) => users.contains(&account),
+                };
+                if !allowed {
+                    return Err(err(ERROR_ACCESS_DENIED));
+                }
+            }
+            None => {
+                let allowed = match self.config.machine_identity {
+                    MachineIdentityPolicy::AllShares => true,
+                    MachineIdentityPolicy::EveryoneSharesOnly => {
+                        share.access == ShareAccess::Everyone
+                    }
+                    MachineIdentityPolicy::Denied => false,
+                };
+                if !allowed {
+                    return Err(err(ERROR_ACCESS_DENIED));
+                }
+            }
+        }
+        if require_privacy && !server.supports_encryption {
+            return Err(err(ERROR_ACCESS_DENIED));
+        }
+        Ok(share)
+    }
+
+    /// `IsSmbMapped(root)`: a mapping exists and its status is OK.
+    pub fn is_mapped(&self, root: &str) -> bool {
+        self.mapping(root)
+            .is_some_and(|m| m.status == MappingStatus::Ok)
+    }
+
+    /// Access to a share root through its mapping: the content directory,
+    /// or why it is not accessible.
+    pub fn share_root(&self, host: &str, share: &str) -> Result<&Path, SmbError> {
+        let root = format!("\\\\{host}\\{share}");
+        let mapping = self.mapping(&root);
+        // Reachability and share existence are reported before the mapping.
+        self.server(host)
+            .filter(|s| s.reachable)
+            .ok_or(err(ERROR_BAD_NETPATH))?
+            .share(share)
+            .ok_or(err(ERROR_BAD_NET_NAME))?;
+        let mapping = mapping
+            .filter(|m| m.status == MappingStatus::Ok)
+            .ok_or(err(ERROR_ACCESS_DENIED))?;
+        self.check_access(
+            host,
+            share,
+            mapping.credential.as_ref(),
+            mapping.require_privacy,
+        )
+        .map(|s| s.content_dir.as_path())
+    }
+
+    /// `PathValid(root)` (GetFileAttributes on the share root): the mapping
+    /// is OK, the server reachable and the stored credential still valid.
+    pub fn path_valid(&self, root: &str) -> bool {
+        split_unc(root).is_some_and(|(host, share, _)| self.share_root(&host, &share).is_ok())
+    }
+
+    /// Resolves a UNC path (any spelling [`split_unc`] accepts) for the
+    /// namespace: the share's content directory and the components below it
+    /// (not normalised; the caller applies its own rules and must never
+    /// climb above the returned directory). Fails with the Windows error
+    /// when the share is not accessible.
+    pub fn resolve_unc(&self, path: &str) -> Result<(PathBuf, Vec<String>), SmbError> {
+        let (host, share, rest) = split_unc(path).ok_or(err(ERROR_BAD_NETPATH))?;
+        let dir = self.share_root(&host, &share)?;
+        Ok((dir.to_path_buf(), rest))
+    }
+
+    /// `MSFT_SmbGlobalMapping.Create` (smb.md §6.2).
+    pub fn create_mapping(
+        &mut self,
+        remote: &RemotePath,
+        username: &str,
+        password: &str,
+    ) -> Result<(), SmbError> {
+        let credential =
+            encode_credential(username, password).map(|encoded| decode_credential(&encoded));
+        if let Some(existing) = self.mappings.get(&remote.root) {
+            let same_user = match (&existing.credential, &credential) {
+                (Some(a), Some(b)) => account_name(&a.0) == account_name(&b.0),
+                (None, None) => true,
+                _ => false,
+            };
+            return Err(err(if same_user {
+                ERROR_ALREADY_ASSIGNED
+            } else {
+                ERROR_SESSION_CREDENTIAL_CONFLICT
+            }));
+        }
+        let privacy = self.config.require_privacy;
+        self.check_access(&remote.host, &remote.share, credential.as_ref(), privacy)?;
+        self.mappings.insert(
+            remote.root.clone(),
+            GlobalMapping {
+                remote_path: remote.root.clone(),
+                credential,
+                require_privacy: privacy,
+                status: MappingStatus::Ok,
+            },
+        );
+        Ok(())
+    }
+
+    /// `RemoveSmbGlobalMapping` host primitive: forced removal of the
+    /// mapping of `root`; not found is an error.
+    fn remove_mapping(&mut self, root: &str) -> HostResult<()> {
+        match self.mappings.remove(root) {
+            Some(_) => Ok(()),
+            None => Err(HostError::unknown(format!(
+                "error remove smb mapping '{root}'. err: failed to query SMB global mapping \
+                 with remote path '{root}': not found"
+            ))),
+        }
+    }
+
+    /// `NewSmbGlobalMapping` (smb.md §4.1): reuse a valid OK mapping of the
+    /// root (ignoring the new credentials), replace an invalid one, create a
+    /// missing one; then validate `local_path` and link it to the remote
+    /// path. A failure after the mapping step does not roll it back.
+    pub fn new_smb_global_mapping(
+        &mut self,
+        node: &mut dyn SmbNodeSide,
+        req: &NewSmbGlobalMappingRequest,
+    ) -> HostResult<()> {
+        let remote = parse_remote_path(&req.remote_path)?;
+        tracing::debug!(remote_path = %remote.normalized, root = %remote.root, "NewSmbGlobalMapping");
+        let mut mapped = self.is_mapped(&remote.root);
+        if mapped && !self.path_valid(&remote.root) {
+            tracing::debug!(root = %remote.root, "mapped root not valid; remapping");
+            self.remove_mapping(&remote.root)?;
+            mapped = false;
+        }
+        if !mapped {
+            self.create_mapping(&remote, &req.username, &req.password)
+                .map_err(|e| {
+                    HostError::unknown(format!(
+                        "NewSmbGlobalMapping failed. err: WMI MSFT_SmbGlobalMapping.Create \
+                         failed: {} code={}",
+                        e.message(),
+                        e.code
+                    ))
+                })?;
+        }
+        if !req.local_path.is_empty() {
+            node.validate_local_path(&req.local_path)?;
+            node.create_unc_link(&req.local_path, &remote.link_target())
+                .map_err(|e| {
+                    e.context(format!(
+                        "creating link {} to {} failed with error: ",
+                        req.local_path, remote.normalized
+                    ))
+                })?;
+        }
+        Ok(())
+    }
+
+    /// `RemoveSmbGlobalMapping` (smb.md §4.2): removes the root mapping of
+    /// any path on the share; not idempotent; links are left alone.
+    pub fn remove_smb_global_mapping(&mut self, remote_path: &str) -> HostResult<()> {
+        let remote = parse_remote_path(remote_path)?;
+        tracing::debug!(root = %remote.root, "RemoveSmbGlobalMapping");
+        self.remove_mapping(&remote.root)
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Seeds
+// ---------------------------------------------------------------------------
+
+/// Seed of one share (node seed file). Several seeds may name the same
+/// server (they then share accounts and server flags).
+#[derive(Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SmbShareSeed {
+    /// Server host name or IP.
+    pub server: String,
+    /// Share name.
+    pub share: String,
+    /// Account allowed on the share (created on the server), may be
+    /// `DOMAIN\user` or `user@domain`.
+    #[serde(default)]
+    pub username: Option<String>,
+    /// Password of `username`.
+    #[serde(default)]
+    pub password: Option<String>,
+    /// Whether the share is open to Everyone (also to mappings without
+    /// credentials); default false.
+    #[serde(default)]
+    pub everyone: bool,
+    /// Whether the server is reachable; default true.
+    #[serde(default = "default_true")]
+    pub reachable: bool,
+    /// Whether the server supports SMB encryption; default true.
+    #[serde(default = "default_true")]
+    pub supports_encryption: bool,
+}
+
+impl fmt::Debug for SmbShareSeed {
+    /// Never prints the password.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SmbShareSeed")
+            .field("server", &self.server)
+            .field("share", &self.share)
+            .field("username", &self.username)
+            .field("everyone", &self.everyone)
+            .field("reachable", &self.reachable)
+            .field("supports_encryption", &self.supports_encryption)
+            .finish_non_exhaustive()
+    }
+}
+
+fn default_true() -> bool {
+    true
+}
+
+/// The SMB part of a node seed file.
+///
+/// ```toml
+/// machine_identity = "everyone_shares_only"
+/// [[shares]]
+/// server = "fileserver"
+/// share = "share"
+/// username = "smbuser"
+/// password = "Sm8-Passw0rd!"
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SmbSeed {
+    /// What mappings without credentials may access; default
+    /// `everyone_shares_only`.
+    #[serde(default)]
+    pub machine_identity: MachineIdentityPolicy,
+    /// Shares; absent = none.
+    #[serde(default)]
+    pub shares: Vec<SmbShareSeed>,
+}
+
+impl SmbSeed {
+    /// The default node: [`default_smb_shares`], default policy.
+    pub fn default_node() -> Self {
+        Self {
+            machine_identity: MachineIdentityPolicy::default(),
+            shares: default_smb_shares(),
+        }
+    }
+
+    /// Builds the state under `sandbox` with the server's
+    /// `--require-privacy` value (see [`SmbState::from_seed`]).
+    pub fn build(
+        &self,
+        sandbox: impl Into<PathBuf>,
+        require_privacy: bool,
+    ) -> HostResult<SmbState> {
+        let config = SmbConfig {
+            require_privacy,
+            machine_identity: self.machine_identity,
+        };
+        SmbState::from_seed(sandbox, config, &self.shares)
+    }
+}
+
+/// Server name of the default share.
+pub const DEFAULT_SMB_SERVER: &str = "fileserver";
+/// Share name of the default share.
+pub const DEFAULT_SMB_SHARE: &str = "share";
+/// Account of the default share.
+pub const DEFAULT_SMB_USER: &str = "smbuser";
+/// Password of [`DEFAULT_SMB_USER`].
+pub const DEFAULT_SMB_PASSWORD: &str = "Sm8-Passw0rd!";
+
+/// The default node's share: `\\fileserver\share`, usable by account
+/// `smbuser` with password `Sm8-Passw0rd!` (any domain prefix), not open to
+/// Everyone; the server is reachable and supports encryption.
+pub fn default_smb_shares() -> Vec<SmbShareSeed> {
+    vec![SmbShareSeed {
+        server: DEFAULT_SMB_SERVER.into(),
+        share: DEFAULT_SMB_SHARE.into(),
+        username: Some(DEFAULT_SMB_USER.into()),
+        password: Some(DEFAULT_SMB_PASSWORD.into()),
+        everyone: false,
+        reachable: true,
+        supports_encryption: true,
+    }]
+}
+
+impl SmbState {
+    /// Builds the state from seed data, creating each share's content
+    /// directory. Errors (`INVALID_ARGUMENT`) name the offending field as
+    /// `shares[i].<field>`.
+    pub fn from_seed(
+        sandbox: impl Into<PathBuf>,
+        config: SmbConfig,
+        shares: &[SmbShareSeed],
+    ) -> HostResult<Self> {
+        let mut state = Self::new(sandbox, config);
+        for (i, seed) in shares.iter().enumerate() {
+            let field = |name: &str| format!("shares[{i}].{name}");
+            let invalid = |name: &str, msg: String| {
+                HostError::invalid_argument(format!("{}: {msg}", field(name)))
+            };
+            check_component(&field("server"), &seed.server)?;
+            check_component(&field("share"), &seed.share)?;
+            if state
+                .server(&seed.server)
+                .is_some_and(|s| s.share(&seed.share).is_some())
+            {
+                return Err(invalid(
+                    "share",
+                    format!("duplicate share \\\\{}\\{}", seed.server, seed.share),
+                ));
+            }
+            if let Some(existing) = state.server(&seed.server) {
+                if existing.reachable != seed.reachable {
+                    return Err(invalid(
+                        "reachable",
+                        format!("conflicts with an earlier share on server {}", seed.server),
+                    ));
+                }
+                if existing.supports_encryption != seed.supports_encryption {
+                    return Err(invalid(
+                        "supports_encryption",
+                        format!("conflicts with an earlier share on server {}", seed.server),
+                    ));
+                }
+            }
+            let mut users = BTreeSet::new();
+            match (&seed.username, &seed.password) {
+                (Some(user), Some(password)) => {
+                    if user.is_empty() || account_name(user).is_empty() {
+                        return Err(invalid("username", "must not be empty".into()));
+                    }
+                    let conflict = state.server(&seed.server).is_some_and(|s| {
+                        s.accounts
+                            .get(&account_name(user))
+                            .is_some_and(|p| p != password)
+                    });
+                    if conflict {
+                        return Err(invalid(
+                            "password",
+                            format!(
+                                "conflicts with an earlier password for {user} on server {}",
+                                seed.server
+                            ),
+                        ));
+                    }
+                    state.add_account(&seed.server, user, password)?;
+                    users.insert(account_name(user));
+                }
+                (None, None) => {}
+                (Some(_), None) => {
+                    return Err(invalid("password", "required when username is set".into()));
+                }
+                (None, Some(_)) => {
+                    return Err(invalid("username", "required when password is set".into()));
+                }
+            }
+            let access = if seed.everyone {
+                ShareAccess::Everyone
+            } else {
+                ShareAccess::Users(users)
+            };
+            state
+                .add_share(&seed.server, &seed.share, access)
+                .map_err(|e| e.context(format!("{}: ", field("share"))))?;
+            let server = state.server_entry(&seed.server);
+            server.reachable = seed.reachable;
+            server.supports_encryption = seed.supports_encryption;
+        }
+        Ok(state)
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Trait and adapter
+// ---------------------------------------------------------------------------
+
+/// Version-neutral operations of the SMB group.
+pub trait SmbHost: Send + Sync {
+    /// `NewSmbGlobalMapping`.
+    fn new_smb_global_mapping(&self, req: &NewSmbGlobalMappingRequest) -> HostResult<()>;
+    /// `RemoveSmbGlobalMapping`.
+    fn remove_smb_global_mapping(&self, remote_path: &str) -> HostResult<()>;
+}
+
+/// An [`SmbHost`] over a `Mutex` holding the state and the node-side hook.
+pub struct SmbAdapter<N = Box<dyn SmbNodeSide + Send>> {
+    inner: Mutex<(SmbState, N)>,
+}
+
+impl<N> fmt::Debug for SmbAdapter<N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SmbAdapter").finish_non_exhaustive()
+    }
+}
+
+impl<N: SmbNodeSide + Send> SmbAdapter<N> {
+    /// Wraps a state and its node-side hook.
+    pub fn new(state: SmbState, node: N) -> Self {
+        Self {
+            inner: Mutex::new((state, node)),
+        }
+    }
+
+    /// Runs `f` with the state and the hook (test controls, inspection,
+    /// UNC resolution for the namespace).
+    pub fn with<R>(&self, f: impl FnOnce(&mut SmbState, &mut N) -> R) -> R {
+        let mut guard = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        let (state, node) = &mut *guard;
+        f(state, node)
+    }
+}
+
+impl<N: SmbNodeSide + Send> SmbHost for SmbAdapter<N> {
+    fn new_smb_global_mapping(&self, req: &NewSmbGlobalMappingRequest) -> HostResult<()> {
+        self.with(|s, node| s.new_smb_global_mapping(node, req))
+    }
+
+    fn remove_smb_global_mapping(&self, remote_path: &str) -> HostResult<()> {
+        self.with(|s, _| s.remove_smb_global_mapping(remote_path))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::host::HostErrorKind;
+
+    /// Node side with a simplified validator (working dir prefix only) and
+    /// a link table.
+    #[derive(Debug, Default)]
+    struct FakeNode {
+        links: BTreeMap<String, String>,
+    }
+
+    impl SmbNodeSide for FakeNode {
+        fn validate_local_path(&self, p: &str) -> HostResult<()> {
+            if p.to_lowercase().starts_with("c:\\var\\lib\\kubelet") {
+                Ok(())
+            } else {
+                Err(HostError::unknown(format!(
+                    "path: {p} is not within the working directories: [C:\\var\\lib\\kubelet]"
+                )))
+            }
+        }
+        fn create_unc_link(&mut self, local: &str, target: &str) -> HostResult<()> {
+            if self.links.contains_key(&local.to_lowercase()) {
+                return Err(HostError::unknown(
+                    "Cannot create a file when that file already exists.",
+                ));
+            }
+            self.links.insert(local.to_lowercase(), target.to_owned());
+            Ok(())
+        }
+    }
+
+    struct Fixture {
+        _dir: tempfile::TempDir,
+        host: SmbAdapter<FakeNode>,
+    }
+
+    fn fixture() -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let mut shares = default_smb_shares();
+        shares.push(SmbShareSeed {
+            server: "Public".into(),
+            share: "Open".into(),
+            username: None,
+            password: None,
+            everyone: true,
+            reachable: true,
+            supports_encryption: true,
+        });
+        let state = SmbState::from_seed(dir.path(), SmbConfig::default(), &shares).unwrap();
+        Fixture {
+            _dir: dir,
+            host: SmbAdapter::new(state, FakeNode::default()),
+        }
+    }
+
+    fn req(remote: &str, local: &str, user: &str, password: &str) -> NewSmbGlobalMappingRequest {
+        NewSmbGlobalMappingRequest {
+            remote_path: remote.into(),
+            local_path: local.into(),
+            username: user.into(),
+            password: password.into(),
+        }
+    }
+
+    fn good(remote: &str, local: &str) -> NewSmbGlobalMappingRequest {
+        req(remote, local, "smbuser", DEFAULT_SMB_PASSWORD)
+    }
+
+    const ROOT: &str = r"\\fileserver\share";
+
+    #[test]
+    fn adapter_is_a_shareable_smb_host() {
+        let dir = tempfile::tempdir().unwrap();
+        let node: Box<dyn SmbNodeSide + Send> = Box::new(FakeNode::default());
+        let state = SmbSeed::default_node().build(dir.path(), true).unwrap();
+        let host: std::sync::Arc<dyn SmbHost> = std::sync::Arc::new(SmbAdapter::new(state, node));
+        // Concurrent mappings of one root: all succeed, one mapping results.
+        let threads: Vec<_> = (0..4)
+            .map(|i| {
+                let host = host.clone();
+                std::thread::spawn(move || {
+                    host.new_smb_global_mapping(&good(&format!(r"\\fileserver\share\pv{i}"), ""))
+                        .unwrap();
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        host.remove_smb_global_mapping(ROOT).unwrap();
+        assert!(host.remove_smb_global_mapping(ROOT).is_err());
+    }
+
+    #[test]
+    fn remote_path_root_extraction_table() {
+        let ok = [
+            (r"\\hostname\path", r"\\hostname\path"),
+            (r"\\hostname\path\", r"\\hostname\path"),
+            (r"\\HostName\Path\sub\dir", r"\\hostname\path"),
+            ("//srv/share/x", r"\\srv\share"),
+            (r"server\share", r"\\server\share"),
+            ("a/b/c", r"\\a\b"),
+            (r"\\?\C:\x", r"\\?\c:"),
+        ];
+        for (input, root) in ok {
+            assert_eq!(parse_remote_path(input).unwrap().root, root, "{input}");
+        }
+        let err = parse_remote_path("").unwrap_err();
+        assert_eq!(err.kind(), HostErrorKind::Unknown);
+        assert_eq!(err.message(), "remote path is empty");
+        assert_eq!(
+            parse_remote_path("hostname").unwrap_err().message(),
+            "remote path (hostname) is invalid"
+        );
+        assert_eq!(
+            parse_remote_path("//host/").unwrap_err().message(),
+            r"remote path (\\host\) is invalid"
+        );
+        let p = parse_remote_path("//Srv/Share/Sub").unwrap();
+        assert_eq!(p.normalized, r"\\Srv\Share\Sub");
+        assert_eq!(p.link_target(), r"\\Srv\Share\Sub\");
+        assert_eq!(
+            parse_remote_path(r"\\a\b\").unwrap().link_target(),
+            r"\\a\b\"
+        );
+    }
+
+    #[test]
+    fn credential_encoding() {
+        assert_eq!(encode_credential("", "pw"), None);
+        assert_eq!(encode_credential("user", "pw").unwrap(), "user:pw");
+        assert_eq!(
+            encode_credential(r"DOM\us:er", "p:w\\").unwrap(),
+            r"DOM\\us\:er:p:w\"
+        );
+        assert_eq!(
+            decode_credential(r"DOM\\us\:er:p:w\"),
+            (r"DOM\us:er".to_owned(), r"p:w\".to_owned())
+        );
+        assert_eq!(account_name(r"DOMAIN\User"), "user");
+        assert_eq!(account_name("User@corp.example"), "user");
+        assert_eq!(account_name("user"), "user");
+    }
+
+    #[test]
+    fn credentials_rules() {
+        let f = fixture();
+        let h = &f.host;
+        // Domain prefix and case of the account part do not matter.
+        h.new_smb_global_mapping(&req(ROOT, "", r"somedomain\SMBUSER", DEFAULT_SMB_PASSWORD))
+            .unwrap();
+        h.remove_smb_global_mapping(ROOT).unwrap();
+        h.new_smb_global_mapping(&req(ROOT, "", "smbuser@corp", DEFAULT_SMB_PASSWORD))
+            .unwrap();
+        h.remove_smb_global_mapping(ROOT).unwrap();
+        assert_eq!(
+            h.new_smb_global_mapping(&req(ROOT, "", "smbuser", "wrong"))
+                .unwrap_err()
+                .message(),
+            "NewSmbGlobalMapping failed. err: WMI MSFT_SmbGlobalMapping.Create failed: The user name or password is incorrect. code=1326"
+        );
+        // Empty username: machine identity, only Everyone shares.
+        assert_eq!(
+            h.new_smb_global_mapping(&req(ROOT, "", "", "ignored"))
+                .unwrap_err()
+                .message(),
+            "NewSmbGlobalMapping failed. err: WMI MSFT_SmbGlobalMapping.Create failed: Access is denied. code=5"
+        );
+        h.new_smb_global_mapping(&req(r"\\public\open", "", "", "ignored"))
+            .unwrap();
+        let m = h.with(|s, _| s.mapping(r"\\public\open").cloned()).unwrap();
+        assert_eq!(m.credential, None);
+        // Unknown server / share.
+        assert!(
+            h.new_smb_global_mapping(&good(r"\\nosuch\share", ""))
+                .unwrap_err()
+                .message()
+                .ends_with("The network path was not found. code=53")
+        );
+        assert!(
+            h.new_smb_global_mapping(&good(r"\\fileserver\nosuch", ""))
+                .unwrap_err()
+                .message()
+                .ends_with("The network name cannot be found. code=67")
+        );
+        assert!(h.with(|s, _| s.mappings().len()) == 1);
+    }
+
+    #[test]
+    fn mapping_is_made_on_lowercase_root_and_reused() {
+        let f = fixture();
+        let h = &f.host;
+        h.new_smb_global_mapping(&good(r"\\FileServer\Share\pvc-1", ""))
+            .unwrap();
+        // Same call again: idempotent. Another sub-path reuses the root.
+        h.new_smb_global_mapping(&good(r"\\FileServer\Share\pvc-1", ""))
+            .unwrap();
+        h.new_smb_global_mapping(&good("//fileserver/share/pvc-2", ""))
+            .unwrap();
+        // Valid mapping kept even with other (wrong) credentials.
+        h.new_smb_global_mapping(&req(ROOT, "", "other", "bad"))
+            .unwrap();
+        let mappings = h.with(|s, _| s.mappings().into_iter().cloned().collect::<Vec<_>>());
+        assert_eq!(mappings.len(), 1);
+        assert_eq!(mappings[0].remote_path, ROOT);
+        assert_eq!(mappings[0].status, MappingStatus::Ok);
+        assert_eq!(mappings[0].credential.as_ref().unwrap().0, "smbuser");
+    }
+
+    #[test]
+    fn mapping_with_bad_status_conflicts() {
+        let f = fixture();
+        let h = &f.host;
+        h.new_smb_global_mapping(&good(ROOT, "")).unwrap();
+        h.with(|s, _| s.set_mapping_status(ROOT, MappingStatus::Disconnected))
+            .unwrap();
+        assert_eq!(
+            h.new_smb_global_mapping(&good(ROOT, ""))
+                .unwrap_err()
+                .message(),
+            "NewSmbGlobalMapping failed. err: WMI MSFT_SmbGlobalMapping.Create failed: The local device name is already in use. code=85"
+        );
+        assert!(
+            h.new_smb_global_mapping(&req(ROOT, "", "", ""))
+                .unwrap_err()
+                .message()
+                .ends_with("code=1219")
+        );
+    }
+
+    #[test]
+    fn password_change_is_detected_and_remapped() {
+        let f = fixture();
+        let h = &f.host;
+        h.new_smb_global_mapping(&good(ROOT, "")).unwrap();
+        h.with(|s, _| s.set_account_password(DEFAULT_SMB_SERVER, "smbuser", "NewPassw0rd!"))
+            .unwrap();
+        assert!(!h.with(|s, _| s.path_valid(ROOT)));
+        // Old credentials: the invalid mapping is removed, re-creation fails.
+        assert!(h.new_smb_global_mapping(&good(ROOT, "")).is_err());
+        assert!(h.with(|s, _| s.mappings().is_empty()));
+        h.new_smb_global_mapping(&req(ROOT, "", "smbuser", "NewPassw0rd!"))
+            .unwrap();
+        assert!(h.with(|s, _| s.path_valid(ROOT)));
+    }
+
+    #[test]
+    fn remove_semantics() {
+        let f = fixture();
+        let h = &f.host;
+        h.new_smb_global_mapping(&good(ROOT, r"C:\var\lib\kubelet\pods\p1\vol"))
+            .unwrap();
+        // Any path on the share removes the root mapping; links stay.
+        h.remove_smb_global_mapping(r"\\FILESERVER\share\other\sub")
+            .unwrap();
+        assert!(h.with(|s, _| s.mappings().is_empty()));
+        assert_eq!(h.with(|_, n| n.links.len()), 1);
+        let err = h.remove_smb_global_mapping(ROOT).unwrap_err();
+        assert_eq!(err.kind(), HostErrorKind::Unknown);
+        assert_eq!(
+            err.message(),
+            r"error remove smb mapping '\\fileserver\share'. err: failed to query SMB global mapping with remote path '\\fileserver\share': not found"
+        );
+        assert_eq!(
+            h.remove_smb_global_mapping("").unwrap_err().message(),
+            "remote path is empty"
+        );
+        assert_eq!(
+            h.remove_smb_global_mapping("x").unwrap_err().message(),
+            "remote path (x) is invalid"
+        );
+    }
+
+    #[test]
+    fn local_path_link_and_failures() {
+        let f = fixture();
+        let h = &f.host;
+        let local = r"C:\var\lib\kubelet\pods\p1\volumes\v";
+        h.new_smb_global_mapping(&good(r"\\FileServer\Share\Sub", local))
+            .unwrap();
+        assert_eq!(
+            h.with(|_, n| n.links.get(&local.to_lowercase()).cloned())
+                .unwrap(),
+            r"\\FileServer\Share\Sub\"
+        );
+        // Repeat with the same local path: the link step fails.
+        assert_eq!(
+            h.new_smb_global_mapping(&good(r"\\FileServer\Share\Sub", local))
+                .unwrap_err()
+                .message(),
+            r"creating link C:\var\lib\kubelet\pods\p1\volumes\v to \\FileServer\Share\Sub failed with error: Cannot create a file when that file already exists."
+        );
+        // Invalid local path: validator's error, mapping not rolled back.
+        h.remove_smb_global_mapping(ROOT).unwrap();
+        assert_eq!(
+            h.new_smb_global_mapping(&good(ROOT, r"C:\Windows\x"))
+                .unwrap_err()
+                .message(),
+            r"path: C:\Windows\x is not within the working directories: [C:\var\lib\kubelet]"
+        );
+        assert!(h.with(|s, _| s.is_mapped(ROOT)));
+    }
+
+    #[test]
+    fn require_privacy_flag() {
+        let f = fixture();
+        let h = &f.host;
+        h.new_smb_global_mapping(&good(ROOT, "")).unwrap();
+        assert!(h.with(|s, _| s.mapping(ROOT).unwrap().require_privacy));
+        h.remove_smb_global_mapping(ROOT).unwrap();
+        // A server without encryption refuses privacy-requiring mappings.
+        h.with(|s, _| s.set_server_encryption(DEFAULT_SMB_SERVER, false))
+            .unwrap();
+        assert!(
+            h.new_smb_global_mapping(&good(ROOT, ""))
+                .unwrap_err()
+                .message()
+                .ends_with("Access is denied. code=5")
+        );
+        h.with(|s, _| {
+            s.set_config(SmbConfig {
+                require_privacy: false,
+                ..s.config()
+            })
+        });
+        h.new_smb_global_mapping(&good(ROOT, "")).unwrap();
+        assert!(!h.with(|s, _| s.mapping(ROOT).unwrap().require_privacy));
+    }
+
+    #[test]
+    fn unc_resolution_needs_ok_mapping() {
+        let f = fixture();
+        let h = &f.host;
+        let dir = h
+            .with(|s, _| s.share_dir("FILESERVER", "Share").map(Path::to_path_buf))
+            .unwrap();
+        assert!(dir.ends_with("smb/fileserver/share"));
+        assert!(dir.is_dir());
+        let unc = r"\\FileServer\Share\a\b";
+        assert_eq!(
+            h.with(|s, _| s.resolve_unc(unc)).unwrap_err().code,
+            ERROR_ACCESS_DENIED
+        );
+        h.new_smb_global_mapping(&good(ROOT, "")).unwrap();
+        for spelling in [
+            unc,
+            r"\\?\UNC\fileserver\share\a\b",
+            r"\\?\\\fileserver\share\a\b",
+        ] {
+            let (root, rest) = h.with(|s, _| s.resolve_unc(spelling)).unwrap();
+            assert_eq!(root, dir);
+            assert_eq!(rest, ["a", "b"]);
+        }
+        std::fs::write(dir.join("hello.txt"), "hi").unwrap();
+        h.with(|s, _| s.set_mapping_status(ROOT, MappingStatus::Paused))
+            .unwrap();
+        assert!(h.with(|s, _| s.resolve_unc(unc)).is_err());
+        h.with(|s, _| s.set_mapping_status(ROOT, MappingStatus::Ok))
+            .unwrap();
+        h.with(|s, _| s.set_server_reachable("fileserver", false))
+            .unwrap();
+        let e = h.with(|s, _| s.resolve_unc(unc)).unwrap_err();
+        assert_eq!(e.code, ERROR_BAD_NETPATH);
+        assert_eq!(
+            HostError::from(e).message(),
+            "The network path was not found."
+        );
+        assert_eq!(
+            h.with(|s, _| s.resolve_unc(r"\\.\pipe\x"))
+                .unwrap_err()
+                .code,
+            ERROR_BAD_NETPATH
+        );
+    }
+
+    type Seed = SmbSeed;
+
+    #[test]
+    fn seed_from_toml_and_field_errors() {
+        let dir = tempfile::tempdir().unwrap();
+        let seed: Seed = toml::from_str(
+            r#"
+[[shares]]
+server = "nas"
+share = "vols"
+username = 'CORP\alice'
+password = "pw"
+"#,
+        )
+        .unwrap();
+        let state = seed.build(dir.path(), true).unwrap();
+        assert_eq!(state.config(), SmbConfig::default());
+        let all: Seed = toml::from_str("machine_identity = \"all_shares\"\n").unwrap();
+        assert_eq!(all.machine_identity, MachineIdentityPolicy::AllShares);
+        assert!(state.server("NAS").unwrap().has_account("alice"));
+        assert!(dir.path().join("smb/nas/vols").is_dir());
+
+        let err =
+            toml::from_str::<Seed>("[[shares]]\nserver = \"a\"\nshare = \"b\"\nuser = \"x\"\n")
+                .unwrap_err()
+                .to_string();
+        assert!(err.contains("unknown field `user`"), "{err}");
+        let err = toml::from_str::<Seed>("[[shares]]\nserver = \"a\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("missing field `share`"), "{err}");
+
+        let base = default_smb_shares().remove(0);
+        let bad = |s: SmbShareSeed| {
+            SmbState::from_seed(dir.path(), SmbConfig::default(), &[s]).unwrap_err()
+        };
+        let e = bad(SmbShareSeed {
+            password: None,
+            ..base.clone()
+        });
+        assert_eq!(e.kind(), HostErrorKind::InvalidArgument);
+        assert_eq!(
+            e.message(),
+            "shares[0].password: required when username is set"
+        );
+        let e = bad(SmbShareSeed {
+            share: "../etc".into(),
+            ..base.clone()
+        });
+        assert_eq!(e.message(), "shares[0].share: invalid name `../etc`");
+        let e = SmbState::from_seed(dir.path(), SmbConfig::default(), &[base.clone(), base])
+            .unwrap_err();
+        assert_eq!(
+            e.message(),
+            r"shares[1].share: duplicate share \\fileserver\share"
+        );
+        assert!(!format!("{:?}", default_smb_shares()).contains(DEFAULT_SMB_PASSWORD));
+        let state =
+            SmbState::from_seed(dir.path(), SmbConfig::default(), &default_smb_shares()).unwrap();
+        let text = format!("{state:?}");
+        assert!(text.contains("smbuser") && !text.contains(DEFAULT_SMB_PASSWORD));
+    }
+}

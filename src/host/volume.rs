@@ -1,0 +1,313 @@
+//! The volume group's internal (version-neutral) operations (volume.md §3, §5).
+//!
+//! Every error is [`HostError::unknown`] with upstream's text. The old
+//! versions' `Forward to <Op> failed, err=` wrappers are added by the services
+//! ([`forward_error`](super::convert::forward_error)); `disk_id` strings are
+//! parsed with [`parse_legacy_disk_id`](super::convert::parse_legacy_disk_id)
+//! and failures reported as `Failed to parse diskId: err=<strconv error>`.
+
+use super::error::{HostError, HostResult};
+use super::namespace::{Entry, LinkKind};
+use super::node::{Host, Node, win_err};
+use super::path::{Win32Error, WinPath, WinRoot};
+use super::storage::{FileSystem, volume_not_found};
+
+/// Bytes below which ResizeVolume growth is ignored (100 MiB).
+pub const RESIZE_MIN_GROWTH: u64 = 104_857_600;
+/// GetClosestVolumeIDFromTargetPath's iteration limit.
+pub const CLOSEST_VOLUME_MAX_ITERATIONS: usize = 256;
+
+/// Size and use of a volume (GetVolumeStats).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct VolumeStats {
+    /// Size in bytes (the partition size).
+    pub total_bytes: i64,
+    /// Bytes in use.
+    pub used_bytes: i64,
+}
+
+/// The volume group's internal operations.
+pub trait VolumeHost: Send + Sync {
+    /// Volume ids on a disk, in partition order; `partition_number` 0 = all.
+    /// Unknown/offline disks and partitions give `[]` (§5.1).
+    fn list_volumes_on_disk(
+        &self,
+        disk_number: u32,
+        partition_number: u32,
+    ) -> HostResult<Vec<String>>;
+    /// Mounts a volume on an existing empty directory (§5.2).
+    fn mount_volume(&self, volume_id: &str, target_path: &str) -> HostResult<()>;
+    /// Flushes the volume, then removes the mount point at the path (§5.3).
+    fn unmount_volume(&self, volume_id: &str, target_path: &str) -> HostResult<()>;
+    /// Whether the volume has any file system (§5.4).
+    fn is_volume_formatted(&self, volume_id: &str) -> HostResult<bool>;
+    /// Formats NTFS, forced, destructive (§5.5).
+    fn format_volume(&self, volume_id: &str) -> HostResult<()>;
+    /// Grows the volume's partition; 0 = maximum (§5.6).
+    fn resize_volume(&self, volume_id: &str, size_bytes: i64) -> HostResult<()>;
+    /// Total and used bytes (§5.7).
+    fn get_volume_stats(&self, volume_id: &str) -> HostResult<VolumeStats>;
+    /// The number of the disk holding the volume (§5.11).
+    fn get_disk_number_from_volume_id(&self, volume_id: &str) -> HostResult<u32>;
+    /// The volume mounted at (or linked from) a reparse point (§5.8).
+    fn get_volume_id_from_target_path(&self, target_path: &str) -> HostResult<String>;
+    /// The volume holding the path, walking up to the drive letter (§5.9).
+    fn get_closest_volume_id_from_target_path(&self, target_path: &str) -> HostResult<String>;
+    /// Flushes the volume's cache (§5.10).
+    fn write_volume_cache(&self, volume_id: &str) -> HostResult<()>;
+}
+
+fn query_error(id: &str) -> HostError {
+    volume_not_found(id).context(format!("error querying volume ({id}). error: "))
+}
+
+fn require_id(id: &str) -> HostResult<()> {
+    if id.is_empty() {
+        return Err(HostError::unknown("volume id empty"));
+    }
+    Ok(())
+}
+
+impl Node {
+    pub(crate) fn mount_volume(&mut self, id: &str, target: &str) -> HostResult<()> {
+        if id.is_empty() {
+            return Err(HostError::unknown("MountVolumeRequest.VolumeId is empty"));
+        }
+        if target.is_empty() {
+            return Err(HostError::unknown("MountVolumeRequest.TargetPath is empty"));
+        }
+        let fail = |e: Win32Error| {
+            HostError::unknown(format!(
+                "error mount volume ({id}) to path {target}. error: {e}"
+            ))
+        };
+        let path = WinPath::parse(target).map_err(fail)?;
+        match self.ns.set_mount_point(self.ctx(), &path, id) {
+            Ok(()) => Ok(()),
+            Err(e) if e.code() == Win32Error::DIR_NOT_EMPTY => {
+                match self.volume_id_from_target_path(target) {
+                    Err(r) => Err(r.context(format!(
+                        "error get target volume ({id}) to path {target}. error: "
+                    ))),
+                    Ok(mounted) if mounted == id => Ok(()),
+                    Ok(_) => Err(fail(e)),
+                }
+            }
+            Err(e) => Err(fail(e)),
+        }
+    }
+
+    pub(crate) fn unmount_volume(&mut self, id: &str, target: &str) -> HostResult<()> {
+        require_id(id)?;
+        if target.is_empty() {
+            return Err(HostError::unknown("target path empty"));
+        }
+        self.storage.flush(id).map_err(|_| query_error(id))?;
+        let fail = |e: Win32Error| {
+            HostError::unknown(format!(
+                "error umount volume ({id}) from path {target}. error: {e}"
+            ))
+        };
+        let path = WinPath::parse(target).map_err(fail)?;
+        self.ns.delete_mount_point(self.ctx(), &path).map_err(fail)
+    }
+
+    pub(crate) fn is_volume_formatted(&self, id: &str) -> HostResult<bool> {
+        require_id(id)?;
+        let v = self.storage.volume(id).ok_or_else(|| query_error(id))?;
+        Ok(v.fs.is_formatted())
+    }
+
+    pub(crate) fn format_volume(&mut self, id: &str) -> HostResult<()> {
+        require_id(id)?;
+        if self.storage.volume(id).is_none() {
+            return Err(query_error(id));
+        }
+        self.format_volume_ntfs(id)
+            .map_err(|e| e.context(format!("error formatting volume ({id}). error: ")))
+    }
+
+    pub(crate) fn resize_volume(&mut self, id: &str, size_bytes: i64) -> HostResult<()> {
+        require_id(id)?;
+        let current = self
+            .storage
+            .volume_size(id)
+            .ok_or_else(|| volume_not_found(id))?;
+        let target = if size_bytes == 0 {
+            let (_, max) = self.storage.supported_size(id).map_err(|e| {
+                e.context(format!(
+                    "error getting sizeMin, sizeMax from volume ({id}). status: 0, error: "
+                ))
+            })?;
+            max
+        } else if size_bytes < 0 {
+            return Err(HostError::unknown(format!(
+                "invalid negative size {size_bytes} for volume ({id})"
+            )));
+        } else {
+            size_bytes as u64
+        };
+        if target < current + RESIZE_MIN_GROWTH {
+            return Ok(());
+        }
+        self.storage.resize(id, target).map_err(|e| {
+            e.context(format!(
+                "error resizing volume ({id}). size:{size_bytes}, finalSize {target}, error: "
+            ))
+        })
+    }
+
+    pub(crate) fn get_volume_stats(&self, id: &str) -> HostResult<VolumeStats> {
+        require_id(id)?;
+        let v = self.storage.volume(id).ok_or_else(|| query_error(id))?;
+        let total = self.storage.volume_size(id).unwrap_or(0);
+        let used = if v.fs == FileSystem::Raw {
+            total
+        } else {
+            v.used.min(total)
+        };
+        Ok(VolumeStats {
+            total_bytes: total as i64,
+            used_bytes: used as i64,
+        })
+    }
+
+    pub(crate) fn get_disk_number_from_volume_id(&self, id: &str) -> HostResult<u32> {
+        require_id(id)?;
+        self.storage
+            .volume(id)
+            .map(|v| v.disk)
+            .ok_or_else(|| volume_not_found(id))
+    }
+
+    /// §5.8 steps 2–3 for a path already known to be a reparse point.
+    fn volume_of_resolved(&self, path: &WinPath) -> HostResult<String> {
+        let (_mount, volume) = self
+            .ns
+            .volume_path_name(self.ctx(), path)
+            .map_err(win_err)?;
+        let id = volume.ok_or_else(|| win_err(Win32Error::new(Win32Error::INVALID_PARAMETER)))?;
+        // GetVolumeNameForVolumeMountPoint: the volume must (still) be present.
+        self.storage
+            .volume(&id)
+            .map(|v| v.id.clone())
+            .ok_or_else(|| win_err(Win32Error::new(Win32Error::NOT_READY)))
+    }
+
+    pub(crate) fn volume_id_from_target_path(&self, target: &str) -> HostResult<String> {
+        if target.is_empty() {
+            return Err(HostError::unknown("target path is empty"));
+        }
+        let path = WinPath::parse(target).map_err(win_err)?;
+        match self.ns.lstat(self.ctx(), &path).map_err(win_err)? {
+            Entry::Link(_) => self.volume_of_resolved(&path),
+            _ => Err(HostError::unknown("not a mounted folder")),
+        }
+    }
+
+    pub(crate) fn closest_volume_id(&self, target: &str) -> HostResult<String> {
+        if target.is_empty() {
+            return Err(HostError::unknown("target path is empty"));
+        }
+        let wrap = |e: HostError| {
+            e.context(format!(
+                "error getting the closest volume for the path={target}, err="
+            ))
+        };
+        let mut p = WinPath::parse(target).map_err(win_err).map_err(wrap)?;
+        for _ in 0..CLOSEST_VOLUME_MAX_ITERATIONS {
+            let entry = self
+                .ns
+                .lstat(self.ctx(), &p)
+                .map_err(win_err)
+                .map_err(wrap)?;
+            if matches!(entry, Entry::Link(_)) {
+                return self.volume_of_resolved(&p).map_err(wrap);
+            }
+            match p.parent() {
+                Some(parent) => p = parent,
+                None => {
+                    return match p.root_kind() {
+                        WinRoot::Drive(c) => self
+                            .storage
+                            .volume_by_drive_letter(*c)
+                            .map(|v| v.id.clone())
+                            .ok_or_else(|| {
+                                wrap(HostError::unknown(format!(
+                                    "volume for drive letter {c}: not found"
+                                )))
+                            }),
+                        WinRoot::Volume(_) => self.volume_of_resolved(&p).map_err(wrap),
+                        WinRoot::Unc { .. } => Err(wrap(HostError::unknown("not found"))),
+                    };
+                }
+            }
+        }
+        Err(HostError::unknown(format!(
+            "failed to find the closest volume for path={target}"
+        )))
+    }
+
+    pub(crate) fn write_volume_cache(&mut self, id: &str) -> HostResult<()> {
+        require_id(id)?;
+        self.storage.flush(id).map_err(|_| query_error(id))
+    }
+}
+
+impl VolumeHost for Host {
+    fn list_volumes_on_disk(
+        &self,
+        disk_number: u32,
+        partition_number: u32,
+    ) -> HostResult<Vec<String>> {
+        Ok(self
+            .lock()
+            .storage
+            .volumes_on_disk(disk_number, partition_number))
+    }
+
+    fn mount_volume(&self, volume_id: &str, target_path: &str) -> HostResult<()> {
+        self.lock().mount_volume(volume_id, target_path)
+    }
+
+    fn unmount_volume(&self, volume_id: &str, target_path: &str) -> HostResult<()> {
+        self.lock().unmount_volume(volume_id, target_path)
+    }
+
+    fn is_volume_formatted(&self, volume_id: &str) -> HostResult<bool> {
+        self.lock().is_volume_formatted(volume_id)
+    }
+
+    fn format_volume(&self, volume_id: &str) -> HostResult<()> {
+        self.lock().format_volume(volume_id)
+    }
+
+    fn resize_volume(&self, volume_id: &str, size_bytes: i64) -> HostResult<()> {
+        self.lock().resize_volume(volume_id, size_bytes)
+    }
+
+    fn get_volume_stats(&self, volume_id: &str) -> HostResult<VolumeStats> {
+        self.lock().get_volume_stats(volume_id)
+    }
+
+    fn get_disk_number_from_volume_id(&self, volume_id: &str) -> HostResult<u32> {
+        self.lock().get_disk_number_from_volume_id(volume_id)
+    }
+
+    fn get_volume_id_from_target_path(&self, target_path: &str) -> HostResult<String> {
+        self.lock().volume_id_from_target_path(target_path)
+    }
+
+    fn get_closest_volume_id_from_target_path(&self, target_path: &str) -> HostResult<String> {
+        self.lock().closest_volume_id(target_path)
+    }
+
+    fn write_volume_cache(&self, volume_id: &str) -> HostResult<()> {
+        self.lock().write_volume_cache(volume_id)
+    }
+}
+
+/// Whether an entry is a volume mount point (for callers inspecting paths).
+pub fn is_mount_point(e: &Entry) -> bool {
+    matches!(e, Entry::Link(l) if l.kind == LinkKind::Mount)
+}

@@ -1,0 +1,411 @@
+//! Typed clients against a minimal in-test tonic server on a Unix socket:
+//! one RPC of each group, the error paths of connecting and calling.
+#![cfg(unix)]
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use csi_proxy_client::{ConnectOptions, Error, disk, filesystem, iscsi, smb, system, volume};
+use tokio::net::UnixListener;
+use tokio::sync::oneshot;
+use tokio_stream::wrappers::UnixListenerStream;
+use tonic::{Code, Request, Response, Status};
+
+/// Implements one RPC per group with a recognisable answer; every other RPC
+/// is left to the generated default (UNIMPLEMENTED).
+#[derive(Default, Clone)]
+struct Fake {
+    calls: Arc<AtomicUsize>,
+}
+
+#[tonic::async_trait]
+impl disk::v1::disk_server::Disk for Fake {
+    async fn get_disk_stats(
+        &self,
+        request: Request<disk::v1::GetDiskStatsRequest>,
+    ) -> Result<Response<disk::v1::GetDiskStatsResponse>, Status> {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        match request.into_inner().disk_number {
+            7 => Err(Status::unknown("could not get disk 7: not found")),
+            99 => {
+                tokio::time::sleep(Duration::from_secs(5)).await;
+                Ok(Response::new(disk::v1::GetDiskStatsResponse {
+                    total_bytes: 0,
+                }))
+            }
+            n => Ok(Response::new(disk::v1::GetDiskStatsResponse {
+                total_bytes: 1_073_741_824 * i64::from(n),
+            })),
+        }
+    }
+}
+
+#[tonic::async_trait]
+impl filesystem::v1::filesystem_server::Filesystem for Fake {
+    async fn path_exists(
+        &self,
+        request: Request<filesystem::v1::PathExistsRequest>,
+    ) -> Result<Response<filesystem::v1::PathExistsResponse>, Status> {
+        let exists = request.into_inner().path == r"C:\var\lib\kubelet";
+        Ok(Response::new(filesystem::v1::PathExistsResponse { exists }))
+    }
+}
+
+#[tonic::async_trait]
+impl iscsi::v1alpha2::iscsi_server::Iscsi for Fake {
+    async fn list_target_portals(
+        &self,
+        _: Request<iscsi::v1alpha2::ListTargetPortalsRequest>,
+    ) -> Result<Response<iscsi::v1alpha2::ListTargetPortalsResponse>, Status> {
+        let portal = iscsi::v1alpha2::TargetPortal {
+            target_address: "10.0.0.20".into(),
+            target_port: 3260,
+        };
+        Ok(Response::new(iscsi::v1alpha2::ListTargetPortalsResponse {
+            target_portals: vec![portal],
+        }))
+    }
+}
+
+#[tonic::async_trait]
+impl smb::v1::smb_server::Smb for Fake {
+    async fn remove_smb_global_mapping(
+        &self,
+        request: Request<smb::v1::RemoveSmbGlobalMappingRequest>,
+    ) -> Result<Response<smb::v1::RemoveSmbGlobalMappingResponse>, Status> {
+        Err(Status::unknown(format!(
+            "no mapping of {}",
+            request.into_inner().remote_path
+        )))
+    }
+}
+
+#[tonic::async_trait]
+impl system::v1alpha1::system_server::System for Fake {
+    async fn get_bios_serial_number(
+        &self,
+        _: Request<system::v1alpha1::GetBiosSerialNumberRequest>,
+    ) -> Result<Response<system::v1alpha1::GetBiosSerialNumberResponse>, Status> {
+        Ok(Response::new(
+            system::v1alpha1::GetBiosSerialNumberResponse {
+                serial_number: "VMware-42 1a".into(),
+            },
+        ))
+    }
+}
+
+#[tonic::async_trait]
+impl volume::v2alpha1::volume_server::Volume for Fake {
+    async fn get_closest_volume_id_from_target_path(
+        &self,
+        request: Request<volume::v2alpha1::GetClosestVolumeIdFromTargetPathRequest>,
+    ) -> Result<Response<volume::v2alpha1::GetClosestVolumeIdFromTargetPathResponse>, Status> {
+        let path = request.into_inner().target_path;
+        let volume_id = format!(
+            r"\\?\Volume{{{:08x}-0000-0000-0000-000000000000}}\",
+            path.len()
+        );
+        Ok(Response::new(
+            volume::v2alpha1::GetClosestVolumeIdFromTargetPathResponse { volume_id },
+        ))
+    }
+}
+
+/// A server on `path` with every fake service; stops when the sender is dropped or fired.
+async fn serve(path: &Path, fake: Fake) -> oneshot::Sender<()> {
+    let listener = UnixListener::bind(path).unwrap();
+    let (stop, stopped) = oneshot::channel::<()>();
+    let router = tonic::transport::Server::builder()
+        .add_service(disk::v1::disk_server::DiskServer::new(fake.clone()))
+        .add_service(filesystem::v1::filesystem_server::FilesystemServer::new(
+            fake.clone(),
+        ))
+        .add_service(iscsi::v1alpha2::iscsi_server::IscsiServer::new(
+            fake.clone(),
+        ))
+        .add_service(smb::v1::smb_server::SmbServer::new(fake.clone()))
+        .add_service(system::v1alpha1::system_server::SystemServer::new(
+            fake.clone(),
+        ))
+        .add_service(volume::v2alpha1::volume_server::VolumeServer::new(fake));
+    tokio::spawn(
+        router.serve_with_incoming_shutdown(UnixListenerStream::new(listener), async {
+            let _ = stopped.await;
+        }),
+    );
+    stop
+}
+
+fn socket(dir: &tempfile::TempDir) -> (PathBuf, String) {
+    let path = dir.path().join("csi-proxy-test.sock");
+    let address = format!("unix://{}", path.display());
+    (path, address)
+}
+
+#[tokio::test]
+async fn one_rpc_of_each_group_round_trips() {
+    use disk::v1::DiskApi;
+    use filesystem::v1::FilesystemApi;
+    use iscsi::v1alpha2::IscsiApi;
+    use system::v1alpha1::SystemApi;
+    use volume::v2alpha1::VolumeApi;
+
+    let dir = tempfile::tempdir().unwrap();
+    let (path, address) = socket(&dir);
+    let _server = serve(&path, Fake::default()).await;
+
+    let disk = disk::v1::Client::connect(&address).await.unwrap();
+    let stats = disk
+        .get_disk_stats(disk::v1::GetDiskStatsRequest { disk_number: 2 })
+        .await
+        .unwrap();
+    assert_eq!(stats.total_bytes, 2_147_483_648);
+
+    let fs = filesystem::v1::Client::connect(&address).await.unwrap();
+    let yes = fs
+        .path_exists(filesystem::v1::PathExistsRequest {
+            path: r"C:\var\lib\kubelet".into(),
+        })
+        .await
+        .unwrap();
+    let no = fs
+        .path_exists(filesystem::v1::PathExistsRequest {
+            path: r"C:\nowhere".into(),
+        })
+        .await
+        .unwrap();
+    assert!(yes.exists && !no.exists);
+
+    let iscsi = iscsi::v1alpha2::Client::connect(&address).await.unwrap();
+    let portals = iscsi
+        .list_target_portals(iscsi::v1alpha2::ListTargetPortalsRequest {})
+        .await
+        .unwrap();
+    assert_eq!(portals.target_portals.len(), 1);
+    assert_eq!(
+        (
+            portals.target_portals[0].target_address.as_str(),
+            portals.target_portals[0].target_port
+        ),
+        ("10.0.0.20", 3260)
+    );
+
+    let system = system::v1alpha1::Client::connect(&address).await.unwrap();
+    let serial = system
+        .get_bios_serial_number(system::v1alpha1::GetBiosSerialNumberRequest {})
+        .await
+        .unwrap();
+    assert_eq!(serial.serial_number, "VMware-42 1a");
+
+    let volume = volume::v2alpha1::Client::connect(&address).await.unwrap();
+    let request = volume::v2alpha1::GetClosestVolumeIdFromTargetPathRequest {
+        target_path: "C:\\abc".into(),
+    };
+    let found = volume
+        .get_closest_volume_id_from_target_path(request)
+        .await
+        .unwrap();
+    assert_eq!(
+        found.volume_id,
+        r"\\?\Volume{00000006-0000-0000-0000-000000000000}\"
+    );
+}
+
+#[tokio::test]
+async fn an_error_status_keeps_code_message_method_and_endpoint() {
+    use disk::v1::DiskApi;
+    use smb::v1::SmbApi;
+
+    let dir = tempfile::tempdir().unwrap();
+    let (path, address) = socket(&dir);
+    let _server = serve(&path, Fake::default()).await;
+
+    let smb = smb::v1::Client::connect(&address).await.unwrap();
+    let request = smb::v1::RemoveSmbGlobalMappingRequest {
+        remote_path: r"\\srv\share".into(),
+    };
+    let err = smb.remove_smb_global_mapping(request).await.unwrap_err();
+    assert_eq!(err.code(), Some(Code::Unknown));
+    assert_eq!(
+        err.status().unwrap().message(),
+        r"no mapping of \\srv\share"
+    );
+    let Error::Rpc(rpc) = &err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(rpc.method, "/v1.Smb/RemoveSmbGlobalMapping");
+    assert_eq!(rpc.endpoint, path.display().to_string());
+    assert!(
+        err.to_string().contains(&path.display().to_string()),
+        "{err}"
+    );
+
+    let disk = disk::v1::Client::connect(&address).await.unwrap();
+    let err = disk
+        .get_disk_stats(disk::v1::GetDiskStatsRequest { disk_number: 7 })
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Some(Code::Unknown));
+    assert_eq!(
+        err.status().unwrap().message(),
+        "could not get disk 7: not found"
+    );
+}
+
+#[tokio::test]
+async fn an_rpc_the_server_lacks_is_unimplemented() {
+    use disk::v1::DiskApi;
+    use disk::v1beta2::DiskApi as _;
+
+    let dir = tempfile::tempdir().unwrap();
+    let (path, address) = socket(&dir);
+    let _server = serve(&path, Fake::default()).await;
+
+    // Served service, method left to the default.
+    let v1 = disk::v1::Client::connect(&address).await.unwrap();
+    let err = v1.rescan(disk::v1::RescanRequest {}).await.unwrap_err();
+    assert_eq!(err.code(), Some(Code::Unimplemented));
+    // A version whose service is not served at all.
+    let v1beta2 = disk::v1beta2::Client::connect(&address).await.unwrap();
+    let err = v1beta2
+        .rescan(disk::v1beta2::RescanRequest {})
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Some(Code::Unimplemented));
+}
+
+#[tokio::test]
+async fn a_missing_socket_fails_at_connect_naming_the_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, address) = socket(&dir);
+    let err = disk::v1::Client::connect(&address).await.unwrap_err();
+    let Error::Connect { endpoint, source } = &err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(endpoint, &path.display().to_string());
+    assert_eq!(source.kind(), std::io::ErrorKind::NotFound);
+    assert!(
+        err.to_string().contains(&path.display().to_string()),
+        "{err}"
+    );
+}
+
+#[tokio::test]
+async fn a_bad_address_fails_before_any_io() {
+    let err = disk::v1::Client::connect("tcp://127.0.0.1:1")
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::InvalidAddress { input, .. } if input == "tcp://127.0.0.1:1"),
+        "{err:?}"
+    );
+}
+
+#[tokio::test]
+async fn the_request_timeout_ends_a_slow_call() {
+    use disk::v1::DiskApi;
+
+    let dir = tempfile::tempdir().unwrap();
+    let (path, address) = socket(&dir);
+    let _server = serve(&path, Fake::default()).await;
+    let options = ConnectOptions::default().request_timeout(Duration::from_millis(100));
+    let disk = disk::v1::Client::connect_with(&address, &options)
+        .await
+        .unwrap();
+    let err = disk
+        .get_disk_stats(disk::v1::GetDiskStatsRequest { disk_number: 99 })
+        .await
+        .unwrap_err();
+    let Error::Timeout { method, after, .. } = &err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(method, "/v1.Disk/GetDiskStats");
+    assert_eq!(*after, Duration::from_millis(100));
+    // The connection is still good for the next call.
+    assert_eq!(
+        disk.get_disk_stats(disk::v1::GetDiskStatsRequest { disk_number: 1 })
+            .await
+            .unwrap()
+            .total_bytes,
+        1 << 30
+    );
+}
+
+#[tokio::test]
+async fn one_client_serves_many_tasks_on_one_connection() {
+    use disk::v1::DiskApi;
+
+    let dir = tempfile::tempdir().unwrap();
+    let (path, address) = socket(&dir);
+    let fake = Fake::default();
+    let _server = serve(&path, fake.clone()).await;
+    let client = disk::v1::Client::connect(&address).await.unwrap();
+    let tasks: Vec<_> = (0..32u32)
+        .map(|n| {
+            let client = client.clone();
+            tokio::spawn(async move {
+                for _ in 0..10 {
+                    let r = client
+                        .get_disk_stats(disk::v1::GetDiskStatsRequest { disk_number: n % 5 })
+                        .await
+                        .unwrap();
+                    assert_eq!(r.total_bytes, (1i64 << 30) * i64::from(n % 5));
+                }
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.unwrap();
+    }
+    assert_eq!(fake.calls.load(Ordering::SeqCst), 320);
+}
+
+#[tokio::test]
+async fn a_stopped_server_gives_a_transport_error_and_a_restarted_one_is_reachable() {
+    use disk::v1::DiskApi;
+
+    let dir = tempfile::tempdir().unwrap();
+    let (path, address) = socket(&dir);
+    let stop = serve(&path, Fake::default()).await;
+    let client = disk::v1::Client::connect(&address).await.unwrap();
+    client
+        .get_disk_stats(disk::v1::GetDiskStatsRequest { disk_number: 1 })
+        .await
+        .unwrap();
+
+    stop.send(()).unwrap();
+    std::fs::remove_file(&path).unwrap();
+    // Give the server a moment to close the connection.
+    let mut last = None;
+    for _ in 0..50 {
+        match client
+            .get_disk_stats(disk::v1::GetDiskStatsRequest { disk_number: 1 })
+            .await
+        {
+            Ok(_) => tokio::time::sleep(Duration::from_millis(20)).await,
+            Err(e) => {
+                last = Some(e);
+                break;
+            }
+        }
+    }
+    let err = last.expect("calls kept succeeding after the server stopped");
+    assert!(matches!(err, Error::Transport { .. }), "{err:?}");
+    assert!(
+        err.to_string().contains(&path.display().to_string()),
+        "{err}"
+    );
+
+    let _again = serve(&path, Fake::default()).await;
+    let fresh = disk::v1::Client::connect(&address).await.unwrap();
+    assert_eq!(
+        fresh
+            .get_disk_stats(disk::v1::GetDiskStatsRequest { disk_number: 3 })
+            .await
+            .unwrap()
+            .total_bytes,
+        3 << 30
+    );
+}
