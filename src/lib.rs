@@ -61,6 +61,9 @@ pub mod local;
 #[cfg(feature = "server")]
 pub mod host;
 
+#[cfg(feature = "server")]
+pub mod server;
+
 pub use error::{Error, RpcError};
 pub use transport::ConnectOptions;
 pub use version::{ApiVersion, Stage};
@@ -83,6 +86,3 @@ pub mod system;
 #[rustfmt::skip]
 #[path = "generated/volume/mod.rs"]
 pub mod volume;
-
-#[cfg(feature = "server")]
-pub mod server;

@@ -8,6 +8,9 @@
 //! implementation. Host failures become gRPC statuses in one place,
 //! [`status`].
 
+#[cfg(windows)]
+mod pipe;
+
 use tonic::Status;
 
 use crate::host::{Host, HostError, HostErrorKind, HostResult};
