@@ -8,8 +8,12 @@
 //! implementation. Host failures become gRPC statuses in one place,
 //! [`status`].
 
+mod listen;
 #[cfg(windows)]
 mod pipe;
+mod run;
+mod tmp_stubs;
+pub use run::{GroupVersion, Server, ServerBuilder, ServerError};
 
 use tonic::Status;
 
