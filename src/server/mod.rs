@@ -8,6 +8,9 @@
 //! implementation. Host failures become gRPC statuses in one place,
 //! [`status`].
 
+mod disk;
+mod volume;
+
 use tonic::Status;
 
 use crate::host::{Host, HostError, HostErrorKind, HostResult};
