@@ -8,11 +8,14 @@
 //! implementation. Host failures become gRPC statuses in one place,
 //! [`status`].
 
+mod disk;
 mod listen;
 #[cfg(windows)]
 mod pipe;
 mod run;
 mod tmp_stubs;
+mod volume;
+
 pub use run::{GroupVersion, Server, ServerBuilder, ServerError};
 
 use tonic::Status;

@@ -1,16 +1,6 @@
 //! Placeholder impls (UNIMPLEMENTED for every RPC) so the server builds
 //! until the group services land; removed by the merge that adds them.
 #[tonic::async_trait]
-impl crate::disk::v1alpha1::disk_server::Disk for super::ProxyService {}
-#[tonic::async_trait]
-impl crate::disk::v1beta1::disk_server::Disk for super::ProxyService {}
-#[tonic::async_trait]
-impl crate::disk::v1beta2::disk_server::Disk for super::ProxyService {}
-#[tonic::async_trait]
-impl crate::disk::v1beta3::disk_server::Disk for super::ProxyService {}
-#[tonic::async_trait]
-impl crate::disk::v1::disk_server::Disk for super::ProxyService {}
-#[tonic::async_trait]
 impl crate::filesystem::v1alpha1::filesystem_server::Filesystem for super::ProxyService {}
 #[tonic::async_trait]
 impl crate::filesystem::v1beta1::filesystem_server::Filesystem for super::ProxyService {}
@@ -34,15 +24,3 @@ impl crate::smb::v1beta2::smb_server::Smb for super::ProxyService {}
 impl crate::smb::v1::smb_server::Smb for super::ProxyService {}
 #[tonic::async_trait]
 impl crate::system::v1alpha1::system_server::System for super::ProxyService {}
-#[tonic::async_trait]
-impl crate::volume::v1alpha1::volume_server::Volume for super::ProxyService {}
-#[tonic::async_trait]
-impl crate::volume::v1beta1::volume_server::Volume for super::ProxyService {}
-#[tonic::async_trait]
-impl crate::volume::v1beta2::volume_server::Volume for super::ProxyService {}
-#[tonic::async_trait]
-impl crate::volume::v1beta3::volume_server::Volume for super::ProxyService {}
-#[tonic::async_trait]
-impl crate::volume::v1::volume_server::Volume for super::ProxyService {}
-#[tonic::async_trait]
-impl crate::volume::v2alpha1::volume_server::Volume for super::ProxyService {}
