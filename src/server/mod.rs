@@ -13,7 +13,9 @@ use tonic::Status;
 use crate::host::{Host, HostError, HostErrorKind, HostResult};
 
 mod filesystem;
+mod iscsi;
 mod smb;
+mod system;
 
 /// All 23 group versions as services over one simulated host.
 ///
