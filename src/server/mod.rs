@@ -22,6 +22,11 @@ use tonic::Status;
 
 use crate::host::{Host, HostError, HostErrorKind, HostResult};
 
+mod filesystem;
+mod iscsi;
+mod smb;
+mod system;
+
 /// All 23 group versions as services over one simulated host.
 ///
 /// Cheap to clone: clones share the host.
