@@ -202,6 +202,16 @@ async fn walk(c: &Clients, lun: &str, grow: impl AsyncFnOnce(u32) -> Result<()>)
     }
 
     println!("NodePublishVolume");
+    // The kubelet creates the pod's volume directory; the link goes inside it.
+    let parent = PUBLISH
+        .rsplit_once('\\')
+        .map_or(PUBLISH, |(parent, _)| parent);
+    step!(
+        "Mkdir",
+        c.fs.mkdir(filesystem::MkdirRequest {
+            path: parent.into()
+        })
+    );
     let request = filesystem::CreateSymlinkRequest {
         source_path: STAGING.into(),
         target_path: PUBLISH.into(),
