@@ -39,14 +39,92 @@
 //! Windows, and elsewhere the socket `csi-proxy-<group>-<version>.sock` in
 //! the directory named by `CSI_PROXY_SOCKET_DIR`.
 //!
+//! # Versions
+//!
+//! | group | versions, oldest first |
+//! |---|---|
+//! | [`disk`] | v1alpha1, v1beta1, v1beta2, v1beta3, v1 |
+//! | [`filesystem`] | v1alpha1, v1beta1, v1beta2, v1, v2alpha1 |
+//! | [`iscsi`] | v1alpha1, v1alpha2 |
+//! | [`smb`] | v1alpha1, v1beta1, v1beta2, v1 |
+//! | [`system`] | v1alpha1 |
+//! | [`volume`] | v1alpha1, v1beta1, v1beta2, v1beta3, v1, v2alpha1 |
+//!
+//! [`ApiVersion`] parses and orders version names
+//! (`v1alpha1 < v1beta1 < v1 < v2alpha1`), e.g. to pick the newest version a
+//! node offers.
+//!
+//! # Errors
+//!
+//! Every call returns [`Error`]. An error status from the proxy is
+//! [`Error::Rpc`], with the gRPC code ([`Error::code`]) and message kept; the
+//! real proxy reports nearly every failure as `UNKNOWN` with a Windows error
+//! text. Connecting reports a missing pipe or socket as [`Error::Connect`]
+//! naming it, and a pipe whose instances stayed busy as [`Error::PipeBusy`].
+//!
+//! # Testing a driver without Windows
+//!
+//! With the `mock` feature, [`mock::MockHost`] is a simulated Windows node
+//! in process that implements every `<Group>Api` trait: a driver's unit test
+//! passes `&node` where production code passes a `Client`. It runs the
+//! reference server's own services, so the answers (errors included) are the
+//! server's; it also records calls and injects faults.
+//!
+//! ```
+//! # #[cfg(feature = "mock")]
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), csi_proxy_client::Error> {
+//! use csi_proxy_client::disk::v1::{self as disk, DiskApi};
+//! use csi_proxy_client::mock::MockHost;
+//!
+//! async fn partition_lun(d: &dyn DiskApi, lun: &str) -> Result<Option<u32>, csi_proxy_client::Error> {
+//!     let disks = d.list_disk_locations(disk::ListDiskLocationsRequest {}).await?;
+//!     let Some((&number, _)) = disks.disk_locations.iter().find(|(_, l)| l.lunid == lun) else {
+//!         return Ok(None);
+//!     };
+//!     d.partition_disk(disk::PartitionDiskRequest { disk_number: number }).await?;
+//!     Ok(Some(number))
+//! }
+//!
+//! let node = MockHost::new();
+//! assert_eq!(partition_lun(&node, "1").await?, Some(1));
+//! node.fail_next("PartitionDisk", tonic::Code::Unavailable, "try later");
+//! let err = partition_lun(&node, "2").await.unwrap_err();
+//! assert_eq!(err.code(), Some(tonic::Code::Unavailable));
+//! # Ok(()) }
+//! # #[cfg(not(feature = "mock"))] fn main() {}
+//! ```
+//!
+//! # The reference server
+//!
+//! With the `server` feature, [`server::Server`] serves every group version
+//! over the simulated host, one Unix socket per group version (on Windows,
+//! the proxy's named pipes), and the binary `csi-proxy-server` runs it from
+//! the command line (`--socket-dir`, `--seed`, `--serve`, ...). The host
+//! ([`host`]) follows the upstream proxy's behaviour, error texts included.
+//! It departs from upstream only where upstream is unsafe or crashes:
+//!
+//! - working-directory confinement compares whole path components, so
+//!   `C:\var\lib\kubelet-evil` is outside `C:\var\lib\kubelet`
+//!   (upstream compares string prefixes); see [`host::path`];
+//! - paths that reach the host unvalidated (relative, device, `X:rel`) are
+//!   refused instead of being resolved against the proxy's working
+//!   directory, and links are never followed out of the sandbox; see
+//!   [`host::namespace`];
+//! - an iSCSI request without `target_portal`, which crashes upstream, gets
+//!   `INVALID_ARGUMENT`;
+//! - the reference server serialises calls under one lock, so races that
+//!   upstream leaves to Windows (two mappings of one share at once) have one
+//!   outcome.
+//!
 //! # Features
 //!
 //! | feature | default | what it adds |
 //! |---|---|---|
-//! | `client` | yes | the typed clients and traits |
-//! | `server` | no | the simulated Windows host (the reference server is being built) |
-//! | `mock` | no | in-process calls of service implementations through the traits |
-//! | `mockall` | no | `mockall::automock` on every `<Group>Api` trait |
+//! | `client` | yes | the typed clients, traits and transport |
+//! | `server` | no | the simulated Windows host ([`host`]), the reference server ([`server`]) and the `csi-proxy-server` binary |
+//! | `mock` | no | [`mock::MockHost`], built on the server's services (implies `server`) |
+//! | `mockall` | no | `mockall::automock` on every `<Group>Api` trait (`MockDiskApi`, ...) |
 //!
 //! [CSI Proxy]: https://github.com/kubernetes-csi/csi-proxy
 #![cfg_attr(docsrs, feature(doc_cfg))]
