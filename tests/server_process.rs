@@ -37,7 +37,9 @@ fn start(args: &[&str]) -> (Child, Vec<String>) {
             return (child, lines);
         }
     }
-    panic!("server exited before it was ready: {lines:?}");
+    let _ = child.kill();
+    let status = child.wait().unwrap();
+    panic!("server exited ({status}) before it was ready: {lines:?}");
 }
 
 fn terminate(child: &mut Child) -> std::process::ExitStatus {

@@ -568,7 +568,7 @@ impl Namespace {
             return Err(werr(Win32Error::ALREADY_EXISTS));
         }
         self.check_in_sandbox(&w.host)?;
-        std::os::unix::fs::symlink(link_content(kind, target), &w.host).map_err(io_err)
+        store_link(&link_content(kind, target), &w.host).map_err(io_err)
     }
 
     /// `os.Symlink(source, at)`: a directory link if `source` currently
@@ -625,8 +625,7 @@ impl Namespace {
             .ok_or_else(|| werr(Win32Error::INVALID_PARAMETER))?;
         self.check_in_sandbox(&w.host)?;
         fs::remove_dir(&w.host).map_err(io_err)?;
-        std::os::unix::fs::symlink(link_content(LinkKind::Mount, &canonical), &w.host)
-            .map_err(io_err)
+        store_link(&link_content(LinkKind::Mount, &canonical), &w.host).map_err(io_err)
     }
 
     /// `DeleteVolumeMountPoint(dir)`: the final component must be a mount
@@ -703,4 +702,14 @@ impl Namespace {
         out.sort();
         out
     }
+}
+
+/// Stores a link: a host symlink whose content is the tagged Windows target,
+/// which the host never follows (it is no valid host path). On Windows the
+/// link is a file symlink, so it is removed like a file, as on Unix.
+fn store_link(content: &str, at: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    return std::os::unix::fs::symlink(content, at);
+    #[cfg(windows)]
+    return std::os::windows::fs::symlink_file(content, at);
 }

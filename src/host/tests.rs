@@ -974,6 +974,7 @@ fn create_symlink_and_is_symlink_rules() {
 
 // ---------------------------------------------------------------- sandbox safety
 
+#[cfg(unix)]
 #[test]
 fn sandbox_escape_attempts_fail() {
     let dir = tempfile::tempdir().unwrap();

@@ -1,7 +1,9 @@
 //! Running the services: one endpoint per group version, graceful shutdown.
 
 use std::fmt;
-use std::path::{Path, PathBuf};
+#[cfg(unix)]
+use std::path::Path;
+use std::path::PathBuf;
 
 use tokio::sync::watch;
 use tokio::task::JoinSet;
@@ -291,6 +293,7 @@ impl Drop for Server {
 }
 
 /// The socket path of `endpoint` in `dir`.
+#[cfg(unix)]
 pub(super) fn socket_path(dir: &Path, endpoint: GroupVersion) -> PathBuf {
     match Address::socket_in(dir, endpoint.group, endpoint.version) {
         Address::Unix(path) => path,
