@@ -127,12 +127,15 @@ say "building test binaries for $TARGET"
 cd "$ROOT"
 build_log=$(mktemp)
 trap 'rm -f "$build_log"' EXIT
-# Human-readable diagnostics go to stderr, the JSON messages to the log.
+# Cargo's progress goes to stderr, the JSON messages to the log.
+message_format=json
+[ -t 2 ] && message_format=json-diagnostic-rendered-ansi
 if ! cargo test --target "$TARGET" --all-features --no-run \
-    --message-format=json-diagnostic-rendered-ansi >"$build_log"; then
+    --message-format="$message_format" >"$build_log"; then
     # Show the compiler's errors (rendered), not the JSON.
     python3 - "$build_log" <<'PY' >&2 || true
 import json, sys
+seen = set()
 for line in open(sys.argv[1]):
     try:
         msg = json.loads(line)
@@ -140,7 +143,8 @@ for line in open(sys.argv[1]):
         continue
     if msg.get("reason") == "compiler-message":
         rendered = msg["message"].get("rendered")
-        if rendered:
+        if rendered and rendered not in seen:
+            seen.add(rendered)
             sys.stderr.write(rendered)
 PY
     die "cargo test --target $TARGET --no-run failed"
