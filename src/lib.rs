@@ -56,7 +56,7 @@ pub mod transport;
 mod version;
 
 #[cfg(feature = "mock")]
-pub mod local;
+pub mod mock;
 
 #[cfg(feature = "server")]
 pub mod host;

@@ -47,7 +47,7 @@ pub fn generate(proto_root: &Path, out_dir: &Path) -> Result<Vec<PathBuf>> {
             .open_file(&rel)?
             .file_descriptor_set();
         let file = fds.file.last().ok_or("protox returned no file")?.clone();
-        let prost_code = run_tonic_prost_build(fds, &file.package().to_string())?;
+        let prost_code = run_tonic_prost_build(fds, file.package())?;
         let layer = version_layer(&group, &version, &file)?;
         let module_doc = file_comment(&file);
         let code = format!(
@@ -297,13 +297,13 @@ fn version_layer(group: &str, version: &str, file: &FileDescriptorProto) -> Resu
             }
         }
     });
-    let local_methods = rpcs.iter().map(|r| {
+    let mock_methods = rpcs.iter().map(|r| {
         let (m, req, resp, tm) = (&r.method, &r.input, &r.output, &r.tonic_method);
         let rpc = &r.name;
         quote! {
             async fn #m(&self, request: #req) -> ::core::result::Result<#resp, crate::Error> {
-                const RPC: crate::local::Rpc = crate::local::Rpc { group: GROUP, version: VERSION, service: SERVICE_NAME, name: #rpc };
-                let request = self.before(&RPC, request).await?;
+                const RPC: crate::mock::Rpc = crate::mock::Rpc { group: GROUP, version: VERSION, service: SERVICE_NAME, name: #rpc };
+                self.before(&RPC, &request).await?;
                 let result = #server_mod::#server_trait::#tm(self.service(), ::tonic::Request::new(request)).await;
                 self.after(&RPC, result)
             }
@@ -399,8 +399,8 @@ fn version_layer(group: &str, version: &str, file: &FileDescriptorProto) -> Resu
 
         #[cfg(feature = "mock")]
         #[::async_trait::async_trait]
-        impl<S: #server_mod::#server_trait> #trait_ident for crate::local::Local<S> {
-            #(#local_methods)*
+        impl #trait_ident for crate::mock::MockHost {
+            #(#mock_methods)*
         }
     };
     Ok(layer.to_string())

@@ -1,5 +1,71 @@
-//! The reference CSI Proxy server: services for every group version,
-//! listeners and the builder (work in progress).
+//! The reference CSI Proxy server: every group version served over the
+//! simulated Windows host ([`crate::host`]).
+//!
+//! [`ProxyService`] implements the generated server trait of all 23 group
+//! versions. Each method converts its version's request into the host's
+//! version-neutral model, calls the host, and converts the answer back;
+//! versions whose messages are field-identical share one macro-generated
+//! implementation. Host failures become gRPC statuses in one place,
+//! [`status`].
 
+mod disk;
+mod listen;
 #[cfg(windows)]
-pub mod pipe;
+mod pipe;
+mod run;
+mod tmp_stubs;
+mod volume;
+
+pub use run::{GroupVersion, Server, ServerBuilder, ServerError};
+
+use tonic::Status;
+
+use crate::host::{Host, HostError, HostErrorKind, HostResult};
+
+/// All 23 group versions as services over one simulated host.
+///
+/// Cheap to clone: clones share the host.
+#[derive(Clone, Debug)]
+pub struct ProxyService {
+    host: Host,
+}
+
+impl ProxyService {
+    /// Serves `host`.
+    pub fn new(host: Host) -> Self {
+        Self { host }
+    }
+
+    /// The simulated host behind the services.
+    pub fn host(&self) -> &Host {
+        &self.host
+    }
+
+    /// Runs a host operation that may block (sleeps, waits on services) on
+    /// tokio's blocking pool and maps its error to a status.
+    pub(crate) async fn blocking<T, F>(&self, op: F) -> Result<T, Status>
+    where
+        T: Send + 'static,
+        F: FnOnce(&Host) -> HostResult<T> + Send + 'static,
+    {
+        let host = self.host.clone();
+        match tokio::task::spawn_blocking(move || op(&host)).await {
+            Ok(result) => result.map_err(status),
+            Err(e) => Err(Status::internal(format!("host operation failed: {e}"))),
+        }
+    }
+}
+
+/// The gRPC status for a host failure: `UNKNOWN` with the text, as the real
+/// proxy answers, or `INVALID_ARGUMENT` where the real proxy would crash.
+pub fn status(error: HostError) -> Status {
+    match error.kind() {
+        HostErrorKind::InvalidArgument => Status::invalid_argument(error.message()),
+        _ => Status::unknown(error.message()),
+    }
+}
+
+/// Maps a host result to a tonic response.
+pub(crate) fn reply<T>(result: HostResult<T>) -> Result<tonic::Response<T>, Status> {
+    result.map(tonic::Response::new).map_err(status)
+}

@@ -532,18 +532,18 @@ impl DiskApi for Client {
 }
 #[cfg(feature = "mock")]
 #[::async_trait::async_trait]
-impl<S: disk_server::Disk> DiskApi for crate::local::Local<S> {
+impl DiskApi for crate::mock::MockHost {
     async fn get_disk_number_by_name(
         &self,
         request: GetDiskNumberByNameRequest,
     ) -> ::core::result::Result<GetDiskNumberByNameResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "GetDiskNumberByName",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = disk_server::Disk::get_disk_number_by_name(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -555,13 +555,13 @@ impl<S: disk_server::Disk> DiskApi for crate::local::Local<S> {
         &self,
         request: ListDiskLocationsRequest,
     ) -> ::core::result::Result<ListDiskLocationsResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "ListDiskLocations",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = disk_server::Disk::list_disk_locations(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -573,13 +573,13 @@ impl<S: disk_server::Disk> DiskApi for crate::local::Local<S> {
         &self,
         request: PartitionDiskRequest,
     ) -> ::core::result::Result<PartitionDiskResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "PartitionDisk",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = disk_server::Disk::partition_disk(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -591,13 +591,13 @@ impl<S: disk_server::Disk> DiskApi for crate::local::Local<S> {
         &self,
         request: RescanRequest,
     ) -> ::core::result::Result<RescanResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "Rescan",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = disk_server::Disk::rescan(
                 self.service(),
                 ::tonic::Request::new(request),

@@ -782,18 +782,18 @@ impl DiskApi for Client {
 }
 #[cfg(feature = "mock")]
 #[::async_trait::async_trait]
-impl<S: disk_server::Disk> DiskApi for crate::local::Local<S> {
+impl DiskApi for crate::mock::MockHost {
     async fn disk_stats(
         &self,
         request: DiskStatsRequest,
     ) -> ::core::result::Result<DiskStatsResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "DiskStats",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = disk_server::Disk::disk_stats(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -805,13 +805,13 @@ impl<S: disk_server::Disk> DiskApi for crate::local::Local<S> {
         &self,
         request: GetAttachStateRequest,
     ) -> ::core::result::Result<GetAttachStateResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "GetAttachState",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = disk_server::Disk::get_attach_state(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -823,13 +823,13 @@ impl<S: disk_server::Disk> DiskApi for crate::local::Local<S> {
         &self,
         request: ListDiskIDsRequest,
     ) -> ::core::result::Result<ListDiskIDsResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "ListDiskIDs",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = disk_server::Disk::list_disk_i_ds(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -841,13 +841,13 @@ impl<S: disk_server::Disk> DiskApi for crate::local::Local<S> {
         &self,
         request: ListDiskLocationsRequest,
     ) -> ::core::result::Result<ListDiskLocationsResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "ListDiskLocations",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = disk_server::Disk::list_disk_locations(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -859,13 +859,13 @@ impl<S: disk_server::Disk> DiskApi for crate::local::Local<S> {
         &self,
         request: PartitionDiskRequest,
     ) -> ::core::result::Result<PartitionDiskResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "PartitionDisk",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = disk_server::Disk::partition_disk(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -877,13 +877,13 @@ impl<S: disk_server::Disk> DiskApi for crate::local::Local<S> {
         &self,
         request: RescanRequest,
     ) -> ::core::result::Result<RescanResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "Rescan",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = disk_server::Disk::rescan(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -895,13 +895,13 @@ impl<S: disk_server::Disk> DiskApi for crate::local::Local<S> {
         &self,
         request: SetAttachStateRequest,
     ) -> ::core::result::Result<SetAttachStateResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "SetAttachState",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = disk_server::Disk::set_attach_state(
                 self.service(),
                 ::tonic::Request::new(request),

@@ -775,18 +775,18 @@ impl DiskApi for Client {
 }
 #[cfg(feature = "mock")]
 #[::async_trait::async_trait]
-impl<S: disk_server::Disk> DiskApi for crate::local::Local<S> {
+impl DiskApi for crate::mock::MockHost {
     async fn get_disk_state(
         &self,
         request: GetDiskStateRequest,
     ) -> ::core::result::Result<GetDiskStateResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "GetDiskState",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = disk_server::Disk::get_disk_state(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -798,13 +798,13 @@ impl<S: disk_server::Disk> DiskApi for crate::local::Local<S> {
         &self,
         request: GetDiskStatsRequest,
     ) -> ::core::result::Result<GetDiskStatsResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "GetDiskStats",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = disk_server::Disk::get_disk_stats(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -816,13 +816,13 @@ impl<S: disk_server::Disk> DiskApi for crate::local::Local<S> {
         &self,
         request: ListDiskIDsRequest,
     ) -> ::core::result::Result<ListDiskIDsResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "ListDiskIDs",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = disk_server::Disk::list_disk_i_ds(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -834,13 +834,13 @@ impl<S: disk_server::Disk> DiskApi for crate::local::Local<S> {
         &self,
         request: ListDiskLocationsRequest,
     ) -> ::core::result::Result<ListDiskLocationsResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "ListDiskLocations",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = disk_server::Disk::list_disk_locations(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -852,13 +852,13 @@ impl<S: disk_server::Disk> DiskApi for crate::local::Local<S> {
         &self,
         request: PartitionDiskRequest,
     ) -> ::core::result::Result<PartitionDiskResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "PartitionDisk",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = disk_server::Disk::partition_disk(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -870,13 +870,13 @@ impl<S: disk_server::Disk> DiskApi for crate::local::Local<S> {
         &self,
         request: RescanRequest,
     ) -> ::core::result::Result<RescanResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "Rescan",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = disk_server::Disk::rescan(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -888,13 +888,13 @@ impl<S: disk_server::Disk> DiskApi for crate::local::Local<S> {
         &self,
         request: SetDiskStateRequest,
     ) -> ::core::result::Result<SetDiskStateResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "SetDiskState",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = disk_server::Disk::set_disk_state(
                 self.service(),
                 ::tonic::Request::new(request),

@@ -651,18 +651,18 @@ impl FilesystemApi for Client {
 }
 #[cfg(feature = "mock")]
 #[::async_trait::async_trait]
-impl<S: filesystem_server::Filesystem> FilesystemApi for crate::local::Local<S> {
+impl FilesystemApi for crate::mock::MockHost {
     async fn is_mount_point(
         &self,
         request: IsMountPointRequest,
     ) -> ::core::result::Result<IsMountPointResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "IsMountPoint",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = filesystem_server::Filesystem::is_mount_point(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -674,13 +674,13 @@ impl<S: filesystem_server::Filesystem> FilesystemApi for crate::local::Local<S> 
         &self,
         request: LinkPathRequest,
     ) -> ::core::result::Result<LinkPathResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "LinkPath",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = filesystem_server::Filesystem::link_path(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -692,13 +692,13 @@ impl<S: filesystem_server::Filesystem> FilesystemApi for crate::local::Local<S> 
         &self,
         request: MkdirRequest,
     ) -> ::core::result::Result<MkdirResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "Mkdir",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = filesystem_server::Filesystem::mkdir(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -710,13 +710,13 @@ impl<S: filesystem_server::Filesystem> FilesystemApi for crate::local::Local<S> 
         &self,
         request: PathExistsRequest,
     ) -> ::core::result::Result<PathExistsResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "PathExists",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = filesystem_server::Filesystem::path_exists(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -728,13 +728,13 @@ impl<S: filesystem_server::Filesystem> FilesystemApi for crate::local::Local<S> 
         &self,
         request: RmdirRequest,
     ) -> ::core::result::Result<RmdirResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "Rmdir",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = filesystem_server::Filesystem::rmdir(
                 self.service(),
                 ::tonic::Request::new(request),

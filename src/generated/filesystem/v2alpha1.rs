@@ -680,18 +680,18 @@ impl FilesystemApi for Client {
 }
 #[cfg(feature = "mock")]
 #[::async_trait::async_trait]
-impl<S: filesystem_server::Filesystem> FilesystemApi for crate::local::Local<S> {
+impl FilesystemApi for crate::mock::MockHost {
     async fn create_symlink(
         &self,
         request: CreateSymlinkRequest,
     ) -> ::core::result::Result<CreateSymlinkResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "CreateSymlink",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = filesystem_server::Filesystem::create_symlink(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -703,13 +703,13 @@ impl<S: filesystem_server::Filesystem> FilesystemApi for crate::local::Local<S> 
         &self,
         request: IsSymlinkRequest,
     ) -> ::core::result::Result<IsSymlinkResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "IsSymlink",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = filesystem_server::Filesystem::is_symlink(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -721,13 +721,13 @@ impl<S: filesystem_server::Filesystem> FilesystemApi for crate::local::Local<S> 
         &self,
         request: MkdirRequest,
     ) -> ::core::result::Result<MkdirResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "Mkdir",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = filesystem_server::Filesystem::mkdir(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -739,13 +739,13 @@ impl<S: filesystem_server::Filesystem> FilesystemApi for crate::local::Local<S> 
         &self,
         request: PathExistsRequest,
     ) -> ::core::result::Result<PathExistsResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "PathExists",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = filesystem_server::Filesystem::path_exists(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -757,13 +757,13 @@ impl<S: filesystem_server::Filesystem> FilesystemApi for crate::local::Local<S> 
         &self,
         request: RmdirRequest,
     ) -> ::core::result::Result<RmdirResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "Rmdir",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = filesystem_server::Filesystem::rmdir(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -775,13 +775,13 @@ impl<S: filesystem_server::Filesystem> FilesystemApi for crate::local::Local<S> 
         &self,
         request: RmdirContentsRequest,
     ) -> ::core::result::Result<RmdirContentsResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "RmdirContents",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = filesystem_server::Filesystem::rmdir_contents(
                 self.service(),
                 ::tonic::Request::new(request),

@@ -824,18 +824,18 @@ impl IscsiApi for Client {
 }
 #[cfg(feature = "mock")]
 #[::async_trait::async_trait]
-impl<S: iscsi_server::Iscsi> IscsiApi for crate::local::Local<S> {
+impl IscsiApi for crate::mock::MockHost {
     async fn add_target_portal(
         &self,
         request: AddTargetPortalRequest,
     ) -> ::core::result::Result<AddTargetPortalResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "AddTargetPortal",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = iscsi_server::Iscsi::add_target_portal(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -847,13 +847,13 @@ impl<S: iscsi_server::Iscsi> IscsiApi for crate::local::Local<S> {
         &self,
         request: ConnectTargetRequest,
     ) -> ::core::result::Result<ConnectTargetResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "ConnectTarget",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = iscsi_server::Iscsi::connect_target(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -865,13 +865,13 @@ impl<S: iscsi_server::Iscsi> IscsiApi for crate::local::Local<S> {
         &self,
         request: DisconnectTargetRequest,
     ) -> ::core::result::Result<DisconnectTargetResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "DisconnectTarget",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = iscsi_server::Iscsi::disconnect_target(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -883,13 +883,13 @@ impl<S: iscsi_server::Iscsi> IscsiApi for crate::local::Local<S> {
         &self,
         request: DiscoverTargetPortalRequest,
     ) -> ::core::result::Result<DiscoverTargetPortalResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "DiscoverTargetPortal",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = iscsi_server::Iscsi::discover_target_portal(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -901,13 +901,13 @@ impl<S: iscsi_server::Iscsi> IscsiApi for crate::local::Local<S> {
         &self,
         request: GetTargetDisksRequest,
     ) -> ::core::result::Result<GetTargetDisksResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "GetTargetDisks",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = iscsi_server::Iscsi::get_target_disks(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -919,13 +919,13 @@ impl<S: iscsi_server::Iscsi> IscsiApi for crate::local::Local<S> {
         &self,
         request: ListTargetPortalsRequest,
     ) -> ::core::result::Result<ListTargetPortalsResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "ListTargetPortals",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = iscsi_server::Iscsi::list_target_portals(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -937,13 +937,13 @@ impl<S: iscsi_server::Iscsi> IscsiApi for crate::local::Local<S> {
         &self,
         request: RemoveTargetPortalRequest,
     ) -> ::core::result::Result<RemoveTargetPortalResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "RemoveTargetPortal",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = iscsi_server::Iscsi::remove_target_portal(
                 self.service(),
                 ::tonic::Request::new(request),

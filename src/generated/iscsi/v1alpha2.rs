@@ -903,18 +903,18 @@ impl IscsiApi for Client {
 }
 #[cfg(feature = "mock")]
 #[::async_trait::async_trait]
-impl<S: iscsi_server::Iscsi> IscsiApi for crate::local::Local<S> {
+impl IscsiApi for crate::mock::MockHost {
     async fn add_target_portal(
         &self,
         request: AddTargetPortalRequest,
     ) -> ::core::result::Result<AddTargetPortalResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "AddTargetPortal",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = iscsi_server::Iscsi::add_target_portal(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -926,13 +926,13 @@ impl<S: iscsi_server::Iscsi> IscsiApi for crate::local::Local<S> {
         &self,
         request: ConnectTargetRequest,
     ) -> ::core::result::Result<ConnectTargetResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "ConnectTarget",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = iscsi_server::Iscsi::connect_target(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -944,13 +944,13 @@ impl<S: iscsi_server::Iscsi> IscsiApi for crate::local::Local<S> {
         &self,
         request: DisconnectTargetRequest,
     ) -> ::core::result::Result<DisconnectTargetResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "DisconnectTarget",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = iscsi_server::Iscsi::disconnect_target(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -962,13 +962,13 @@ impl<S: iscsi_server::Iscsi> IscsiApi for crate::local::Local<S> {
         &self,
         request: DiscoverTargetPortalRequest,
     ) -> ::core::result::Result<DiscoverTargetPortalResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "DiscoverTargetPortal",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = iscsi_server::Iscsi::discover_target_portal(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -980,13 +980,13 @@ impl<S: iscsi_server::Iscsi> IscsiApi for crate::local::Local<S> {
         &self,
         request: GetTargetDisksRequest,
     ) -> ::core::result::Result<GetTargetDisksResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "GetTargetDisks",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = iscsi_server::Iscsi::get_target_disks(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -998,13 +998,13 @@ impl<S: iscsi_server::Iscsi> IscsiApi for crate::local::Local<S> {
         &self,
         request: ListTargetPortalsRequest,
     ) -> ::core::result::Result<ListTargetPortalsResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "ListTargetPortals",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = iscsi_server::Iscsi::list_target_portals(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -1016,13 +1016,13 @@ impl<S: iscsi_server::Iscsi> IscsiApi for crate::local::Local<S> {
         &self,
         request: RemoveTargetPortalRequest,
     ) -> ::core::result::Result<RemoveTargetPortalResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "RemoveTargetPortal",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = iscsi_server::Iscsi::remove_target_portal(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -1034,13 +1034,13 @@ impl<S: iscsi_server::Iscsi> IscsiApi for crate::local::Local<S> {
         &self,
         request: SetMutualChapSecretRequest,
     ) -> ::core::result::Result<SetMutualChapSecretResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "SetMutualChapSecret",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = iscsi_server::Iscsi::set_mutual_chap_secret(
                 self.service(),
                 ::tonic::Request::new(request),

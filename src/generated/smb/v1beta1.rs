@@ -374,18 +374,18 @@ impl SmbApi for Client {
 }
 #[cfg(feature = "mock")]
 #[::async_trait::async_trait]
-impl<S: smb_server::Smb> SmbApi for crate::local::Local<S> {
+impl SmbApi for crate::mock::MockHost {
     async fn new_smb_global_mapping(
         &self,
         request: NewSmbGlobalMappingRequest,
     ) -> ::core::result::Result<NewSmbGlobalMappingResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "NewSmbGlobalMapping",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = smb_server::Smb::new_smb_global_mapping(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -397,13 +397,13 @@ impl<S: smb_server::Smb> SmbApi for crate::local::Local<S> {
         &self,
         request: RemoveSmbGlobalMappingRequest,
     ) -> ::core::result::Result<RemoveSmbGlobalMappingResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "RemoveSmbGlobalMapping",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = smb_server::Smb::remove_smb_global_mapping(
                 self.service(),
                 ::tonic::Request::new(request),

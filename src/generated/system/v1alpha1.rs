@@ -623,18 +623,18 @@ impl SystemApi for Client {
 }
 #[cfg(feature = "mock")]
 #[::async_trait::async_trait]
-impl<S: system_server::System> SystemApi for crate::local::Local<S> {
+impl SystemApi for crate::mock::MockHost {
     async fn get_bios_serial_number(
         &self,
         request: GetBiosSerialNumberRequest,
     ) -> ::core::result::Result<GetBiosSerialNumberResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "GetBIOSSerialNumber",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = system_server::System::get_bios_serial_number(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -646,13 +646,13 @@ impl<S: system_server::System> SystemApi for crate::local::Local<S> {
         &self,
         request: GetServiceRequest,
     ) -> ::core::result::Result<GetServiceResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "GetService",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = system_server::System::get_service(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -664,13 +664,13 @@ impl<S: system_server::System> SystemApi for crate::local::Local<S> {
         &self,
         request: StartServiceRequest,
     ) -> ::core::result::Result<StartServiceResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "StartService",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = system_server::System::start_service(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -682,13 +682,13 @@ impl<S: system_server::System> SystemApi for crate::local::Local<S> {
         &self,
         request: StopServiceRequest,
     ) -> ::core::result::Result<StopServiceResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "StopService",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = system_server::System::stop_service(
                 self.service(),
                 ::tonic::Request::new(request),

@@ -1041,18 +1041,18 @@ impl VolumeApi for Client {
 }
 #[cfg(feature = "mock")]
 #[::async_trait::async_trait]
-impl<S: volume_server::Volume> VolumeApi for crate::local::Local<S> {
+impl VolumeApi for crate::mock::MockHost {
     async fn format_volume(
         &self,
         request: FormatVolumeRequest,
     ) -> ::core::result::Result<FormatVolumeResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "FormatVolume",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = volume_server::Volume::format_volume(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -1064,13 +1064,13 @@ impl<S: volume_server::Volume> VolumeApi for crate::local::Local<S> {
         &self,
         request: GetDiskNumberFromVolumeIdRequest,
     ) -> ::core::result::Result<GetDiskNumberFromVolumeIdResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "GetDiskNumberFromVolumeID",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = volume_server::Volume::get_disk_number_from_volume_id(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -1082,13 +1082,13 @@ impl<S: volume_server::Volume> VolumeApi for crate::local::Local<S> {
         &self,
         request: GetVolumeIdFromTargetPathRequest,
     ) -> ::core::result::Result<GetVolumeIdFromTargetPathResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "GetVolumeIDFromTargetPath",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = volume_server::Volume::get_volume_id_from_target_path(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -1100,13 +1100,13 @@ impl<S: volume_server::Volume> VolumeApi for crate::local::Local<S> {
         &self,
         request: GetVolumeStatsRequest,
     ) -> ::core::result::Result<GetVolumeStatsResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "GetVolumeStats",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = volume_server::Volume::get_volume_stats(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -1118,13 +1118,13 @@ impl<S: volume_server::Volume> VolumeApi for crate::local::Local<S> {
         &self,
         request: IsVolumeFormattedRequest,
     ) -> ::core::result::Result<IsVolumeFormattedResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "IsVolumeFormatted",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = volume_server::Volume::is_volume_formatted(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -1136,13 +1136,13 @@ impl<S: volume_server::Volume> VolumeApi for crate::local::Local<S> {
         &self,
         request: ListVolumesOnDiskRequest,
     ) -> ::core::result::Result<ListVolumesOnDiskResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "ListVolumesOnDisk",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = volume_server::Volume::list_volumes_on_disk(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -1154,13 +1154,13 @@ impl<S: volume_server::Volume> VolumeApi for crate::local::Local<S> {
         &self,
         request: MountVolumeRequest,
     ) -> ::core::result::Result<MountVolumeResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "MountVolume",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = volume_server::Volume::mount_volume(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -1172,13 +1172,13 @@ impl<S: volume_server::Volume> VolumeApi for crate::local::Local<S> {
         &self,
         request: ResizeVolumeRequest,
     ) -> ::core::result::Result<ResizeVolumeResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "ResizeVolume",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = volume_server::Volume::resize_volume(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -1190,13 +1190,13 @@ impl<S: volume_server::Volume> VolumeApi for crate::local::Local<S> {
         &self,
         request: UnmountVolumeRequest,
     ) -> ::core::result::Result<UnmountVolumeResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "UnmountVolume",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = volume_server::Volume::unmount_volume(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -1208,13 +1208,13 @@ impl<S: volume_server::Volume> VolumeApi for crate::local::Local<S> {
         &self,
         request: WriteVolumeCacheRequest,
     ) -> ::core::result::Result<WriteVolumeCacheResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "WriteVolumeCache",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = volume_server::Volume::write_volume_cache(
                 self.service(),
                 ::tonic::Request::new(request),

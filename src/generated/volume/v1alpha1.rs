@@ -693,18 +693,18 @@ impl VolumeApi for Client {
 }
 #[cfg(feature = "mock")]
 #[::async_trait::async_trait]
-impl<S: volume_server::Volume> VolumeApi for crate::local::Local<S> {
+impl VolumeApi for crate::mock::MockHost {
     async fn dismount_volume(
         &self,
         request: DismountVolumeRequest,
     ) -> ::core::result::Result<DismountVolumeResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "DismountVolume",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = volume_server::Volume::dismount_volume(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -716,13 +716,13 @@ impl<S: volume_server::Volume> VolumeApi for crate::local::Local<S> {
         &self,
         request: FormatVolumeRequest,
     ) -> ::core::result::Result<FormatVolumeResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "FormatVolume",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = volume_server::Volume::format_volume(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -734,13 +734,13 @@ impl<S: volume_server::Volume> VolumeApi for crate::local::Local<S> {
         &self,
         request: IsVolumeFormattedRequest,
     ) -> ::core::result::Result<IsVolumeFormattedResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "IsVolumeFormatted",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = volume_server::Volume::is_volume_formatted(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -752,13 +752,13 @@ impl<S: volume_server::Volume> VolumeApi for crate::local::Local<S> {
         &self,
         request: ListVolumesOnDiskRequest,
     ) -> ::core::result::Result<ListVolumesOnDiskResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "ListVolumesOnDisk",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = volume_server::Volume::list_volumes_on_disk(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -770,13 +770,13 @@ impl<S: volume_server::Volume> VolumeApi for crate::local::Local<S> {
         &self,
         request: MountVolumeRequest,
     ) -> ::core::result::Result<MountVolumeResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "MountVolume",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = volume_server::Volume::mount_volume(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -788,13 +788,13 @@ impl<S: volume_server::Volume> VolumeApi for crate::local::Local<S> {
         &self,
         request: ResizeVolumeRequest,
     ) -> ::core::result::Result<ResizeVolumeResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "ResizeVolume",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = volume_server::Volume::resize_volume(
                 self.service(),
                 ::tonic::Request::new(request),

@@ -1025,18 +1025,18 @@ impl VolumeApi for Client {
 }
 #[cfg(feature = "mock")]
 #[::async_trait::async_trait]
-impl<S: volume_server::Volume> VolumeApi for crate::local::Local<S> {
+impl VolumeApi for crate::mock::MockHost {
     async fn dismount_volume(
         &self,
         request: DismountVolumeRequest,
     ) -> ::core::result::Result<DismountVolumeResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "DismountVolume",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = volume_server::Volume::dismount_volume(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -1048,13 +1048,13 @@ impl<S: volume_server::Volume> VolumeApi for crate::local::Local<S> {
         &self,
         request: FormatVolumeRequest,
     ) -> ::core::result::Result<FormatVolumeResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "FormatVolume",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = volume_server::Volume::format_volume(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -1066,13 +1066,13 @@ impl<S: volume_server::Volume> VolumeApi for crate::local::Local<S> {
         &self,
         request: VolumeDiskNumberRequest,
     ) -> ::core::result::Result<VolumeDiskNumberResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "GetVolumeDiskNumber",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = volume_server::Volume::get_volume_disk_number(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -1084,13 +1084,13 @@ impl<S: volume_server::Volume> VolumeApi for crate::local::Local<S> {
         &self,
         request: VolumeIdFromMountRequest,
     ) -> ::core::result::Result<VolumeIdFromMountResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "GetVolumeIDFromMount",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = volume_server::Volume::get_volume_id_from_mount(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -1102,13 +1102,13 @@ impl<S: volume_server::Volume> VolumeApi for crate::local::Local<S> {
         &self,
         request: IsVolumeFormattedRequest,
     ) -> ::core::result::Result<IsVolumeFormattedResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "IsVolumeFormatted",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = volume_server::Volume::is_volume_formatted(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -1120,13 +1120,13 @@ impl<S: volume_server::Volume> VolumeApi for crate::local::Local<S> {
         &self,
         request: ListVolumesOnDiskRequest,
     ) -> ::core::result::Result<ListVolumesOnDiskResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "ListVolumesOnDisk",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = volume_server::Volume::list_volumes_on_disk(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -1138,13 +1138,13 @@ impl<S: volume_server::Volume> VolumeApi for crate::local::Local<S> {
         &self,
         request: MountVolumeRequest,
     ) -> ::core::result::Result<MountVolumeResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "MountVolume",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = volume_server::Volume::mount_volume(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -1156,13 +1156,13 @@ impl<S: volume_server::Volume> VolumeApi for crate::local::Local<S> {
         &self,
         request: ResizeVolumeRequest,
     ) -> ::core::result::Result<ResizeVolumeResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "ResizeVolume",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = volume_server::Volume::resize_volume(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -1174,13 +1174,13 @@ impl<S: volume_server::Volume> VolumeApi for crate::local::Local<S> {
         &self,
         request: VolumeStatsRequest,
     ) -> ::core::result::Result<VolumeStatsResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "VolumeStats",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = volume_server::Volume::volume_stats(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -1192,13 +1192,13 @@ impl<S: volume_server::Volume> VolumeApi for crate::local::Local<S> {
         &self,
         request: WriteVolumeCacheRequest,
     ) -> ::core::result::Result<WriteVolumeCacheResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "WriteVolumeCache",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = volume_server::Volume::write_volume_cache(
                 self.service(),
                 ::tonic::Request::new(request),

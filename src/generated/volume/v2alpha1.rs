@@ -1137,18 +1137,18 @@ impl VolumeApi for Client {
 }
 #[cfg(feature = "mock")]
 #[::async_trait::async_trait]
-impl<S: volume_server::Volume> VolumeApi for crate::local::Local<S> {
+impl VolumeApi for crate::mock::MockHost {
     async fn format_volume(
         &self,
         request: FormatVolumeRequest,
     ) -> ::core::result::Result<FormatVolumeResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "FormatVolume",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = volume_server::Volume::format_volume(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -1160,13 +1160,13 @@ impl<S: volume_server::Volume> VolumeApi for crate::local::Local<S> {
         &self,
         request: GetClosestVolumeIdFromTargetPathRequest,
     ) -> ::core::result::Result<GetClosestVolumeIdFromTargetPathResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "GetClosestVolumeIDFromTargetPath",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = volume_server::Volume::get_closest_volume_id_from_target_path(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -1178,13 +1178,13 @@ impl<S: volume_server::Volume> VolumeApi for crate::local::Local<S> {
         &self,
         request: GetDiskNumberFromVolumeIdRequest,
     ) -> ::core::result::Result<GetDiskNumberFromVolumeIdResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "GetDiskNumberFromVolumeID",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = volume_server::Volume::get_disk_number_from_volume_id(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -1196,13 +1196,13 @@ impl<S: volume_server::Volume> VolumeApi for crate::local::Local<S> {
         &self,
         request: GetVolumeIdFromTargetPathRequest,
     ) -> ::core::result::Result<GetVolumeIdFromTargetPathResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "GetVolumeIDFromTargetPath",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = volume_server::Volume::get_volume_id_from_target_path(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -1214,13 +1214,13 @@ impl<S: volume_server::Volume> VolumeApi for crate::local::Local<S> {
         &self,
         request: GetVolumeStatsRequest,
     ) -> ::core::result::Result<GetVolumeStatsResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "GetVolumeStats",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = volume_server::Volume::get_volume_stats(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -1232,13 +1232,13 @@ impl<S: volume_server::Volume> VolumeApi for crate::local::Local<S> {
         &self,
         request: IsVolumeFormattedRequest,
     ) -> ::core::result::Result<IsVolumeFormattedResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "IsVolumeFormatted",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = volume_server::Volume::is_volume_formatted(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -1250,13 +1250,13 @@ impl<S: volume_server::Volume> VolumeApi for crate::local::Local<S> {
         &self,
         request: ListVolumesOnDiskRequest,
     ) -> ::core::result::Result<ListVolumesOnDiskResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "ListVolumesOnDisk",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = volume_server::Volume::list_volumes_on_disk(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -1268,13 +1268,13 @@ impl<S: volume_server::Volume> VolumeApi for crate::local::Local<S> {
         &self,
         request: MountVolumeRequest,
     ) -> ::core::result::Result<MountVolumeResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "MountVolume",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = volume_server::Volume::mount_volume(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -1286,13 +1286,13 @@ impl<S: volume_server::Volume> VolumeApi for crate::local::Local<S> {
         &self,
         request: ResizeVolumeRequest,
     ) -> ::core::result::Result<ResizeVolumeResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "ResizeVolume",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = volume_server::Volume::resize_volume(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -1304,13 +1304,13 @@ impl<S: volume_server::Volume> VolumeApi for crate::local::Local<S> {
         &self,
         request: UnmountVolumeRequest,
     ) -> ::core::result::Result<UnmountVolumeResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "UnmountVolume",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = volume_server::Volume::unmount_volume(
                 self.service(),
                 ::tonic::Request::new(request),
@@ -1322,13 +1322,13 @@ impl<S: volume_server::Volume> VolumeApi for crate::local::Local<S> {
         &self,
         request: WriteVolumeCacheRequest,
     ) -> ::core::result::Result<WriteVolumeCacheResponse, crate::Error> {
-        const RPC: crate::local::Rpc = crate::local::Rpc {
+        const RPC: crate::mock::Rpc = crate::mock::Rpc {
             group: GROUP,
             version: VERSION,
             service: SERVICE_NAME,
             name: "WriteVolumeCache",
         };
-        let request = self.before(&RPC, request).await?;
+        self.before(&RPC, &request).await?;
         let result = volume_server::Volume::write_volume_cache(
                 self.service(),
                 ::tonic::Request::new(request),

@@ -1,0 +1,178 @@
+//! `csi-proxy-server`: the reference CSI Proxy over a simulated Windows host.
+//!
+//! Serves every group version (or a subset) on Unix sockets in a directory,
+//! or on Windows on the proxy's named pipes, until SIGTERM or Ctrl-C; then
+//! lets in-flight calls finish and removes its sockets.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Parser;
+use csi_proxy_client::host::{HostConfig, NodeSeed};
+use csi_proxy_client::server::{GroupVersion, Server};
+
+/// The reference CSI Proxy: every API group version over a simulated Windows node.
+#[derive(Debug, Parser)]
+#[command(name = "csi-proxy-server", version)]
+struct Args {
+    /// Directory for the Unix sockets `csi-proxy-<group>-<version>.sock`
+    /// (required off Windows; on Windows the server uses named pipes).
+    #[arg(long, value_name = "DIR")]
+    socket_dir: Option<PathBuf>,
+
+    /// The kubelet directory, appended last to the working directories.
+    #[arg(long, value_name = "PATH", default_value = r"C:\var\lib\kubelet")]
+    kubelet_path: String,
+
+    /// A further directory the filesystem group may work in (repeatable).
+    #[arg(long = "working-dir", value_name = "PATH")]
+    working_dirs: Vec<String>,
+
+    /// Root of the simulated drives and shares (a temporary directory,
+    /// removed on exit, by default).
+    #[arg(long, value_name = "DIR")]
+    sandbox: Option<PathBuf>,
+
+    /// A TOML file describing the node (disks, volumes, shares, iSCSI
+    /// targets, services); the documented default node without it.
+    #[arg(long, value_name = "FILE")]
+    seed: Option<PathBuf>,
+
+    /// Serve only these group versions, e.g. `disk/v1,volume/v1` (all by default).
+    #[arg(long, value_name = "GROUP/VERSION,...", value_delimiter = ',', value_parser = parse_group_version)]
+    serve: Vec<GroupVersion>,
+
+    /// Log filter: error, warn, info, debug, trace, or a tracing directive.
+    #[arg(long, value_name = "LEVEL", default_value = "info")]
+    log_level: String,
+}
+
+fn parse_group_version(text: &str) -> Result<GroupVersion, String> {
+    GroupVersion::parse(text).ok_or_else(|| {
+        let all: Vec<String> = GroupVersion::all()
+            .iter()
+            .map(ToString::to_string)
+            .collect();
+        format!(
+            "{text:?} is not a served group version; one of: {}",
+            all.join(", ")
+        )
+    })
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let filter = match tracing_subscriber::EnvFilter::try_new(&args.log_level) {
+        Ok(filter) => filter,
+        Err(e) => {
+            eprintln!(
+                "csi-proxy-server: invalid --log-level {:?}: {e}",
+                args.log_level
+            );
+            return ExitCode::from(2);
+        }
+    };
+    let ansi = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(ansi)
+        .init();
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("csi-proxy-server: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(args)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("csi-proxy-server: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The error and its sources, one after another.
+fn chain(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(e) = source {
+        text.push_str(": ");
+        text.push_str(&e.to_string());
+        source = e.source();
+    }
+    text
+}
+
+async fn run(args: Args) -> Result<(), String> {
+    let seed = match &args.seed {
+        Some(path) => Some(
+            NodeSeed::from_file(path).map_err(|e| format!("seed file {}: {e}", path.display()))?,
+        ),
+        None => None,
+    };
+    let temp_sandbox;
+    let sandbox = match args.sandbox {
+        Some(dir) => dir,
+        None => {
+            temp_sandbox = tempfile::Builder::new()
+                .prefix("csi-proxy-sandbox-")
+                .tempdir()
+                .map_err(|e| format!("cannot create a sandbox directory: {e}"))?;
+            temp_sandbox.path().to_path_buf()
+        }
+    };
+    let mut config = HostConfig::new(sandbox);
+    config.kubelet_path = args.kubelet_path;
+    config.working_dirs = args.working_dirs;
+    config.seed = seed;
+
+    let mut builder = Server::builder().host_config(config);
+    if let Some(dir) = args.socket_dir {
+        builder = builder.socket_dir(dir);
+    }
+    if !args.serve.is_empty() {
+        builder = builder.serve(args.serve);
+    }
+    let mut server = builder.start().await.map_err(|e| chain(&e))?;
+    for (endpoint, address) in server.addresses() {
+        println!("{endpoint} {address}");
+    }
+    println!("ready: serving {} endpoints", server.addresses().len());
+
+    let failure = tokio::select! {
+        () = shutdown_signal() => None,
+        result = server.wait_for_failure() => Some(result),
+    };
+    tracing::info!("shutting down");
+    let shutdown = server.shutdown().await;
+    match failure {
+        Some(Err(e)) => Err(chain(&e)),
+        _ => shutdown.map_err(|e| chain(&e)),
+    }
+}
+
+/// Completes on Ctrl-C, or on Unix also on SIGTERM.
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = term.recv() => {}
+                    _ = tokio::signal::ctrl_c() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

@@ -1,0 +1,429 @@
+//! [`MockHost`]: a simulated Windows node in process, for a driver's unit tests.
+//!
+//! `MockHost` implements every `<Group>Api` trait of every version by calling
+//! the reference server's own services ([`crate::server::ProxyService`]) over
+//! the same simulated host, with no socket and no server process. A driver
+//! that passes against `MockHost` meets the same answers, errors included,
+//! from the reference server; clones share one node.
+//!
+//! ```
+//! use csi_proxy_client::disk::v1::{self as disk, DiskApi};
+//! use csi_proxy_client::mock::MockHost;
+//!
+//! # #[tokio::main(flavor = "current_thread")] async fn main() -> Result<(), csi_proxy_client::Error> {
+//! let node = MockHost::new();
+//! let api: &dyn DiskApi = &node;
+//! let disks = api.list_disk_locations(disk::ListDiskLocationsRequest {}).await?;
+//! assert!(disks.disk_locations.len() >= 3);
+//! assert_eq!(node.calls()[0].rpc.name, "ListDiskLocations");
+//! # Ok(()) }
+//! ```
+//!
+//! Beyond the traits it offers what a test needs:
+//! - the node's state: [`MockHost::host`] (snapshots, files, test hooks);
+//! - the call log: [`MockHost::calls`], [`MockHost::calls_of`],
+//!   [`MockHost::assert_called_in_order`];
+//! - faults: [`MockHost::fail_next`], [`MockHost::fail_nth`],
+//!   [`MockHost::add_latency`], [`MockHost::remove_disk`]. A fault surfaces
+//!   through the trait exactly as the same status from the proxy would:
+//!   [`Error::Rpc`] with the code and message given.
+
+use std::any::Any;
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use crate::Error;
+use crate::host::{Host, HostConfig, HostError, NodeSeed};
+use crate::server::ProxyService;
+
+/// The endpoint named in errors of mock calls.
+pub const IN_PROCESS: &str = "in-process";
+
+/// Identifies one RPC of one group version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Rpc {
+    /// API group, e.g. `disk`.
+    pub group: &'static str,
+    /// API version, e.g. `v1`.
+    pub version: &'static str,
+    /// Fully qualified service, e.g. `v1.Disk`.
+    pub service: &'static str,
+    /// RPC name as on the wire, e.g. `GetDiskStats`.
+    pub name: &'static str,
+}
+
+impl Rpc {
+    /// The gRPC method path, `/v1.Disk/GetDiskStats`.
+    pub fn path(&self) -> String {
+        format!("/{}/{}", self.service, self.name)
+    }
+}
+
+/// One call made through a [`MockHost`], in the order made.
+#[derive(Clone)]
+pub struct Call {
+    /// Which RPC.
+    pub rpc: Rpc,
+    request: Arc<dyn Any + Send + Sync>,
+    debug: String,
+}
+
+impl Call {
+    /// The request, if it is of type `T` (the message type of that version).
+    pub fn request<T: 'static>(&self) -> Option<&T> {
+        self.request.downcast_ref()
+    }
+}
+
+impl fmt::Debug for Call {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}/{} {}({})",
+            self.rpc.group, self.rpc.version, self.rpc.name, self.debug
+        )
+    }
+}
+
+/// Which calls a fault applies to: an RPC name, optionally narrowed to a
+/// group and version. `"PartitionDisk"`, `"disk/PartitionDisk"` and
+/// `"disk/v1/PartitionDisk"` are accepted by the `&str` conversion.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RpcMatch {
+    group: Option<String>,
+    version: Option<String>,
+    name: String,
+}
+
+impl From<&str> for RpcMatch {
+    fn from(text: &str) -> Self {
+        let parts: Vec<&str> = text.split('/').collect();
+        let owned = |s: &str| Some(s.to_string());
+        match parts.as_slice() {
+            [group, version, name] => RpcMatch {
+                group: owned(group),
+                version: owned(version),
+                name: name.to_string(),
+            },
+            [group, name] => RpcMatch {
+                group: owned(group),
+                version: None,
+                name: name.to_string(),
+            },
+            _ => RpcMatch {
+                group: None,
+                version: None,
+                name: text.to_string(),
+            },
+        }
+    }
+}
+
+impl RpcMatch {
+    fn matches(&self, rpc: &Rpc) -> bool {
+        self.name == rpc.name
+            && self.group.as_deref().is_none_or(|g| g == rpc.group)
+            && self.version.as_deref().is_none_or(|v| v == rpc.version)
+    }
+}
+
+#[derive(Debug)]
+enum FaultKind {
+    /// Fail the matching call after `skip` more matching calls have passed.
+    Fail { skip: usize, status: tonic::Status },
+    /// Delay every matching call.
+    Latency(Duration),
+}
+
+#[derive(Debug)]
+struct Fault {
+    rpc: RpcMatch,
+    kind: FaultKind,
+}
+
+#[derive(Debug)]
+struct Inner {
+    service: ProxyService,
+    calls: Mutex<Vec<Call>>,
+    faults: Mutex<Vec<Fault>>,
+    /// Keeps the temporary sandbox of [`MockHost::new`] alive.
+    _sandbox: Option<tempfile::TempDir>,
+}
+
+/// A simulated Windows node in process implementing every `<Group>Api`.
+///
+/// Cheap to clone; clones share the node, the call log and the faults.
+#[derive(Clone, Debug)]
+pub struct MockHost {
+    inner: Arc<Inner>,
+}
+
+impl Default for MockHost {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl MockHost {
+    /// The reference server's default node, in a temporary sandbox removed
+    /// when the last clone is dropped.
+    ///
+    /// # Panics
+    /// If the temporary directory cannot be created.
+    pub fn new() -> Self {
+        Self::builder()
+            .build()
+            .expect("building the default mock node in a temporary directory")
+    }
+
+    /// A builder to seed the node or configure paths.
+    pub fn builder() -> MockHostBuilder {
+        MockHostBuilder::default()
+    }
+
+    /// The simulated host: its state, snapshots and test hooks.
+    pub fn host(&self) -> &Host {
+        self.inner.service.host()
+    }
+
+    /// The services the calls go to.
+    pub fn service(&self) -> &ProxyService {
+        &self.inner.service
+    }
+
+    /// Every call made so far, oldest first.
+    pub fn calls(&self) -> Vec<Call> {
+        lock(&self.inner.calls).clone()
+    }
+
+    /// The calls matching `rpc` (`"PartitionDisk"`, `"disk/v1/PartitionDisk"`).
+    pub fn calls_of(&self, rpc: impl Into<RpcMatch>) -> Vec<Call> {
+        let rpc = rpc.into();
+        lock(&self.inner.calls)
+            .iter()
+            .filter(|c| rpc.matches(&c.rpc))
+            .cloned()
+            .collect()
+    }
+
+    /// Forgets the calls made so far.
+    pub fn clear_calls(&self) {
+        lock(&self.inner.calls).clear();
+    }
+
+    /// Panics unless calls matching `expected` happened in this order (other
+    /// calls may come between them).
+    #[track_caller]
+    pub fn assert_called_in_order(&self, expected: &[&str]) {
+        let calls = self.calls();
+        let mut remaining = calls.iter();
+        for want in expected {
+            let m = RpcMatch::from(*want);
+            if !remaining.any(|c| m.matches(&c.rpc)) {
+                panic!(
+                    "expected the calls {expected:?} in this order; {want:?} is missing after the earlier ones; calls were {calls:#?}"
+                );
+            }
+        }
+    }
+
+    /// The next call matching `rpc` fails with `code` and `message` instead
+    /// of reaching the host.
+    pub fn fail_next(
+        &self,
+        rpc: impl Into<RpcMatch>,
+        code: tonic::Code,
+        message: impl Into<String>,
+    ) {
+        self.fail_nth(rpc, 1, code, message);
+    }
+
+    /// The `n`th call from now matching `rpc` (1 = the next) fails with
+    /// `code` and `message`; the calls before it go through.
+    pub fn fail_nth(
+        &self,
+        rpc: impl Into<RpcMatch>,
+        n: usize,
+        code: tonic::Code,
+        message: impl Into<String>,
+    ) {
+        assert!(n >= 1, "fail_nth counts from 1");
+        let status = tonic::Status::new(code, message);
+        lock(&self.inner.faults).push(Fault {
+            rpc: rpc.into(),
+            kind: FaultKind::Fail {
+                skip: n - 1,
+                status,
+            },
+        });
+    }
+
+    /// Every call matching `rpc` takes `delay` longer.
+    pub fn add_latency(&self, rpc: impl Into<RpcMatch>, delay: Duration) {
+        lock(&self.inner.faults).push(Fault {
+            rpc: rpc.into(),
+            kind: FaultKind::Latency(delay),
+        });
+    }
+
+    /// Removes every injected fault and latency.
+    pub fn clear_faults(&self) {
+        lock(&self.inner.faults).clear();
+    }
+
+    /// Detaches disk `number`, as if it was removed from the VM.
+    pub fn remove_disk(&self, number: u32) -> Result<(), HostError> {
+        self.host().detach_disk(number)
+    }
+
+    /// Logs the call and applies the faults that match it.
+    #[doc(hidden)]
+    pub async fn before<R>(&self, rpc: &Rpc, request: &R) -> Result<(), Error>
+    where
+        R: Clone + fmt::Debug + Send + Sync + 'static,
+    {
+        let call = Call {
+            rpc: *rpc,
+            request: Arc::new(request.clone()),
+            debug: format!("{request:?}"),
+        };
+        lock(&self.inner.calls).push(call);
+        let (delay, failure) = {
+            let mut faults = lock(&self.inner.faults);
+            let mut delay = Duration::ZERO;
+            let mut failure = None;
+            let mut spent = None;
+            for (i, fault) in faults
+                .iter_mut()
+                .enumerate()
+                .filter(|(_, f)| f.rpc.matches(rpc))
+            {
+                match &mut fault.kind {
+                    FaultKind::Latency(d) => delay += *d,
+                    FaultKind::Fail { skip, status } if failure.is_none() => {
+                        if *skip == 0 {
+                            failure = Some(status.clone());
+                            spent = Some(i);
+                        } else {
+                            *skip -= 1;
+                        }
+                    }
+                    FaultKind::Fail { .. } => {}
+                }
+            }
+            if let Some(i) = spent {
+                faults.remove(i);
+            }
+            (delay, failure)
+        };
+        if !delay.is_zero() {
+            tokio::time::sleep(delay).await;
+        }
+        match failure {
+            Some(status) => Err(Error::rpc(IN_PROCESS, rpc.path(), status)),
+            None => Ok(()),
+        }
+    }
+
+    /// Turns the service's answer into what a `Client` would return.
+    #[doc(hidden)]
+    pub fn after<T>(
+        &self,
+        rpc: &Rpc,
+        result: Result<tonic::Response<T>, tonic::Status>,
+    ) -> Result<T, Error> {
+        result
+            .map(tonic::Response::into_inner)
+            .map_err(|status| Error::rpc(IN_PROCESS, rpc.path(), status))
+    }
+}
+
+/// Builds a [`MockHost`].
+#[derive(Debug, Default)]
+pub struct MockHostBuilder {
+    seed: Option<NodeSeed>,
+    sandbox: Option<PathBuf>,
+    kubelet_path: Option<String>,
+    working_dirs: Vec<String>,
+    id_seed: Option<u64>,
+}
+
+impl MockHostBuilder {
+    /// The node to simulate (the default node without it).
+    pub fn seed(mut self, seed: NodeSeed) -> Self {
+        self.seed = Some(seed);
+        self
+    }
+
+    /// Reads the node from a seed file (the server's `--seed` format).
+    pub fn seed_file(self, path: impl AsRef<std::path::Path>) -> Result<Self, HostError> {
+        Ok(self.seed(NodeSeed::from_file(path)?))
+    }
+
+    /// Keeps the simulated drives in `dir` instead of a temporary directory.
+    pub fn sandbox(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.sandbox = Some(dir.into());
+        self
+    }
+
+    /// The kubelet directory (default `C:\var\lib\kubelet`).
+    pub fn kubelet_path(mut self, path: impl Into<String>) -> Self {
+        self.kubelet_path = Some(path.into());
+        self
+    }
+
+    /// A further working directory of the filesystem group.
+    pub fn working_dir(mut self, path: impl Into<String>) -> Self {
+        self.working_dirs.push(path.into());
+        self
+    }
+
+    /// Seed of the identifier generator (volume GUIDs), for reproducible ids.
+    pub fn id_seed(mut self, seed: u64) -> Self {
+        self.id_seed = Some(seed);
+        self
+    }
+
+    /// Builds the node.
+    pub fn build(self) -> Result<MockHost, HostError> {
+        let (sandbox, temp) = match self.sandbox {
+            Some(dir) => (dir, None),
+            None => {
+                let temp = tempfile::Builder::new()
+                    .prefix("csi-proxy-mock-")
+                    .tempdir()
+                    .map_err(|e| {
+                        HostError::unknown(format!("cannot create a sandbox directory: {e}"))
+                    })?;
+                (temp.path().to_path_buf(), Some(temp))
+            }
+        };
+        let mut config = HostConfig::new(sandbox);
+        if let Some(path) = self.kubelet_path {
+            config.kubelet_path = path;
+        }
+        config.working_dirs = self.working_dirs;
+        config.seed = self.seed;
+        if let Some(seed) = self.id_seed {
+            config.id_seed = seed;
+        }
+        let host = Host::new(config)?;
+        let inner = Inner {
+            service: ProxyService::new(host),
+            calls: Mutex::default(),
+            faults: Mutex::default(),
+            _sandbox: temp,
+        };
+        Ok(MockHost {
+            inner: Arc::new(inner),
+        })
+    }
+}

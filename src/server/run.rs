@@ -1,0 +1,299 @@
+//! Running the services: one endpoint per group version, graceful shutdown.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+use tonic::service::Routes;
+
+use super::ProxyService;
+use crate::host::{Host, HostConfig};
+use crate::transport::Address;
+
+/// One group version, e.g. `disk/v1`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct GroupVersion {
+    /// API group.
+    pub group: &'static str,
+    /// API version.
+    pub version: &'static str,
+}
+
+impl fmt::Display for GroupVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.group, self.version)
+    }
+}
+
+impl GroupVersion {
+    /// Every group version the proxy serves, groups in upstream's pipe
+    /// creation order, versions oldest first.
+    pub fn all() -> Vec<GroupVersion> {
+        let groups: [(&'static str, &'static [&'static str]); 6] = [
+            (crate::filesystem::GROUP, crate::filesystem::VERSIONS),
+            (crate::disk::GROUP, crate::disk::VERSIONS),
+            (crate::volume::GROUP, crate::volume::VERSIONS),
+            (crate::smb::GROUP, crate::smb::VERSIONS),
+            (crate::system::GROUP, crate::system::VERSIONS),
+            (crate::iscsi::GROUP, crate::iscsi::VERSIONS),
+        ];
+        groups
+            .into_iter()
+            .flat_map(|(group, versions)| {
+                versions
+                    .iter()
+                    .map(move |version| GroupVersion { group, version })
+            })
+            .collect()
+    }
+
+    /// Parses `group/version`, accepting only served group versions.
+    pub fn parse(text: &str) -> Option<GroupVersion> {
+        let (group, version) = text.trim().split_once('/')?;
+        Self::all()
+            .into_iter()
+            .find(|gv| gv.group == group && gv.version == version)
+    }
+
+    /// The gRPC routes of this group version's single service.
+    pub fn routes(&self, service: &ProxyService) -> Routes {
+        macro_rules! table {
+            ($($group:ident :: $server_mod:ident :: $server:ident [$($version:ident)*])*) => {
+                match (self.group, self.version) {
+                    $($((stringify!($group), stringify!($version)) => {
+                        Routes::new(crate::$group::$version::$server_mod::$server::new(service.clone()))
+                    })*)*
+                    _ => unreachable!("GroupVersion values come from GroupVersion::all"),
+                }
+            };
+        }
+        table! {
+            disk::disk_server::DiskServer [v1alpha1 v1beta1 v1beta2 v1beta3 v1]
+            filesystem::filesystem_server::FilesystemServer [v1alpha1 v1beta1 v1beta2 v1 v2alpha1]
+            iscsi::iscsi_server::IscsiServer [v1alpha1 v1alpha2]
+            smb::smb_server::SmbServer [v1alpha1 v1beta1 v1beta2 v1]
+            system::system_server::SystemServer [v1alpha1]
+            volume::volume_server::VolumeServer [v1alpha1 v1beta1 v1beta2 v1beta3 v1 v2alpha1]
+        }
+    }
+}
+
+/// Why the server could not start or stopped with an error.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ServerError {
+    /// The simulated host could not be built (sandbox, seed).
+    #[error("cannot build the simulated host: {0}")]
+    Host(#[source] crate::host::HostError),
+    /// An endpoint could not be created: in use, no permission, missing directory.
+    #[error("cannot listen on {address}")]
+    Listen {
+        /// The socket or pipe.
+        address: String,
+        /// What the operating system said.
+        #[source]
+        source: std::io::Error,
+    },
+    /// An endpoint's server failed while serving.
+    #[error("serving {endpoint} failed")]
+    Serve {
+        /// The group version.
+        endpoint: GroupVersion,
+        /// The transport's error.
+        #[source]
+        source: tonic::transport::Error,
+    },
+    /// No socket directory was given (required off Windows).
+    #[error("no socket directory given: the server needs one to create its Unix sockets")]
+    NoSocketDir,
+}
+
+/// Builds a [`Server`]: what to serve, where, over which host.
+#[derive(Debug, Default)]
+pub struct ServerBuilder {
+    socket_dir: Option<PathBuf>,
+    serve: Option<Vec<GroupVersion>>,
+    host: Option<Host>,
+    host_config: Option<HostConfig>,
+}
+
+impl ServerBuilder {
+    /// The directory for the Unix sockets, `csi-proxy-<group>-<version>.sock`
+    /// (required on Unix; on Windows the server listens on named pipes).
+    pub fn socket_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.socket_dir = Some(dir.into());
+        self
+    }
+
+    /// Serves only these group versions (all by default).
+    pub fn serve(mut self, endpoints: impl IntoIterator<Item = GroupVersion>) -> Self {
+        self.serve = Some(endpoints.into_iter().collect());
+        self
+    }
+
+    /// Serves an existing host (shared with the caller, e.g. for assertions).
+    pub fn host(mut self, host: Host) -> Self {
+        self.host = Some(host);
+        self
+    }
+
+    /// Builds the host from this configuration (ignored when [`ServerBuilder::host`] is set).
+    pub fn host_config(mut self, config: HostConfig) -> Self {
+        self.host_config = Some(config);
+        self
+    }
+
+    /// Creates every endpoint, then starts serving. If any endpoint cannot
+    /// be created, the ones already created are closed and removed.
+    pub async fn start(self) -> Result<Server, ServerError> {
+        let host = match (self.host, self.host_config) {
+            (Some(host), _) => host,
+            (None, Some(config)) => Host::new(config).map_err(ServerError::Host)?,
+            (None, None) => {
+                let dir =
+                    std::env::temp_dir().join(format!("csi-proxy-sandbox-{}", std::process::id()));
+                Host::new(HostConfig::new(dir)).map_err(ServerError::Host)?
+            }
+        };
+        let endpoints = self.serve.unwrap_or_else(GroupVersion::all);
+        let mut listeners = Vec::new();
+        for endpoint in &endpoints {
+            match super::listen::Listener::bind(self.socket_dir.as_deref(), *endpoint) {
+                Ok(listener) => listeners.push((*endpoint, listener)),
+                Err(e) => {
+                    for (_, listener) in listeners {
+                        listener.remove();
+                    }
+                    return Err(e);
+                }
+            }
+        }
+
+        let service = ProxyService::new(host.clone());
+        let (stop, stopped) = watch::channel(false);
+        let mut tasks = JoinSet::new();
+        let mut addresses = Vec::new();
+        let mut cleanup = Vec::new();
+        for (endpoint, listener) in listeners {
+            addresses.push((endpoint, listener.address()));
+            cleanup.push(listener.cleanup());
+            let routes = endpoint.routes(&service);
+            let mut stopped = stopped.clone();
+            let signal = async move {
+                let _ = stopped.wait_for(|stop| *stop).await;
+            };
+            let server = tonic::transport::Server::builder().add_routes(routes);
+            tasks.spawn(async move {
+                let result = listener.serve(server, signal).await;
+                result.map_err(|source| ServerError::Serve { endpoint, source })
+            });
+        }
+        tracing::info!(endpoints = addresses.len(), "csi-proxy-server ready");
+        Ok(Server {
+            host,
+            addresses,
+            stop,
+            tasks,
+            cleanup,
+        })
+    }
+}
+
+/// A running reference server.
+///
+/// ```no_run
+/// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+/// use csi_proxy_client::disk::v1::{self as disk, DiskApi};
+/// use csi_proxy_client::server::Server;
+///
+/// let dir = tempfile::tempdir()?;
+/// let server = Server::builder().socket_dir(dir.path()).start().await?;
+/// let address = server.address("disk", "v1").unwrap().to_string();
+/// let client = disk::Client::connect(&address).await?;
+/// let disks = client.list_disk_locations(disk::ListDiskLocationsRequest {}).await?;
+/// assert!(disks.disk_locations.len() >= 3);
+/// server.shutdown().await?;
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct Server {
+    host: Host,
+    addresses: Vec<(GroupVersion, Address)>,
+    stop: watch::Sender<bool>,
+    tasks: JoinSet<Result<(), ServerError>>,
+    cleanup: Vec<super::listen::Cleanup>,
+}
+
+impl Server {
+    /// A builder with defaults: every group version, the default node in a
+    /// temporary sandbox.
+    pub fn builder() -> ServerBuilder {
+        ServerBuilder::default()
+    }
+
+    /// The endpoints served, in creation order.
+    pub fn addresses(&self) -> &[(GroupVersion, Address)] {
+        &self.addresses
+    }
+
+    /// The address of one group version, if served.
+    pub fn address(&self, group: &str, version: &str) -> Option<&Address> {
+        self.addresses
+            .iter()
+            .find(|(gv, _)| gv.group == group && gv.version == version)
+            .map(|(_, a)| a)
+    }
+
+    /// The simulated host, for seeding and assertions.
+    pub fn host(&self) -> &Host {
+        &self.host
+    }
+
+    /// Waits until any endpoint's server stops on its own (an error), or
+    /// returns at once if none is running.
+    pub async fn wait_for_failure(&mut self) -> Result<(), ServerError> {
+        match self.tasks.join_next().await {
+            Some(Ok(result)) => result,
+            Some(Err(e)) => std::panic::resume_unwind(e.into_panic()),
+            None => Ok(()),
+        }
+    }
+
+    /// Stops accepting connections, lets in-flight calls finish, and removes
+    /// the sockets. Returns the first error any endpoint met.
+    pub async fn shutdown(mut self) -> Result<(), ServerError> {
+        let _ = self.stop.send(true);
+        let mut first_error = Ok(());
+        while let Some(joined) = self.tasks.join_next().await {
+            let result = joined.unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
+            if first_error.is_ok() {
+                first_error = result;
+            }
+        }
+        for cleanup in self.cleanup.drain(..) {
+            cleanup.run();
+        }
+        first_error
+    }
+}
+
+impl Drop for Server {
+    /// A server dropped without [`Server::shutdown`] stops its endpoints
+    /// and removes its sockets at once.
+    fn drop(&mut self) {
+        let _ = self.stop.send(true);
+        self.tasks.abort_all();
+        for cleanup in self.cleanup.drain(..) {
+            cleanup.run();
+        }
+    }
+}
+
+/// The socket path of `endpoint` in `dir`.
+pub(super) fn socket_path(dir: &Path, endpoint: GroupVersion) -> PathBuf {
+    match Address::socket_in(dir, endpoint.group, endpoint.version) {
+        Address::Unix(path) => path,
+        other => unreachable!("socket_in gave {other:?}"),
+    }
+}
