@@ -9,11 +9,14 @@
 //! [`status`].
 
 mod disk;
+mod filesystem;
+mod iscsi;
 mod listen;
 #[cfg(windows)]
 mod pipe;
 mod run;
-mod tmp_stubs;
+mod smb;
+mod system;
 mod volume;
 
 pub use run::{GroupVersion, Server, ServerBuilder, ServerError};
