@@ -2,11 +2,13 @@
 # Build the crate's tests for Windows (x86_64-pc-windows-gnu) and run them
 # under Wine, so that the Windows-only code (named pipes) is tested on Linux.
 #
-#   scripts/test-windows.sh [--install] [--keep-prefix] [-- TEST-ARGS...]
+#   scripts/test-windows.sh [--install] [--keep-prefix] [--test NAME]... [-- TEST-ARGS...]
 #
 #   --install      install what is missing (rustup target, mingw-w64, wine64;
 #                  apt-get update first). Implied when CI=true.
 #   --keep-prefix  keep the temporary WINEPREFIX and print its path.
+#   --test NAME    build and run only this integration test (repeatable);
+#                  default: every test binary of the crate.
 #   TEST-ARGS      passed to every test binary (a name filter, --nocapture, ...).
 #
 # Environment: CSI_WINE_TIMEOUT (seconds per test binary, default 600),
@@ -22,17 +24,29 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 SHIM_SRC="$ROOT/scripts/windows/processprng.c"
 TIMEOUT_SECS=${CSI_WINE_TIMEOUT:-600}
 
+say() { printf '==> %s\n' "$*"; }
+die() {
+    printf 'test-windows: error: %s\n' "$*" >&2
+    exit 1
+}
+
 install=0
 keep_prefix=0
 [ "${CI:-}" = "true" ] && install=1
 test_args=()
+cargo_targets=()
 while [ $# -gt 0 ]; do
     case "$1" in
         --install) install=1 ;;
         --no-install) install=0 ;;
         --keep-prefix) keep_prefix=1 ;;
+        --test)
+            [ $# -ge 2 ] || die "--test needs a test name"
+            cargo_targets+=(--test "$2")
+            shift
+            ;;
         -h | --help)
-            sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
+            sed -n '2,19p' "$0" | sed 's/^# \{0,1\}//'
             exit 0
             ;;
         --)
@@ -48,11 +62,6 @@ while [ $# -gt 0 ]; do
     shift
 done
 
-say() { printf '==> %s\n' "$*"; }
-die() {
-    printf 'test-windows: error: %s\n' "$*" >&2
-    exit 1
-}
 
 start_all=$(date +%s)
 step_start=$start_all
@@ -127,12 +136,15 @@ say "building test binaries for $TARGET"
 cd "$ROOT"
 build_log=$(mktemp)
 trap 'rm -f "$build_log"' EXIT
-# Human-readable diagnostics go to stderr, the JSON messages to the log.
-if ! cargo test --target "$TARGET" --all-features --no-run \
-    --message-format=json-diagnostic-rendered-ansi >"$build_log"; then
+# Cargo's progress goes to stderr, the JSON messages to the log.
+message_format=json
+[ -t 2 ] && message_format=json-diagnostic-rendered-ansi
+if ! cargo test --target "$TARGET" --all-features --no-run "${cargo_targets[@]}" \
+    --message-format="$message_format" >"$build_log"; then
     # Show the compiler's errors (rendered), not the JSON.
     python3 - "$build_log" <<'PY' >&2 || true
 import json, sys
+seen = set()
 for line in open(sys.argv[1]):
     try:
         msg = json.loads(line)
@@ -140,7 +152,8 @@ for line in open(sys.argv[1]):
         continue
     if msg.get("reason") == "compiler-message":
         rendered = msg["message"].get("rendered")
-        if rendered:
+        if rendered and rendered not in seen:
+            seen.add(rendered)
             sys.stderr.write(rendered)
 PY
     die "cargo test --target $TARGET --no-run failed"
@@ -257,7 +270,7 @@ if [ "$pipe_tests" -gt 0 ]; then
         "$pipe_tests" '\\.\pipe\...'
 else
     echo "Named pipes: no windows_pipes test ran; only the other tests ran." >&2
-    if [ -f "$ROOT/tests/windows_pipes.rs" ] && [ ${#test_args[@]} -eq 0 ]; then
+    if [ -f "$ROOT/tests/windows_pipes.rs" ] && [ ${#test_args[@]} -eq 0 ] && [ ${#cargo_targets[@]} -eq 0 ]; then
         failed_bins+=("windows_pipes (ran no test)")
     fi
 fi

@@ -1,25 +1,43 @@
-//! The crate's client connector against the server's named-pipe listener,
-//! over real Windows named pipes (on Linux: `scripts/test-windows.sh`, which
-//! runs this under Wine).
+//! Named pipes for real: the server's pipe listener, the crate's client
+//! connector and the reference server, over Windows named pipes (on Linux:
+//! `scripts/test-windows.sh`, which runs this under Wine).
 //!
-//! Each server runs on its own tokio runtime, so "the proxy dies" can be
-//! simulated faithfully: shutting that runtime down drops the listener and
-//! every connection at once, closing all pipe instances as a process exit
-//! would.
-#![cfg(all(windows, feature = "server"))]
+//! The listener is private to the crate (the reference server uses it), so
+//! it is compiled into this test from its source file. Tests of the
+//! listener and connector use pipe names of this process alone and run in
+//! parallel; the one test of the reference server uses its fixed pipe names.
+//!
+//! Each test server runs on its own tokio runtime, so "the proxy dies" can
+//! be simulated faithfully: shutting that runtime down drops the listener
+//! and every connection at once, closing all pipe instances as a process
+//! exit would.
+#![cfg(windows)]
 
+#[allow(dead_code)]
+#[path = "../src/server/pipe.rs"]
+mod pipe;
+
+use std::ffi::OsString;
 use std::io;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use csi_proxy_client::server::pipe::PipeListener;
 use csi_proxy_client::system::v1alpha1::{self as system, SystemApi, system_server};
 use csi_proxy_client::{ConnectOptions, Error};
+use pipe::PipeListener;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::windows::named_pipe::{ClientOptions, ServerOptions};
 use tokio::sync::{Barrier, oneshot};
+use tokio_stream::StreamExt;
+use tonic::transport::server::Connected;
 
 /// `ERROR_FILE_NOT_FOUND`: no instance of the pipe exists.
 const ERROR_FILE_NOT_FOUND: i32 = 2;
+
+/// Wine sets these in every Windows process it starts.
+fn under_wine() -> bool {
+    std::env::var_os("WINECONFIGDIR").is_some()
+}
 
 /// A pipe name of this test process alone.
 fn pipe_path(test: &str) -> String {
@@ -315,4 +333,137 @@ async fn proxy_stopped_mid_run_gives_a_transport_error_and_a_restarted_one_is_re
         "SN-third"
     );
     proxy.stop().await;
+}
+
+// ---------------------------------------------------------------- listener
+
+#[tokio::test]
+async fn listener_connection_carries_bytes_both_ways() {
+    let path = pipe_path("bytes");
+    let mut listener = PipeListener::bind(&path).unwrap();
+    let mut client = ClientOptions::new().open(&path).unwrap();
+    let mut conn = listener.next().await.unwrap().unwrap();
+    assert_eq!(conn.connect_info().path, OsString::from(&path));
+
+    client.write_all(b"ping").await.unwrap();
+    let mut buf = [0u8; 4];
+    conn.read_exact(&mut buf).await.unwrap();
+    assert_eq!(&buf, b"ping");
+    conn.write_all(b"pong").await.unwrap();
+    client.read_exact(&mut buf).await.unwrap();
+    assert_eq!(&buf, b"pong");
+
+    // Closing the server side ends the client's stream.
+    drop(conn);
+    assert_eq!(client.read(&mut buf).await.unwrap_or(0), 0);
+}
+
+#[tokio::test]
+async fn listener_creates_the_next_instance_before_handing_off() {
+    let path = pipe_path("handoff");
+    let mut listener = PipeListener::bind(&path).unwrap();
+    let _first = ClientOptions::new().open(&path).unwrap();
+    let _conn = listener.next().await.unwrap().unwrap();
+    // The stream is not polled again, yet a second client finds a free
+    // instance at once: neither ERROR_PIPE_BUSY nor ERROR_FILE_NOT_FOUND.
+    let second = ClientOptions::new().open(&path);
+    assert!(second.is_ok(), "second client: {:?}", second.err());
+    let _conn2 = listener.next().await.unwrap().unwrap();
+}
+
+#[tokio::test]
+async fn pipe_disappears_when_the_listener_is_dropped() {
+    let path = pipe_path("drop");
+    let listener = PipeListener::bind(&path).unwrap();
+    drop(listener);
+    let err = ClientOptions::new().open(&path).unwrap_err();
+    assert_eq!(err.raw_os_error(), Some(ERROR_FILE_NOT_FOUND), "{err}");
+    // And the name can be bound again.
+    PipeListener::bind(&path).unwrap();
+}
+
+#[tokio::test]
+async fn second_bind_of_the_same_pipe_fails_with_addr_in_use() {
+    let path = pipe_path("twice");
+    let _first = PipeListener::bind(&path).unwrap();
+    let second = PipeListener::bind(&path);
+    if under_wine() {
+        // Wine 8 ignores FILE_FLAG_FIRST_PIPE_INSTANCE (see the listener's
+        // docs): the second bind succeeds there. Should a later Wine enforce
+        // it, this fails and the Windows branch below applies to Wine too.
+        assert!(second.is_ok(), "Wine now enforces the first instance flag");
+        return;
+    }
+    let err = second.unwrap_err();
+    assert_eq!(err.kind(), io::ErrorKind::AddrInUse, "{err}");
+    assert!(err.to_string().contains(&path), "{err}");
+}
+
+#[tokio::test]
+async fn invalid_pipe_name_is_reported_with_the_name() {
+    let err = PipeListener::bind(r"\\.\not-a-pipe\x").unwrap_err();
+    assert!(err.to_string().contains(r"\\.\not-a-pipe\x"), "{err}");
+}
+
+// ---------------------------------------------------------------- reference server
+
+/// The reference server on its real pipe names, `\\.\pipe\csi-proxy-<group>-<version>`.
+#[cfg(feature = "server")]
+#[tokio::test]
+async fn reference_server_serves_its_default_pipes() {
+    use csi_proxy_client::disk::v1::{self as disk, DiskApi};
+    use csi_proxy_client::server::{GroupVersion, Server, ServerError};
+
+    let endpoints = ["disk/v1", "volume/v1"].map(|gv| GroupVersion::parse(gv).unwrap());
+    let server = Server::builder().serve(endpoints).start().await.unwrap();
+    assert_eq!(
+        server.address("disk", "v1").unwrap().to_string(),
+        r"\\.\pipe\csi-proxy-disk-v1"
+    );
+
+    let client = disk::Client::connect_default().await.unwrap();
+    let disks = client
+        .list_disk_locations(disk::ListDiskLocationsRequest {})
+        .await
+        .unwrap();
+    assert!(disks.disk_locations.len() >= 3, "{disks:?}");
+
+    // Each pipe serves its own group version only.
+    let on_volume_pipe = disk::Client::connect(r"\\.\pipe\csi-proxy-volume-v1")
+        .await
+        .unwrap();
+    let err = on_volume_pipe
+        .list_disk_locations(disk::ListDiskLocationsRequest {})
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Some(tonic::Code::Unimplemented), "{err}");
+
+    // A second proxy on the same pipes.
+    let second = Server::builder().serve(endpoints).start().await;
+    if under_wine() {
+        // FILE_FLAG_FIRST_PIPE_INSTANCE is not enforced by Wine 8.
+        assert!(second.is_ok(), "Wine now enforces the first instance flag");
+        second.unwrap().shutdown().await.unwrap();
+    } else {
+        match second {
+            Err(ServerError::Listen { address, source }) => {
+                assert_eq!(address, r"\\.\pipe\csi-proxy-disk-v1");
+                assert_eq!(source.kind(), io::ErrorKind::AddrInUse, "{source}");
+            }
+            other => panic!("expected AddrInUse, got {other:?}"),
+        }
+    }
+    // The first server still answers.
+    let client = disk::Client::connect_default().await.unwrap();
+    client
+        .list_disk_locations(disk::ListDiskLocationsRequest {})
+        .await
+        .unwrap();
+
+    server.shutdown().await.unwrap();
+    let err = disk::Client::connect_default().await.unwrap_err();
+    assert!(
+        matches!(&err, Error::Connect { source, .. } if source.raw_os_error() == Some(ERROR_FILE_NOT_FOUND)),
+        "{err:?}"
+    );
 }
