@@ -17,6 +17,9 @@
 //! - [`disk`], [`volume`], [`filesystem`]: the groups' internal operations as
 //!   the traits [`DiskHost`], [`VolumeHost`], [`FilesystemHost`], implemented
 //!   by [`Host`].
+//! - [`smb`], [`iscsi`], [`system`]: those groups' models and the traits
+//!   [`SmbHost`], [`IscsiHost`], [`SystemHost`], also implemented by [`Host`]
+//!   over the same node (so an RPC of any group is atomic).
 //! - [`convert`]: pure helpers for the versioned services (Go `strconv`).
 //! - [`seed`]: building a node from code or TOML.
 //! - [`node`]: [`Host`], [`HostConfig`], the default node, test hooks.
@@ -41,12 +44,16 @@ pub mod smb;
 pub mod storage;
 pub mod system;
 pub mod volume;
+mod wiring;
 
 pub use disk::{DiskHost, DiskIds, DiskLocation};
 pub use error::{HostError, HostErrorKind, HostResult};
 pub use filesystem::FilesystemHost;
+pub use iscsi::IscsiHost;
 pub use node::{Host, HostConfig, MountPointInfo, Node, Snapshot};
 pub use seed::NodeSeed;
+pub use smb::SmbHost;
+pub use system::SystemHost;
 pub use volume::{VolumeHost, VolumeStats};
 
 #[cfg(test)]

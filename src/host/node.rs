@@ -16,27 +16,41 @@
 //! ([`HostConfig::id_seed`]). The kubelet path (`C:\var\lib\kubelet` by
 //! default) and every working dir that resolves are created.
 //!
-//! # Seams for the smb, iscsi and system modules
-//! [`Node`] holds all state behind the single mutex; the other modules add
-//! their own fields to it (`smb`, `iscsi`, `system`) so every RPC stays atomic
-//! across groups. SMB provides the [`UncResolver`](super::namespace::UncResolver)
-//! used by [`Node::ctx`] and creates links with
-//! [`Namespace::create_link`]; iSCSI attaches and detaches disks with
-//! [`Node::attach_disk`] / [`Node::detach_disk_handle`], which keep the
-//! namespace in step with the storage model.
+//! The default node also has the SMB share of
+//! [`default_smb_shares`](super::smb::default_smb_shares), the iSCSI portal
+//! and targets of [`default_iscsi_portals`](super::iscsi::default_iscsi_portals)
+//! and the BIOS serial and services of
+//! [`default_services`](super::system::default_services) (`MSiSCSI` starts
+//! `Stopped`, so iSCSI calls fail until it is started, as on a fresh
+//! Windows node).
+//!
+//! # The smb, iscsi and system groups
+//! [`Node`] holds their state (`smb`, `iscsi`, `system`) behind the same
+//! mutex as storage and namespace, so every RPC is atomic across groups. The
+//! namespace resolves `\\server\share` through [`SmbState`] (the share's
+//! directory while a global mapping with status OK grants access); an SMB
+//! `local_path` link is an ordinary [`LinkKind::Dir`] link to the UNC path.
+//! iSCSI LUNs become disks through [`Node::attach_disk`] /
+//! [`Node::detach_disk_handle`] (offline and RAW, as Windows' SAN policy
+//! leaves them), and every iSCSI call fails while the `MSiSCSI` service is
+//! not running. The System group's start/stop waits release the lock between
+//! polls.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use super::error::{HostError, HostResult};
-use super::namespace::{Ctx, Entry, LinkKind, Namespace, NoUnc, VolumeLookup};
+use super::iscsi::IscsiState;
+use super::namespace::{Ctx, Entry, LinkKind, Namespace, VolumeLookup};
 use super::path::{Win32Error, WinPath, volume_id_guid};
 use super::seed::NodeSeed;
+use super::smb::SmbState;
 use super::storage::{
     Disk, DiskHandle, DiskSpec, FileSystem, GPT_BASIC_DATA, GPT_EFI, GPT_MSR, MIB, PartitionSize,
     PartitionStyle, PartitionType, Storage, Volume,
 };
+use super::system::SystemState;
 
 /// The default kubelet directory.
 pub const DEFAULT_KUBELET_PATH: &str = r"C:\var\lib\kubelet";
@@ -57,11 +71,14 @@ pub struct HostConfig {
     pub seed: Option<NodeSeed>,
     /// Seed of the identifier generator (volume GUIDs, page83 ids).
     pub id_seed: u64,
+    /// `--require-privacy`: SMB encryption required on every new global
+    /// mapping.
+    pub require_privacy: bool,
 }
 
 impl HostConfig {
     /// Defaults: kubelet path `C:\var\lib\kubelet`, no extra working dirs,
-    /// the default node, id seed 0.
+    /// the default node, id seed 0, privacy required.
     pub fn new(sandbox: impl Into<PathBuf>) -> Self {
         Self {
             sandbox: sandbox.into(),
@@ -69,6 +86,7 @@ impl HostConfig {
             working_dirs: Vec::new(),
             seed: None,
             id_seed: 0,
+            require_privacy: true,
         }
     }
 
@@ -107,15 +125,23 @@ pub struct Node {
     /// Ids (ASCII-lowercased) of volumes whose disk was detached (their
     /// mount points may dangle).
     pub detached_volumes: BTreeSet<String>,
-    // smb, iscsi and system state are added here by their modules.
+    /// SMB servers, shares and global mappings.
+    pub smb: SmbState,
+    /// iSCSI initiator: portals, discovered targets, sessions.
+    pub iscsi: IscsiState,
+    /// BIOS data and services.
+    pub system: SystemState,
+    /// Handles of the disks iSCSI sessions attached, by disk number.
+    pub(crate) iscsi_disks: BTreeMap<u32, DiskHandle>,
 }
 
 impl Node {
-    /// The resolution context of the namespace.
+    /// The resolution context of the namespace (UNC paths through the SMB
+    /// mappings).
     pub fn ctx(&self) -> Ctx<'_> {
         Ctx {
             volumes: &self.storage,
-            unc: &NoUnc,
+            unc: &self.smb,
         }
     }
 
@@ -314,11 +340,17 @@ impl Host {
         )
         .and_then(|_| std::fs::create_dir_all(&vols))
         .map_err(|e| HostError::invalid_argument(format!("sandbox {}: {e}", sb.display())))?;
+        let (smb, iscsi, system) =
+            NodeSeed::build_groups(config.seed.as_ref(), sb, config.require_privacy)?;
         let mut node = Node {
             storage: Storage::new(config.id_seed),
             ns: Namespace::new(sb.clone()),
             working_dirs: config.working_dir_list(),
             detached_volumes: BTreeSet::new(),
+            smb,
+            iscsi,
+            system,
+            iscsi_disks: BTreeMap::new(),
         };
         match &config.seed {
             Some(seed) => seed.apply(&mut node)?,
@@ -526,10 +558,14 @@ impl Host {
         node.snapshot()
     }
 
-    /// Checks the model's invariants; `Err` lists every violation.
+    /// Checks the model's invariants; `Err` lists every violation. Besides
+    /// storage and namespace consistency: no lost mapping (every SMB global
+    /// mapping refers to a configured share) and every disk of an iSCSI
+    /// session exists.
     pub fn check_invariants(&self) -> Result<(), Vec<String>> {
         let node = self.lock();
         let mut out = node.storage.check();
+        out.extend(node.group_violations());
         for v in node.storage.all_volumes() {
             let root = node.ns.volume_root(&v.guid());
             if !root.is_dir() {

@@ -59,6 +59,8 @@ impl Win32Error {
     pub const NOT_READY: u32 = 21;
     /// `ERROR_NOT_SUPPORTED` (50).
     pub const NOT_SUPPORTED: u32 = 50;
+    /// `ERROR_BAD_NETPATH` (53): SMB server unknown or unreachable.
+    pub const BAD_NETPATH: u32 = 53;
     /// `ERROR_BAD_NET_NAME` (67): UNC share not reachable.
     pub const BAD_NET_NAME: u32 = 67;
     /// `ERROR_INVALID_PARAMETER` (87).
@@ -75,6 +77,9 @@ impl Win32Error {
     pub const DIRECTORY: u32 = 267;
     /// `ERROR_IO_DEVICE` (1117): any other failure of the sandbox filesystem.
     pub const IO_DEVICE: u32 = 1117;
+    /// `ERROR_LOGON_FAILURE` (1326): a share's stored credential is no
+    /// longer valid.
+    pub const LOGON_FAILURE: u32 = 1326;
     /// `ERROR_CANT_RESOLVE_FILENAME` (1921): too many link hops.
     pub const CANT_RESOLVE_FILENAME: u32 = 1921;
     /// `ERROR_NOT_A_REPARSE_POINT` (4390).
@@ -88,6 +93,7 @@ impl Win32Error {
             Self::ACCESS_DENIED => "Access is denied.",
             Self::NOT_READY => "The device is not ready.",
             Self::NOT_SUPPORTED => "The request is not supported.",
+            Self::BAD_NETPATH => "The network path was not found.",
             Self::BAD_NET_NAME => "The network name cannot be found.",
             Self::INVALID_PARAMETER => "The parameter is incorrect.",
             Self::INVALID_NAME => {
@@ -97,6 +103,7 @@ impl Win32Error {
             Self::ALREADY_EXISTS => "Cannot create a file when that file already exists.",
             Self::FILENAME_EXCED_RANGE => "The filename or extension is too long.",
             Self::DIRECTORY => "The directory name is invalid.",
+            Self::LOGON_FAILURE => "The user name or password is incorrect.",
             Self::CANT_RESOLVE_FILENAME => "The name of the file cannot be resolved by the system.",
             Self::NOT_A_REPARSE_POINT => "The file or directory is not a reparse point.",
             _ => "The request could not be performed because of an I/O device error.",

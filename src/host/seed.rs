@@ -38,20 +38,53 @@
 //! are created in file order; disk states (`online`, `read_only`,
 //! `needs_rescan`) are applied after all volumes exist.
 //!
-//! Validation errors name the offending field (`disks[1].size: ...`).
+//! Validation errors name the offending field (`disks[1].size: ...`,
+//! `smb.shares[0].password: ...`).
 //!
-//! Room for the other host modules: SMB shares, iSCSI targets and services are
-//! added to [`NodeSeed`] as `#[serde(default)]` fields by those modules.
+//! # SMB, iSCSI and System sections
+//! ```toml
+//! [smb]                          # SmbSeed
+//! machine_identity = "everyone_shares_only"
+//! [[smb.shares]]
+//! server = "fileserver"
+//! share = "share"
+//! username = "smbuser"
+//! password = "Sm8-Passw0rd!"
+//!
+//! [iscsi]                        # IscsiSeed
+//! initiator_iqn = "iqn.1991-05.com.microsoft:node1"
+//! [[iscsi.portals]]
+//! address = "10.0.0.20"
+//! [[iscsi.portals.targets]]
+//! iqn = "iqn.1991-05.com.microsoft:storage01-lun0-target"
+//! lun_sizes = [1073741824]
+//!
+//! [system]                       # SystemSeed
+//! bios_serial = "0000-0000"
+//! [[system.services]]
+//! name = "MSiSCSI"
+//! display_name = "Microsoft iSCSI Initiator Service"
+//! status = "Stopped"
+//! start_type = "Manual"
+//! ```
+//! An absent section gives that group the default node's data
+//! ([`SmbSeed::default_node`], [`IscsiSeed::default_node`],
+//! [`SystemSeed::default_node`]); a present section is taken as written (an
+//! empty `[system]` has no BIOS and no services, so with no `MSiSCSI`
+//! service every iSCSI call fails).
 
 use serde::Deserialize;
 
 use super::error::{HostError, HostResult};
+use super::iscsi::{IscsiSeed, IscsiState};
 use super::node::Node;
 use super::path::volume_id_guid;
+use super::smb::{SmbSeed, SmbState};
 use super::storage::{
     DiskSpec, FileSystem, GPT_BASIC_DATA, GPT_EFI, GPT_MSR, GPT_RECOVERY, MBR_IFS, Page83,
     PartitionSize, PartitionStyle, PartitionType,
 };
+use super::system::{SystemSeed, SystemState};
 
 /// A whole node to build.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
@@ -63,8 +96,16 @@ pub struct NodeSeed {
     /// Partitions/volumes, created in order.
     #[serde(default)]
     pub volumes: Vec<VolumeSeed>,
-    // Added later by the other host modules, each `#[serde(default)]`:
-    // `shares` (smb), `iscsi` (portals/targets), `services` / `bios` (system).
+    /// SMB servers and shares; absent = [`SmbSeed::default_node`].
+    #[serde(default)]
+    pub smb: Option<SmbSeed>,
+    /// iSCSI initiator name and remote portals; absent =
+    /// [`IscsiSeed::default_node`].
+    #[serde(default)]
+    pub iscsi: Option<IscsiSeed>,
+    /// BIOS serial and services; absent = [`SystemSeed::default_node`].
+    #[serde(default)]
+    pub system: Option<SystemSeed>,
 }
 
 /// One disk.
@@ -155,6 +196,32 @@ impl NodeSeed {
         let s = std::fs::read_to_string(p)
             .map_err(|e| HostError::invalid_argument(format!("node seed {}: {e}", p.display())))?;
         Self::from_toml_str(&s)
+    }
+
+    /// Builds the SMB, iSCSI and System states of `seed` (the default node's
+    /// for `None` or an absent section). Share contents go under `sandbox`;
+    /// errors name the field with its section (`iscsi.portals[0]...`).
+    pub(crate) fn build_groups(
+        seed: Option<&NodeSeed>,
+        sandbox: &std::path::Path,
+        require_privacy: bool,
+    ) -> HostResult<(SmbState, IscsiState, SystemState)> {
+        let smb = match seed.and_then(|s| s.smb.as_ref()) {
+            Some(s) => s.build(sandbox, require_privacy),
+            None => SmbSeed::default_node().build(sandbox, require_privacy),
+        }
+        .map_err(|e| e.context("smb."))?;
+        let iscsi = match seed.and_then(|s| s.iscsi.as_ref()) {
+            Some(s) => s.build(),
+            None => IscsiSeed::default_node().build(),
+        }
+        .map_err(|e| e.context("iscsi."))?;
+        let system = match seed.and_then(|s| s.system.as_ref()) {
+            Some(s) => s.build(),
+            None => SystemSeed::default_node().build(),
+        }
+        .map_err(|e| e.context("system."))?;
+        Ok((smb, iscsi, system))
     }
 
     /// Builds the seeded storage into `node`.

@@ -22,6 +22,9 @@ use tonic::Status;
 
 use crate::host::{Host, HostError, HostErrorKind, HostResult};
 
+mod filesystem;
+mod smb;
+
 /// All 23 group versions as services over one simulated host.
 ///
 /// Cheap to clone: clones share the host.

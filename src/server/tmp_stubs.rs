@@ -1,26 +1,8 @@
 //! Placeholder impls (UNIMPLEMENTED for every RPC) so the server builds
 //! until the group services land; removed by the merge that adds them.
 #[tonic::async_trait]
-impl crate::filesystem::v1alpha1::filesystem_server::Filesystem for super::ProxyService {}
-#[tonic::async_trait]
-impl crate::filesystem::v1beta1::filesystem_server::Filesystem for super::ProxyService {}
-#[tonic::async_trait]
-impl crate::filesystem::v1beta2::filesystem_server::Filesystem for super::ProxyService {}
-#[tonic::async_trait]
-impl crate::filesystem::v1::filesystem_server::Filesystem for super::ProxyService {}
-#[tonic::async_trait]
-impl crate::filesystem::v2alpha1::filesystem_server::Filesystem for super::ProxyService {}
-#[tonic::async_trait]
 impl crate::iscsi::v1alpha1::iscsi_server::Iscsi for super::ProxyService {}
 #[tonic::async_trait]
 impl crate::iscsi::v1alpha2::iscsi_server::Iscsi for super::ProxyService {}
-#[tonic::async_trait]
-impl crate::smb::v1alpha1::smb_server::Smb for super::ProxyService {}
-#[tonic::async_trait]
-impl crate::smb::v1beta1::smb_server::Smb for super::ProxyService {}
-#[tonic::async_trait]
-impl crate::smb::v1beta2::smb_server::Smb for super::ProxyService {}
-#[tonic::async_trait]
-impl crate::smb::v1::smb_server::Smb for super::ProxyService {}
 #[tonic::async_trait]
 impl crate::system::v1alpha1::system_server::System for super::ProxyService {}
