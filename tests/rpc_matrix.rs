@@ -121,6 +121,63 @@ const COVERAGE: &[(&str, &str)] = &[
         "volume_v2alpha1",
     ),
     ("volume/v2alpha1/WriteVolumeCache", "volume_v2alpha1"),
+    // filesystem
+    ("filesystem/v1alpha1/PathExists", "filesystem_v1alpha1"),
+    ("filesystem/v1alpha1/Mkdir", "filesystem_v1alpha1"),
+    ("filesystem/v1alpha1/Rmdir", "filesystem_v1alpha1"),
+    ("filesystem/v1alpha1/LinkPath", "filesystem_v1alpha1"),
+    ("filesystem/v1alpha1/IsMountPoint", "filesystem_v1alpha1"),
+    ("filesystem/v1beta1/PathExists", "filesystem_v1beta1"),
+    ("filesystem/v1beta1/Mkdir", "filesystem_v1beta1"),
+    ("filesystem/v1beta1/Rmdir", "filesystem_v1beta1"),
+    ("filesystem/v1beta1/LinkPath", "filesystem_v1beta1"),
+    ("filesystem/v1beta1/IsMountPoint", "filesystem_v1beta1"),
+    ("filesystem/v1beta2/PathExists", "filesystem_v1beta2"),
+    ("filesystem/v1beta2/Mkdir", "filesystem_v1beta2"),
+    ("filesystem/v1beta2/Rmdir", "filesystem_v1beta2"),
+    ("filesystem/v1beta2/CreateSymlink", "filesystem_v1beta2"),
+    ("filesystem/v1beta2/IsSymlink", "filesystem_v1beta2"),
+    ("filesystem/v1/PathExists", "filesystem_v1"),
+    ("filesystem/v1/Mkdir", "filesystem_v1"),
+    ("filesystem/v1/Rmdir", "filesystem_v1"),
+    ("filesystem/v1/CreateSymlink", "filesystem_v1"),
+    ("filesystem/v1/IsSymlink", "filesystem_v1"),
+    ("filesystem/v2alpha1/PathExists", "filesystem_v2alpha1"),
+    ("filesystem/v2alpha1/Mkdir", "filesystem_v2alpha1"),
+    ("filesystem/v2alpha1/Rmdir", "filesystem_v2alpha1"),
+    ("filesystem/v2alpha1/CreateSymlink", "filesystem_v2alpha1"),
+    ("filesystem/v2alpha1/IsSymlink", "filesystem_v2alpha1"),
+    ("filesystem/v2alpha1/RmdirContents", "filesystem_v2alpha1"),
+    // smb
+    ("smb/v1alpha1/NewSmbGlobalMapping", "smb_v1alpha1"),
+    ("smb/v1alpha1/RemoveSmbGlobalMapping", "smb_v1alpha1"),
+    ("smb/v1beta1/NewSmbGlobalMapping", "smb_v1beta1"),
+    ("smb/v1beta1/RemoveSmbGlobalMapping", "smb_v1beta1"),
+    ("smb/v1beta2/NewSmbGlobalMapping", "smb_v1beta2"),
+    ("smb/v1beta2/RemoveSmbGlobalMapping", "smb_v1beta2"),
+    ("smb/v1/NewSmbGlobalMapping", "smb_v1"),
+    ("smb/v1/RemoveSmbGlobalMapping", "smb_v1"),
+    // iscsi
+    ("iscsi/v1alpha1/AddTargetPortal", "iscsi_v1alpha1"),
+    ("iscsi/v1alpha1/DiscoverTargetPortal", "iscsi_v1alpha1"),
+    ("iscsi/v1alpha1/RemoveTargetPortal", "iscsi_v1alpha1"),
+    ("iscsi/v1alpha1/ListTargetPortals", "iscsi_v1alpha1"),
+    ("iscsi/v1alpha1/ConnectTarget", "iscsi_v1alpha1"),
+    ("iscsi/v1alpha1/DisconnectTarget", "iscsi_v1alpha1"),
+    ("iscsi/v1alpha1/GetTargetDisks", "iscsi_v1alpha1"),
+    ("iscsi/v1alpha2/AddTargetPortal", "iscsi_v1alpha2"),
+    ("iscsi/v1alpha2/DiscoverTargetPortal", "iscsi_v1alpha2"),
+    ("iscsi/v1alpha2/RemoveTargetPortal", "iscsi_v1alpha2"),
+    ("iscsi/v1alpha2/ListTargetPortals", "iscsi_v1alpha2"),
+    ("iscsi/v1alpha2/ConnectTarget", "iscsi_v1alpha2"),
+    ("iscsi/v1alpha2/DisconnectTarget", "iscsi_v1alpha2"),
+    ("iscsi/v1alpha2/GetTargetDisks", "iscsi_v1alpha2"),
+    ("iscsi/v1alpha2/SetMutualChapSecret", "iscsi_v1alpha2"),
+    // system
+    ("system/v1alpha1/GetBIOSSerialNumber", "system_v1alpha1"),
+    ("system/v1alpha1/StartService", "system_v1alpha1"),
+    ("system/v1alpha1/StopService", "system_v1alpha1"),
+    ("system/v1alpha1/GetService", "system_v1alpha1"),
 ];
 
 macro_rules! matrix {
@@ -143,6 +200,18 @@ matrix![
     volume_v1beta3,
     volume_v1,
     volume_v2alpha1,
+    filesystem_v1alpha1,
+    filesystem_v1beta1,
+    filesystem_v1beta2,
+    filesystem_v1,
+    filesystem_v2alpha1,
+    smb_v1alpha1,
+    smb_v1beta1,
+    smb_v1beta2,
+    smb_v1,
+    iscsi_v1alpha1,
+    iscsi_v1alpha2,
+    system_v1alpha1,
 ];
 
 /// On the mock backend: the scenario called every RPC [`COVERAGE`] credits
@@ -893,3 +962,507 @@ volume_numbers!(
         assert_eq!(closest(link).await, id);
     }
 );
+
+// ---------------------------------------------------------- filesystem
+
+/// The shape of every filesystem version: `$legacy` is `legacy` for
+/// `v1alpha1`/`v1beta1` (PathContext, `error` fields, LinkPath,
+/// IsMountPoint) or `current`; `$extra` runs at the end with `$base` (an
+/// existing directory) bound.
+macro_rules! filesystem_scenario {
+    ($name:ident, $v:ident, $field:ident, $legacy:ident, |$node:ident, $api:ident, $base:ident| $extra:block) => {
+        async fn $name($node: &Node) {
+            use filesystem::$v as f;
+            let $api = &$node.$field;
+            let host = &$node.host;
+            let $base = format!(r"{KUBELET}\testdir\{}", stringify!($v));
+            let stage = format!(r"{}\testplugin-1.csi.io\volume1", $base);
+            let pod = format!(r"{}\test-pod-id\volumes\kubernetes.io~csi\pvc-test1", $base);
+            let link = format!(r"{pod}\rootvol");
+
+            let exists = |path: String| async move {
+                let r = ok($api
+                    .path_exists(filesystem_scenario!(@req $legacy f::PathExistsRequest { path }))
+                    .await);
+                filesystem_scenario!(@no_error $legacy r);
+                r.exists
+            };
+            let mkdir = |path: String| async move {
+                let r = ok($api
+                    .mkdir(filesystem_scenario!(@req $legacy f::MkdirRequest { path }))
+                    .await);
+                filesystem_scenario!(@no_error $legacy r);
+            };
+            let rmdir = |path: String, force: bool| async move {
+                let r = ok($api
+                    .rmdir(filesystem_scenario!(@req $legacy f::RmdirRequest { path, force }))
+                    .await);
+                filesystem_scenario!(@no_error $legacy r);
+            };
+
+            assert!(!exists(stage.clone()).await);
+            for _ in 0..2 {
+                // Mkdir creates the parents and is idempotent.
+                mkdir(stage.clone()).await;
+                mkdir(pod.clone()).await;
+            }
+            assert_eq!(entry(host, &stage), Some(Entry::Dir));
+            assert_eq!(entry(host, &pod), Some(Entry::Dir));
+            assert!(exists(stage.clone()).await);
+            assert!(exists(pod.clone()).await);
+
+            // The link: target_path becomes a directory symlink to source_path.
+            let made = ok(filesystem_scenario!(@link $legacy $api, f, stage.clone(), link.clone()).await);
+            filesystem_scenario!(@no_error $legacy made);
+            assert!(is_link(host, &link, LinkKind::Dir, &stage), "{:?}", entry(host, &link));
+            assert!(exists(link.clone()).await);
+            host.write_file(&format!(r"{stage}\data.txt"), b"through the link")
+                .expect("write");
+            assert_eq!(
+                host.read_file(&format!(r"{link}\data.txt")).expect("read via link"),
+                b"through the link"
+            );
+            assert!(filesystem_scenario!(@is_link $legacy $api, f, link.clone()));
+            assert!(!filesystem_scenario!(@is_link $legacy $api, f, stage.clone()));
+
+            // Rmdir of the link removes the link only.
+            rmdir(link.clone(), false).await;
+            assert_eq!(entry(host, &link), None);
+            assert!(host.exists(&format!(r"{stage}\data.txt")));
+
+            // Forced Rmdir removes trees; a missing path is fine.
+            rmdir(pod.clone(), true).await;
+            assert!(!exists(pod.clone()).await);
+            rmdir(stage.clone(), true).await;
+            rmdir(stage.clone(), true).await;
+            assert_eq!(entry(host, &stage), None);
+            assert_eq!(entry(host, parent(&stage)), Some(Entry::Dir));
+
+            $extra
+        }
+    };
+    (@req legacy $m:ident :: $ty:ident { $($f:ident),+ }) => {
+        $m::$ty { $($f,)+ context: filesystem::v1alpha1::PathContext::Plugin as i32 }
+    };
+    (@req current $m:ident :: $ty:ident { $($f:ident),+ }) => {
+        $m::$ty { $($f),+ }
+    };
+    (@no_error legacy $r:ident) => {
+        assert_eq!($r.error, "", "legacy error fields stay empty");
+    };
+    (@no_error current $r:ident) => {
+        let _ = &$r;
+    };
+    (@link legacy $api:ident, $f:ident, $source:expr, $target:expr) => {
+        $api.link_path($f::LinkPathRequest {
+            source_path: $source,
+            target_path: $target,
+        })
+    };
+    (@link current $api:ident, $f:ident, $source:expr, $target:expr) => {
+        $api.create_symlink($f::CreateSymlinkRequest {
+            source_path: $source,
+            target_path: $target,
+        })
+    };
+    (@is_link legacy $api:ident, $f:ident, $path:expr) => {{
+        let r = ok($api.is_mount_point($f::IsMountPointRequest { path: $path }).await);
+        assert_eq!(r.error, "");
+        r.is_mount_point
+    }};
+    (@is_link current $api:ident, $f:ident, $path:expr) => {
+        ok($api.is_symlink($f::IsSymlinkRequest { path: $path }).await).is_symlink
+    };
+}
+
+filesystem_scenario!(
+    filesystem_v1alpha1,
+    v1alpha1,
+    filesystem_v1alpha1,
+    legacy,
+    |_n, _a, _b| {}
+);
+filesystem_scenario!(
+    filesystem_v1beta1,
+    v1beta1,
+    filesystem_v1beta1,
+    legacy,
+    |_n, _a, _b| {}
+);
+filesystem_scenario!(
+    filesystem_v1beta2,
+    v1beta2,
+    filesystem_v1beta2,
+    current,
+    |_n, _a, _b| {}
+);
+filesystem_scenario!(filesystem_v1, v1, filesystem_v1, current, |_n, _a, _b| {});
+
+filesystem_scenario!(
+    filesystem_v2alpha1,
+    v2alpha1,
+    filesystem_v2alpha1,
+    current,
+    |node, api, base| {
+        use filesystem::v2alpha1 as f;
+        let host = &node.host;
+        // Three nested trees and a file symlink pointing outside the directory.
+        let dir = format!(r"{base}\contents");
+        let outside = format!(r"{base}\outside.txt");
+        for tree in [r"a\b\c", r"d\e", "f"] {
+            host.create_dir(&format!(r"{dir}\{tree}")).expect("mkdir");
+        }
+        host.write_file(&format!(r"{dir}\a\b\c\file.txt"), b"x")
+            .expect("write");
+        host.write_file(&outside, b"stays").expect("write");
+        host.create_link(&format!(r"{dir}\link"), LinkKind::File, &outside)
+            .expect("link");
+        for _ in 0..2 {
+            ok(api
+                .rmdir_contents(f::RmdirContentsRequest { path: dir.clone() })
+                .await);
+            assert_eq!(
+                entry(host, &dir),
+                Some(Entry::Dir),
+                "the directory itself stays"
+            );
+            assert_eq!(host.list_dir(&dir).expect("list"), Vec::<String>::new());
+        }
+        assert_eq!(host.read_file(&outside).expect("outside file"), b"stays");
+    }
+);
+
+// ----------------------------------------------------------------- smb
+
+const SMB_ROOT: &str = r"\\fileserver\share";
+const SMB_PASSWORD: &str = "Sm8-Passw0rd!";
+
+/// NewSmbGlobalMapping with a local link, a second volume on the same
+/// share, RemoveSmbGlobalMapping. `$legacy` is `legacy` for the versions
+/// whose responses carry `error`.
+macro_rules! smb_scenario {
+    ($name:ident, $v:ident, $field:ident, $legacy:ident) => {
+        async fn $name(node: &Node) {
+            use smb::$v as s;
+            let api = &node.$field;
+            let host = &node.host;
+            let local = format!(r"{KUBELET}\pods\pod-smb\volumes\kubernetes.io~smb\pv-1\mount");
+            host.create_dir(parent(&local)).expect("mkdir");
+            assert!(smb_roots(host).is_empty());
+
+            let r = ok(api
+                .new_smb_global_mapping(s::NewSmbGlobalMappingRequest {
+                    remote_path: format!(r"{SMB_ROOT}\vol1"),
+                    local_path: local.clone(),
+                    username: r"DOMAIN\smbuser".into(),
+                    password: SMB_PASSWORD.into(),
+                })
+                .await);
+            smb_scenario!(@no_error $legacy r);
+            let mapping = smb_mapping(host, SMB_ROOT).expect("a mapping of the share root");
+            assert_eq!(mapping.remote_path, SMB_ROOT);
+            assert_eq!(mapping.status, csi_proxy_client::host::smb::MappingStatus::Ok);
+            assert!(mapping.require_privacy);
+            assert_eq!(
+                mapping.credential,
+                Some((r"DOMAIN\smbuser".to_string(), SMB_PASSWORD.to_string()))
+            );
+            assert!(
+                is_link(host, &local, LinkKind::Dir, &format!(r"{SMB_ROOT}\vol1\")),
+                "{:?}",
+                entry(host, &local)
+            );
+            // Files written through the local link land on the share.
+            host.create_dir(&format!(r"{SMB_ROOT}\vol1")).expect("mkdir on the share");
+            host.write_file(&format!(r"{local}\hello.txt"), b"hello smb")
+                .expect("write via the link");
+            assert_eq!(
+                host.read_file(&format!(r"{SMB_ROOT}\vol1\hello.txt")).expect("read"),
+                b"hello smb"
+            );
+
+            // A second volume on the same share reuses the root mapping.
+            let r = ok(api
+                .new_smb_global_mapping(s::NewSmbGlobalMappingRequest {
+                    remote_path: r"\\FileServer\Share\vol2".into(),
+                    local_path: String::new(),
+                    username: "smbuser".into(),
+                    password: SMB_PASSWORD.into(),
+                })
+                .await);
+            smb_scenario!(@no_error $legacy r);
+            assert_eq!(smb_roots(host), [SMB_ROOT]);
+            assert_eq!(smb_mapping(host, SMB_ROOT).expect("kept"), mapping);
+
+            // Removing through any path on the share removes the root
+            // mapping; the local link stays and no longer reaches the share.
+            let r = ok(api
+                .remove_smb_global_mapping(s::RemoveSmbGlobalMappingRequest {
+                    remote_path: r"\\fileserver\share\vol2".into(),
+                })
+                .await);
+            smb_scenario!(@no_error $legacy r);
+            assert!(smb_roots(host).is_empty());
+            assert!(is_link(host, &local, LinkKind::Dir, &format!(r"{SMB_ROOT}\vol1\")));
+            assert!(host.read_file(&format!(r"{local}\hello.txt")).is_err());
+        }
+    };
+    (@no_error legacy $r:ident) => {
+        assert_eq!($r.error, "", "legacy error fields stay empty");
+    };
+    (@no_error current $r:ident) => {
+        let _ = &$r;
+    };
+}
+
+smb_scenario!(smb_v1alpha1, v1alpha1, smb_v1alpha1, legacy);
+smb_scenario!(smb_v1beta1, v1beta1, smb_v1beta1, legacy);
+smb_scenario!(smb_v1beta2, v1beta2, smb_v1beta2, current);
+smb_scenario!(smb_v1, v1, smb_v1, current);
+
+// --------------------------------------------------------------- iscsi
+
+const IQN_PLAIN: &str = "iqn.1991-05.com.microsoft:storage01-lun0-target";
+const IQN_CHAP: &str = "iqn.1991-05.com.microsoft:storage01-chap-target";
+const IQN_MUTUAL: &str = "iqn.1991-05.com.microsoft:storage01-mutual-target";
+
+/// Disk numbers of the sessions to `iqn`, as the host sees them.
+fn session_disks(node: &Node, iqn: &str) -> Vec<u32> {
+    node.host
+        .lock()
+        .iscsi
+        .sessions()
+        .iter()
+        .filter(|s| s.iqn == iqn)
+        .flat_map(|s| s.disks.clone())
+        .collect()
+}
+
+/// Portal list, discovery, plain and one-way CHAP logins, their disks,
+/// logouts, portal removal; `$extra` runs while the portal is registered,
+/// with `$portal` a closure giving the request's portal.
+macro_rules! iscsi_scenario {
+    ($name:ident, $v:ident, $field:ident, |$node:ident, $api:ident, $portal:ident| $extra:block) => {
+        async fn $name($node: &Node) {
+            use iscsi::$v as i;
+            let $api = &$node.$field;
+            set_service_status(
+                &$node.host,
+                "MSiSCSI",
+                csi_proxy_client::host::system::ServiceStatus::Running,
+            );
+            let $portal = || {
+                Some(i::TargetPortal {
+                    target_address: "10.0.0.20".into(),
+                    target_port: 0,
+                })
+            };
+            let list = || async {
+                ok($api
+                    .list_target_portals(i::ListTargetPortalsRequest {})
+                    .await)
+                .target_portals
+            };
+            assert!(list().await.is_empty());
+            for _ in 0..2 {
+                ok($api
+                    .add_target_portal(i::AddTargetPortalRequest {
+                        target_portal: $portal(),
+                    })
+                    .await);
+            }
+            let registered = vec![i::TargetPortal {
+                target_address: "10.0.0.20".into(),
+                target_port: 3260,
+            }];
+            assert_eq!(list().await, registered);
+            assert_eq!($node.host.lock().iscsi.portals().len(), 1);
+
+            let found = ok($api
+                .discover_target_portal(i::DiscoverTargetPortalRequest {
+                    target_portal: $portal(),
+                })
+                .await);
+            assert_eq!(found.iqns, [IQN_PLAIN, IQN_CHAP, IQN_MUTUAL]);
+
+            let disks = |iqn: &str| {
+                let iqn = iqn.to_string();
+                async move {
+                    ok($api
+                        .get_target_disks(i::GetTargetDisksRequest {
+                            target_portal: $portal(),
+                            iqn,
+                        })
+                        .await)
+                    .disk_i_ds
+                }
+            };
+            assert!(disks(IQN_PLAIN).await.is_empty(), "not connected yet");
+
+            let connect = |iqn: &str, auth: i::AuthenticationType, user: &str, secret: &str| {
+                let request = i::ConnectTargetRequest {
+                    target_portal: $portal(),
+                    iqn: iqn.into(),
+                    auth_type: auth as i32,
+                    chap_username: user.into(),
+                    chap_secret: secret.into(),
+                };
+                async move { ok($api.connect_target(request).await) }
+            };
+            for _ in 0..2 {
+                connect(IQN_PLAIN, i::AuthenticationType::None, "", "").await;
+            }
+            let plain = session_disks($node, IQN_PLAIN);
+            assert_eq!(plain.len(), 1, "one LUN, one session");
+            assert_eq!(disks(IQN_PLAIN).await, [plain[0].to_string()]);
+            let d = disk_of(&$node.host.snapshot(), plain[0]).clone();
+            assert_eq!(d.size, GIB);
+            assert!(d.is_offline, "SAN policy leaves new iSCSI disks offline");
+            assert_eq!(d.partition_style, PartitionStyle::Raw);
+
+            connect(
+                IQN_CHAP,
+                i::AuthenticationType::OneWayChap,
+                "someuser",
+                "verysecretpass",
+            )
+            .await;
+            let chap = session_disks($node, IQN_CHAP);
+            assert_eq!(disks(IQN_CHAP).await, [chap[0].to_string()]);
+
+            $extra
+
+            for iqn in [IQN_PLAIN, IQN_CHAP] {
+                let disk = session_disks($node, iqn)[0];
+                for _ in 0..2 {
+                    ok($api
+                        .disconnect_target(i::DisconnectTargetRequest {
+                            target_portal: $portal(),
+                            iqn: iqn.into(),
+                        })
+                        .await);
+                }
+                assert!(session_disks($node, iqn).is_empty());
+                assert!($node.host.snapshot().disk(disk).is_none(), "disk {disk} left");
+                assert!(disks(iqn).await.is_empty());
+            }
+
+            ok($api
+                .remove_target_portal(i::RemoveTargetPortalRequest {
+                    target_portal: $portal(),
+                })
+                .await);
+            assert!(list().await.is_empty());
+            assert!($node.host.lock().iscsi.portals().is_empty());
+        }
+    };
+}
+
+iscsi_scenario!(
+    iscsi_v1alpha1,
+    v1alpha1,
+    iscsi_v1alpha1,
+    |_node, _api, _portal| {}
+);
+
+iscsi_scenario!(
+    iscsi_v1alpha2,
+    v1alpha2,
+    iscsi_v1alpha2,
+    |node, api, portal| {
+        use iscsi::v1alpha2 as i;
+        for _ in 0..2 {
+            ok(api
+                .set_mutual_chap_secret(i::SetMutualChapSecretRequest {
+                    mutual_chap_secret: "reversssssssse".into(),
+                })
+                .await);
+        }
+        assert_eq!(
+            node.host.lock().iscsi.mutual_chap_secret(),
+            Some("reversssssssse")
+        );
+        ok(api
+            .connect_target(i::ConnectTargetRequest {
+                target_portal: portal(),
+                iqn: IQN_MUTUAL.into(),
+                auth_type: i::AuthenticationType::MutualChap as i32,
+                chap_username: "anotheruser".into(),
+                chap_secret: "averylongsecret".into(),
+            })
+            .await);
+        assert_eq!(session_disks(node, IQN_MUTUAL).len(), 1);
+        ok(api
+            .disconnect_target(i::DisconnectTargetRequest {
+                target_portal: portal(),
+                iqn: IQN_MUTUAL.into(),
+            })
+            .await);
+        assert!(session_disks(node, IQN_MUTUAL).is_empty());
+    }
+);
+
+// -------------------------------------------------------------- system
+
+async fn system_v1alpha1(node: &Node) {
+    use csi_proxy_client::host::system::ServiceStatus as Host;
+    use system::v1alpha1 as s;
+    let api = &node.system_v1alpha1;
+    let host = &node.host;
+
+    let serial = ok(api
+        .get_bios_serial_number(s::GetBiosSerialNumberRequest {})
+        .await);
+    assert_eq!(
+        serial.serial_number,
+        host.lock().system.bios_serial_number().expect("a serial")
+    );
+    assert!(!serial.serial_number.is_empty());
+
+    let get = |name: &str| {
+        let name = name.to_string();
+        async move { ok(api.get_service(s::GetServiceRequest { name }).await) }
+    };
+    let msiscsi = get("MSiSCSI").await;
+    assert_eq!(msiscsi.display_name, "Microsoft iSCSI Initiator Service");
+    assert_eq!(msiscsi.start_type, s::StartType::Manual as i32);
+    assert_eq!(msiscsi.status, s::ServiceStatus::Stopped as i32);
+    let samss = get("samss").await;
+    assert_eq!(samss.start_type, s::StartType::Automatic as i32);
+    assert_eq!(samss.status, s::ServiceStatus::Running as i32);
+
+    // Start (key names match case-insensitively) and start again.
+    for name in ["msiscsi", "MSiSCSI"] {
+        ok(api
+            .start_service(s::StartServiceRequest { name: name.into() })
+            .await);
+        assert_eq!(service_status(host, "MSiSCSI"), Host::Running);
+    }
+    assert_eq!(
+        get("MSiSCSI").await.status,
+        s::ServiceStatus::Running as i32
+    );
+    for _ in 0..2 {
+        ok(api
+            .stop_service(s::StopServiceRequest {
+                name: "MSiSCSI".into(),
+                force: false,
+            })
+            .await);
+        assert_eq!(service_status(host, "MSiSCSI"), Host::Stopped);
+    }
+
+    // A forced stop takes the running dependents down first.
+    ok(api
+        .stop_service(s::StopServiceRequest {
+            name: "SamSS".into(),
+            force: true,
+        })
+        .await);
+    for stopped in ["SamSS", "LanmanServer", "Browser", "Netlogon"] {
+        assert_eq!(service_status(host, stopped), Host::Stopped, "{stopped}");
+    }
+    for running in ["LanmanWorkstation", "W32Time"] {
+        assert_eq!(service_status(host, running), Host::Running, "{running}");
+    }
+}

@@ -16,7 +16,9 @@ use std::path::Path;
 use std::sync::Arc;
 
 pub use csi_proxy_client::host::namespace::{Entry, LinkKind};
+use csi_proxy_client::host::smb::GlobalMapping;
 use csi_proxy_client::host::storage::{Disk, DiskSpec, Partition, Volume};
+use csi_proxy_client::host::system::{ServiceStatus, ServiceTiming};
 use csi_proxy_client::host::{Host, HostConfig, Snapshot};
 use csi_proxy_client::mock::MockHost;
 use csi_proxy_client::server::{GroupVersion, Server};
@@ -169,6 +171,7 @@ impl Node {
     pub async fn mock() -> Node {
         let mock = MockHost::new();
         let host = mock.host().clone();
+        fast_services(&host);
         let apis = Apis::of_mock(&mock);
         Node::assemble(host, Backend::Mock(mock), apis)
     }
@@ -179,6 +182,7 @@ impl Node {
         let sandbox = tempfile::tempdir().expect("sandbox dir");
         let sockets = tempfile::tempdir().expect("socket dir");
         let host = Host::new(HostConfig::new(sandbox.path())).expect("default host");
+        fast_services(&host);
         let server = Server::builder()
             .socket_dir(sockets.path())
             .host(host.clone())
@@ -354,6 +358,46 @@ pub fn assert_invariants(host: &Host) {
 }
 
 // ---- host state helpers ----
+
+/// Service start/stop loops poll every 5 ms and give up after 5 s instead
+/// of upstream's 200 ms / 30 s, to keep the suite fast.
+pub fn fast_services(host: &Host) {
+    host.lock().system.set_timing(ServiceTiming {
+        poll_interval: std::time::Duration::from_millis(5),
+        timeout: std::time::Duration::from_secs(5),
+    });
+}
+
+/// A service's status now, as the host sees it.
+pub fn service_status(host: &Host, name: &str) -> ServiceStatus {
+    host.lock()
+        .system
+        .refresh(name, std::time::Instant::now())
+        .unwrap_or_else(|| panic!("no service {name}"))
+}
+
+/// Forces a service's status behind the proxy's back.
+pub fn set_service_status(host: &Host, name: &str, status: ServiceStatus) {
+    host.lock()
+        .system
+        .set_status(name, status)
+        .expect("known service");
+}
+
+/// The SMB global mapping of `root` (`\\server\share`), if any.
+pub fn smb_mapping(host: &Host, root: &str) -> Option<GlobalMapping> {
+    host.lock().smb.mapping(root).cloned()
+}
+
+/// Every SMB global mapping's root.
+pub fn smb_roots(host: &Host) -> Vec<String> {
+    host.lock()
+        .smb
+        .mappings()
+        .into_iter()
+        .map(|m| m.remote_path.clone())
+        .collect()
+}
 
 /// A path as [`Snapshot::mount_points`] spells it: drive letter upper case,
 /// every component case-folded.
