@@ -393,7 +393,8 @@ mod tests {
             .unwrap_err();
         assert_eq!(
             e.message(),
-            r"creating link C:\var\lib\kubelet\missing\x to \\fileserver\share\sub failed with error: The system cannot find the path specified."
+            "creating link C:\\var\\lib\\kubelet\\missing\\x to \\\\fileserver\\share\\sub failed \
+             with error: The system cannot find the path specified."
         );
         let link = r"C:\var\lib\kubelet\l";
         h.new_smb_global_mapping(&mapping(r"\\fileserver\share", link))

@@ -574,6 +574,19 @@ pub(crate) mod tests {
         }
     }
 
+    async fn legacy_link_path(
+        s: &ProxyService,
+        source_path: &str,
+        target_path: &str,
+    ) -> Result<Response<crate::filesystem::v1alpha1::LinkPathResponse>, Status> {
+        use crate::filesystem::v1alpha1::filesystem_server::Filesystem;
+        s.link_path(Request::new(crate::filesystem::v1alpha1::LinkPathRequest {
+            source_path: source_path.into(),
+            target_path: target_path.into(),
+        }))
+        .await
+    }
+
     /// The error cases of filesystem.md §3 and §4 (shared by every version;
     /// checked through v1 and the legacy LinkPath).
     mod errors {
@@ -700,16 +713,8 @@ pub(crate) mod tests {
                 r"CreateFile C:\nowhere: The system cannot find the file specified.",
             );
             // A legacy LinkPath fails the same way, with no `error` field.
-            let e = <ProxyService as crate::filesystem::v1alpha1::filesystem_server::Filesystem>::link_path(
-                s,
-                Request::new(crate::filesystem::v1alpha1::LinkPathRequest {
-                    source_path: full.clone(),
-                    target_path: link.clone(),
-                }),
-            )
-            .await;
             assert_status(
-                e,
+                legacy_link_path(s, &full, &link).await,
                 Code::Unknown,
                 &format!(
                     "symlink {full} {link}: Cannot create a file when that file already exists."

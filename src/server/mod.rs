@@ -13,7 +13,6 @@ mod listen;
 #[cfg(windows)]
 mod pipe;
 mod run;
-mod tmp_stubs;
 mod volume;
 
 pub use run::{GroupVersion, Server, ServerBuilder, ServerError};
@@ -23,7 +22,9 @@ use tonic::Status;
 use crate::host::{Host, HostError, HostErrorKind, HostResult};
 
 mod filesystem;
+mod iscsi;
 mod smb;
+mod system;
 
 /// All 23 group versions as services over one simulated host.
 ///

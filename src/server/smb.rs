@@ -96,12 +96,18 @@ mod tests {
     macro_rules! smb_flow {
         ($v:ident { $($resp:tt)* }) => {
             mod $v {
-                use super::{Code, DEFAULT_SMB_PASSWORD, K, MappingStatus, ROOT, assert_status, fixture};
-                use tonic::Request;
+                use super::{
+                    Code, DEFAULT_SMB_PASSWORD, K, MappingStatus, ROOT, assert_status, fixture,
+                };
                 use crate::smb::$v::smb_server::Smb;
                 use crate::smb::$v::*;
+                use tonic::Request;
 
-                fn new_mapping(remote: &str, local: &str, password: &str) -> Request<NewSmbGlobalMappingRequest> {
+                fn new_mapping(
+                    remote: &str,
+                    local: &str,
+                    password: &str,
+                ) -> Request<NewSmbGlobalMappingRequest> {
                     Request::new(NewSmbGlobalMappingRequest {
                         remote_path: remote.into(),
                         local_path: local.into(),
@@ -161,7 +167,8 @@ mod tests {
                     assert_status(
                         s.remove_smb_global_mapping(remove(ROOT)).await,
                         Code::Unknown,
-                        r"error remove smb mapping '\\fileserver\share'. err: failed to query SMB global mapping with remote path '\\fileserver\share': not found",
+                        "error remove smb mapping '\\\\fileserver\\share'. err: failed to query \
+                         SMB global mapping with remote path '\\\\fileserver\\share': not found",
                     );
                     h.check_invariants().unwrap();
                 }
@@ -183,7 +190,8 @@ mod tests {
                     assert_status(
                         s.new_smb_global_mapping(new_mapping(ROOT, "", "wrong")).await,
                         Code::Unknown,
-                        "NewSmbGlobalMapping failed. err: WMI MSFT_SmbGlobalMapping.Create failed: The user name or password is incorrect. code=1326",
+                        "NewSmbGlobalMapping failed. err: WMI MSFT_SmbGlobalMapping.Create \
+                         failed: The user name or password is incorrect. code=1326",
                     );
                     assert!(h.lock().smb.mappings().is_empty());
                     // A local path outside the working dirs fails after the
@@ -210,7 +218,8 @@ mod tests {
                     assert_status(
                         s.remove_smb_global_mapping(remove(r"\\fileserver\other")).await,
                         Code::Unknown,
-                        r"error remove smb mapping '\\fileserver\other'. err: failed to query SMB global mapping with remote path '\\fileserver\other': not found",
+                        "error remove smb mapping '\\\\fileserver\\other'. err: failed to query \
+                         SMB global mapping with remote path '\\\\fileserver\\other': not found",
                     );
                 }
             }
