@@ -414,7 +414,7 @@ async fn volume_double_unmount(node: &Node) {
             .await,
         r"error querying volume (\\?\Volume{00000000-0000-0000-0000-000000000000}\). error:",
     );
-    assert_eq!(mounted_at(&node.host, &dir), [id.clone()]);
+    assert_eq!(mounted_at(&node.host, &dir), std::slice::from_ref(&id));
     // Missing path.
     let missing = format!(r"{KUBELET}\plugins\never-made");
     unknown(

@@ -595,7 +595,7 @@ async fn azure_disk_lifecycle(node: &Node, d: &impl Driver) {
     assert!(disk_of(&s, n).visible, "rescanned");
     assert_eq!(volume_of(&s, &id).disk, n);
     assert_eq!(volume_of(&s, &id).fs, FileSystem::Ntfs);
-    assert_eq!(mounted_at(host, &staging), [id.clone()]);
+    assert_eq!(mounted_at(host, &staging), std::slice::from_ref(&id));
     host.write_file(&format!(r"{staging}\data.txt"), b"azure data")
         .expect("write on the volume");
     let used = volume_of(&host.snapshot(), &id).used;
@@ -618,7 +618,7 @@ async fn azure_disk_lifecycle(node: &Node, d: &impl Driver) {
     let flushes = volume_of(&host.snapshot(), &id).flushes;
     node_unpublish_azure(d, &publish).await.expect("unpublish");
     assert_eq!(entry(host, &publish), None);
-    assert_eq!(mounted_at(host, &staging), [id.clone()]);
+    assert_eq!(mounted_at(host, &staging), std::slice::from_ref(&id));
     assert_eq!(volume_of(&host.snapshot(), &id).flushes, flushes + 1);
 
     node_unstage_azure(d, &staging).await.expect("unstage");
@@ -667,7 +667,7 @@ async fn gce_pd_lifecycle(node: &Node, d: &impl Driver) {
     assert_eq!(volume_of(&s, &id).disk, n);
     assert_eq!(partition_of(&s, &id).size, 10_720_624_128);
     assert_eq!(volume_of(&s, &id).fs, FileSystem::Ntfs);
-    assert_eq!(mounted_at(host, &staging), [id.clone()]);
+    assert_eq!(mounted_at(host, &staging), std::slice::from_ref(&id));
 
     node_publish(d, &staging, &publish).await.expect("publish");
     host.write_file(&format!(r"{publish}\data.txt"), b"gce data")

@@ -664,7 +664,7 @@ async fn volume_v1alpha1(node: &Node) {
             path: dir.clone(),
         })
         .await);
-    assert_eq!(mounted_at(&node.host, &dir), [id.clone()]);
+    assert_eq!(mounted_at(&node.host, &dir), std::slice::from_ref(&id));
     let before = flushes(node, &id);
     ok(api
         .dismount_volume(v::DismountVolumeRequest {
@@ -762,7 +762,7 @@ macro_rules! volume_text_ids {
                     path: $dir.clone(),
                 })
                 .await);
-            assert_eq!(mounted_at(&$node.host, &$dir), [id.clone()]);
+            assert_eq!(mounted_at(&$node.host, &$dir), std::slice::from_ref(id));
             let found = ok($api
                 .get_volume_id_from_mount(v::VolumeIdFromMountRequest {
                     mount: $dir.clone(),
@@ -891,7 +891,7 @@ macro_rules! volume_numbers {
                         target_path: $dir.clone(),
                     })
                     .await);
-                assert_eq!(mounted_at(&$node.host, &$dir), [id.clone()]);
+                assert_eq!(mounted_at(&$node.host, &$dir), std::slice::from_ref(id));
             }
             let found = ok($api
                 .get_volume_id_from_target_path(v::GetVolumeIdFromTargetPathRequest {
