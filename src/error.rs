@@ -94,8 +94,8 @@ pub struct RpcError {
     pub endpoint: String,
     /// The gRPC method path, e.g. `/v1.Disk/PartitionDisk`.
     pub method: String,
-    /// The status as received: code, message and any details.
-    #[source]
+    /// The status as received: code, message and any details (already
+    /// part of this error's message, so not repeated as its source).
     pub status: tonic::Status,
 }
 

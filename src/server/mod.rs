@@ -9,10 +9,14 @@
 //! [`status`].
 
 mod disk;
+mod filesystem;
+mod iscsi;
 mod listen;
 #[cfg(windows)]
 mod pipe;
 mod run;
+mod smb;
+mod system;
 mod volume;
 
 pub use run::{GroupVersion, Server, ServerBuilder, ServerError};
@@ -20,11 +24,6 @@ pub use run::{GroupVersion, Server, ServerBuilder, ServerError};
 use tonic::Status;
 
 use crate::host::{Host, HostError, HostErrorKind, HostResult};
-
-mod filesystem;
-mod iscsi;
-mod smb;
-mod system;
 
 /// All 23 group versions as services over one simulated host.
 ///
