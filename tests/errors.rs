@@ -142,6 +142,37 @@ async fn disk_unknown_disks_and_bad_ids(node: &Node) {
     node.host.set_probe_error(1, None).expect("hook");
 
     assert_eq!(node.host.snapshot(), before, "failed calls changed nothing");
+
+    // Windows refuses to initialise a RAW disk that is read-only or offline,
+    // and the GPT-only partition type on an empty MBR disk.
+    let read_only = attach_blank_disk(&node.host, GIB);
+    node.host.set_disk_read_only(read_only, true).expect("hook");
+    let offline = attach_blank_disk(&node.host, GIB);
+    node.host.set_disk_offline(offline, true).expect("hook");
+    let mbr = node
+        .host
+        .attach_disk(csi_proxy_client::host::storage::DiskSpec {
+            partition_style: csi_proxy_client::host::storage::PartitionStyle::Mbr,
+            ..csi_proxy_client::host::storage::DiskSpec::new(GIB)
+        })
+        .expect("attach")
+        .0;
+    let before = node.host.snapshot();
+    for n in [read_only, offline] {
+        unknown(
+            v1.partition_disk(disk::v1::PartitionDiskRequest { disk_number: n })
+                .await,
+            &format!("failed to initializing disk {n}: error: WMI MSFT_Disk.Initialize failed"),
+        );
+    }
+    unknown(
+        v1.partition_disk(disk::v1::PartitionDiskRequest { disk_number: mbr })
+            .await,
+        &format!(
+            "error creating partition on disk {mbr}. err: WMI MSFT_Disk.CreatePartition failed"
+        ),
+    );
+    assert_eq!(node.host.snapshot(), before, "failed calls changed nothing");
 }
 
 // -------------------------------------------------------------- volume
