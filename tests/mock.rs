@@ -108,6 +108,13 @@ async fn stages_a_blank_disk_and_finds_its_volume_through_every_version() {
 
     // The publish step, then lookups through the v1 trait and an older trait of the same node.
     let fs: &dyn filesystem::v1::FilesystemApi = &node;
+    // The kubelet makes the pod's volume directory; the link goes inside it.
+    let pod_volume_dir = PUBLISH.rsplit_once('\\').unwrap().0;
+    fs.mkdir(filesystem::v1::MkdirRequest {
+        path: pod_volume_dir.into(),
+    })
+    .await
+    .unwrap();
     let request = filesystem::v1::CreateSymlinkRequest {
         source_path: STAGING.into(),
         target_path: PUBLISH.into(),

@@ -37,7 +37,8 @@ fn start(args: &[&str]) -> (Child, Vec<String>) {
             return (child, lines);
         }
     }
-    panic!("server exited before it was ready: {lines:?}");
+    let status = child.wait();
+    panic!("server exited before it was ready ({status:?}): {lines:?}");
 }
 
 fn terminate(child: &mut Child) -> std::process::ExitStatus {
