@@ -140,10 +140,13 @@ async fn run(args: Args) -> Result<(), String> {
     for (endpoint, address) in server.addresses() {
         println!("{endpoint} {address}");
     }
+    // Signal handlers are in place before "ready" is printed, so a
+    // supervisor may send SIGTERM as soon as it reads that line.
+    let signal = shutdown_signal();
     println!("ready: serving {} endpoints", server.addresses().len());
 
     let failure = tokio::select! {
-        () = shutdown_signal() => None,
+        () = signal => None,
         result = server.wait_for_failure() => Some(result),
     };
     tracing::info!("shutting down");
@@ -154,25 +157,33 @@ async fn run(args: Args) -> Result<(), String> {
     }
 }
 
-/// Completes on Ctrl-C, or on Unix also on SIGTERM.
-async fn shutdown_signal() {
+/// Registers the handlers now and returns a future that completes on
+/// Ctrl-C, or on Unix also on SIGTERM.
+fn shutdown_signal() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = term.recv() => {}
-                    _ = tokio::signal::ctrl_c() => {}
+        let term = signal(SignalKind::terminate());
+        let interrupt = signal(SignalKind::interrupt());
+        async move {
+            match (term, interrupt) {
+                (Ok(mut term), Ok(mut interrupt)) => {
+                    tokio::select! {
+                        _ = term.recv() => {}
+                        _ = interrupt.recv() => {}
+                    }
                 }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
+                (Ok(mut one), Err(_)) | (Err(_), Ok(mut one)) => {
+                    one.recv().await;
+                }
+                (Err(_), Err(_)) => std::future::pending().await,
             }
         }
     }
     #[cfg(not(unix))]
     {
-        let _ = tokio::signal::ctrl_c().await;
+        async {
+            let _ = tokio::signal::ctrl_c().await;
+        }
     }
 }
