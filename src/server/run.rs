@@ -204,6 +204,12 @@ impl ServerBuilder {
 
 /// A running reference server.
 ///
+/// Clients built on gRPC core (Python's grpcio, grpc-go's `unix:` target
+/// in some versions) send the socket path as the HTTP/2 `:authority`, which
+/// the server's HTTP/2 layer rejects as malformed; give such a client a
+/// plain authority (`grpc.default_authority=localhost` in grpcio). The
+/// crate's own `Client` sends `csi-proxy`.
+///
 /// ```no_run
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
 /// use csi_proxy_client::disk::v1::{self as disk, DiskApi};
