@@ -364,7 +364,7 @@ async fn main() -> ExitCode {
     match run(args).await {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("smb_mount: {e}");
+            eprintln!("smb_mount: {}", chain(&*e));
             ExitCode::FAILURE
         }
     }
