@@ -126,6 +126,48 @@
 //! | `mock` | no | [`mock::MockHost`], built on the server's services (implies `server`) |
 //! | `mockall` | no | `mockall::automock` on every `<Group>Api` trait (`MockDiskApi`, ...) |
 //!
+//! # Expectation-style tests with `mockall`
+//!
+//! Where [`mock::MockHost`] answers as a whole node would, the `mockall`
+//! feature gives each trait a [mockall] mock, `<group>::<version>::Mock<Group>Api`,
+//! for tests that state exactly which calls a driver makes and script each
+//! answer (including error statuses the simulated node would never give).
+//! The methods are `async` through `async_trait`, so a `returning` closure
+//! gives the `Result` itself, not a future. Enable it for tests only:
+//!
+//! ```toml
+//! [dev-dependencies]
+//! csi-proxy-client = { version = "0.1", features = ["mockall"] }
+//! mockall = "0.13"   # for predicates and sequences, if you use them
+//! ```
+//!
+//! ```
+//! # #[cfg(feature = "mockall")]
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), csi_proxy_client::Error> {
+//! use csi_proxy_client::disk::v1::{self as disk, DiskApi, MockDiskApi};
+//!
+//! async fn online(d: &dyn DiskApi, number: u32) -> Result<bool, csi_proxy_client::Error> {
+//!     Ok(d.get_disk_state(disk::GetDiskStateRequest { disk_number: number }).await?.is_online)
+//! }
+//!
+//! let mut mock = MockDiskApi::new();
+//! mock.expect_get_disk_state()
+//!     .withf(|request| request.disk_number == 1)
+//!     .times(1)
+//!     .returning(|_| Ok(disk::GetDiskStateResponse { is_online: true }));
+//! mock.expect_get_disk_state()
+//!     .withf(|request| request.disk_number == 2)
+//!     .returning(|_| Err(csi_proxy_client::Error::rpc(
+//!         "test", "/v1.Disk/GetDiskState", tonic::Status::unknown("disk 2 not found"))));
+//!
+//! assert!(online(&mock, 1).await?);
+//! assert_eq!(online(&mock, 2).await.unwrap_err().code(), Some(tonic::Code::Unknown));
+//! # Ok(()) }
+//! # #[cfg(not(feature = "mockall"))] fn main() {}
+//! ```
+//!
+//! [mockall]: https://docs.rs/mockall
 //! [CSI Proxy]: https://github.com/kubernetes-csi/csi-proxy
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
