@@ -19,6 +19,65 @@
 //! # Ok(()) }
 //! ```
 //!
+//! # A worked example
+//!
+//! The driver function under test finds the disk on a LUN, partitions it,
+//! formats its volume if needed and mounts it at the staging path; the
+//! tests check the happy path, that a retry after a partial failure is
+//! idempotent, and that an injected failure reaches the caller as the same
+//! error the proxy would send.
+//!
+//! ```
+//! use csi_proxy_client::{Error, disk::v1 as disk, filesystem::v1 as fs, volume::v1 as volume};
+//! use csi_proxy_client::mock::MockHost;
+//!
+//! const STAGING: &str = r"C:\var\lib\kubelet\plugins\kubernetes.io\csi\d\pv\globalmount";
+//!
+//! async fn stage(
+//!     d: &dyn disk::DiskApi,
+//!     v: &dyn volume::VolumeApi,
+//!     f: &dyn fs::FilesystemApi,
+//!     lun: &str,
+//! ) -> Result<Option<String>, Error> {
+//!     let disks = d.list_disk_locations(disk::ListDiskLocationsRequest {}).await?;
+//!     let Some((&n, _)) = disks.disk_locations.iter().find(|(_, l)| l.lunid == lun) else {
+//!         return Ok(None);
+//!     };
+//!     d.partition_disk(disk::PartitionDiskRequest { disk_number: n }).await?;
+//!     let request = volume::ListVolumesOnDiskRequest { disk_number: n, partition_number: 0 };
+//!     let id = v.list_volumes_on_disk(request).await?.volume_ids.remove(0);
+//!     let formatted = v.is_volume_formatted(volume::IsVolumeFormattedRequest { volume_id: id.clone() }).await?;
+//!     if !formatted.formatted {
+//!         v.format_volume(volume::FormatVolumeRequest { volume_id: id.clone() }).await?;
+//!     }
+//!     f.mkdir(fs::MkdirRequest { path: STAGING.into() }).await?;
+//!     let request = volume::MountVolumeRequest { volume_id: id.clone(), target_path: STAGING.into() };
+//!     v.mount_volume(request).await?;
+//!     Ok(Some(id))
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread")] async fn main() {
+//! // Happy path: the volume ends up mounted at the staging path.
+//! let node = MockHost::new();
+//! let id = stage(&node, &node, &node, "1").await.unwrap().unwrap();
+//! assert!(node.host().snapshot().mount_points.iter().any(|m| m.volume_id == id));
+//!
+//! // A failure after partial progress: the retry neither reformats nor fails.
+//! let node = MockHost::new();
+//! node.fail_next("MountVolume", tonic::Code::Unknown, "The device is not ready.");
+//! assert!(stage(&node, &node, &node, "1").await.is_err());
+//! stage(&node, &node, &node, "1").await.unwrap();
+//! assert_eq!(node.calls_of("FormatVolume").len(), 1);
+//!
+//! // An injected failure surfaces as the status the proxy would send.
+//! let node = MockHost::new();
+//! node.fail_next("disk/v1/PartitionDisk", tonic::Code::Unavailable, "try again");
+//! let err = stage(&node, &node, &node, "2").await.unwrap_err();
+//! assert_eq!(err.code(), Some(tonic::Code::Unavailable));
+//! assert!(node.calls_of("ListVolumesOnDisk").is_empty());
+//! # }
+//! ```
+//!
 //! Beyond the traits it offers what a test needs:
 //! - the node's state: [`MockHost::host`] (snapshots, files, test hooks);
 //! - the call log: [`MockHost::calls`], [`MockHost::calls_of`],
