@@ -407,10 +407,16 @@ async fn invalid_pipe_name_is_reported_with_the_name() {
 
 // ---------------------------------------------------------------- reference server
 
+/// Tests that start the reference server on the default pipe names run one
+/// at a time.
+#[cfg(feature = "server")]
+static DEFAULT_PIPES: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// The reference server on its real pipe names, `\\.\pipe\csi-proxy-<group>-<version>`.
 #[cfg(feature = "server")]
 #[tokio::test]
 async fn reference_server_serves_its_default_pipes() {
+    let _pipes = DEFAULT_PIPES.lock().await;
     use csi_proxy_client::disk::v1::{self as disk, DiskApi};
     use csi_proxy_client::server::{GroupVersion, Server, ServerError};
 
@@ -465,5 +471,140 @@ async fn reference_server_serves_its_default_pipes() {
     assert!(
         matches!(&err, Error::Connect { source, .. } if source.raw_os_error() == Some(ERROR_FILE_NOT_FOUND)),
         "{err:?}"
+    );
+}
+
+/// Every group version answers on its default pipe through `connect_default`,
+/// and a blank disk is staged and published through the v1 clients.
+#[cfg(feature = "server")]
+#[tokio::test]
+// One request literal serves versions with and without legacy fields.
+#[allow(clippy::needless_update)]
+async fn every_group_version_answers_on_its_default_pipe_and_a_volume_stages() {
+    use csi_proxy_client::host::smb::{
+        DEFAULT_SMB_PASSWORD, DEFAULT_SMB_SERVER, DEFAULT_SMB_SHARE, DEFAULT_SMB_USER,
+    };
+    use csi_proxy_client::server::Server;
+    use csi_proxy_client::{disk, filesystem, iscsi, smb, volume};
+
+    let _pipes = DEFAULT_PIPES.lock().await;
+    let server = Server::builder().start().await.unwrap();
+    assert_eq!(server.addresses().len(), 23);
+    let mut answered = 0;
+
+    // The iSCSI initiator service starts stopped on the default node.
+    let sys = system::Client::connect_default().await.unwrap();
+    assert!(!serial(&sys).await.unwrap().is_empty());
+    sys.start_service(system::StartServiceRequest {
+        name: "MSiSCSI".into(),
+    })
+    .await
+    .unwrap();
+    answered += 1;
+
+    macro_rules! each {
+        ($group:ident [$($v:ident)*] |$c:ident| $call:expr) => {$({
+            use $group::$v::*;
+            let $c = Client::connect_default().await.unwrap();
+            let result = $call.await;
+            assert!(result.is_ok(), "{}/{}: {result:?}", stringify!($group), stringify!($v));
+            answered += 1;
+        })*};
+    }
+    each!(disk [v1alpha1 v1beta1 v1beta2 v1beta3 v1] |c| c.list_disk_locations(ListDiskLocationsRequest {}));
+    each!(filesystem [v1alpha1 v1beta1 v1beta2 v1 v2alpha1] |c| c.path_exists(PathExistsRequest {
+        path: r"C:\var\lib\kubelet".into(),
+        ..Default::default()
+    }));
+    each!(iscsi [v1alpha1 v1alpha2] |c| c.list_target_portals(ListTargetPortalsRequest {}));
+    each!(volume [v1alpha1 v1beta1 v1beta2] |c| c.list_volumes_on_disk(ListVolumesOnDiskRequest { disk_id: "0".into() }));
+    each!(volume [v1beta3 v1 v2alpha1] |c| c.list_volumes_on_disk(ListVolumesOnDiskRequest {
+        disk_number: 0,
+        partition_number: 0,
+    }));
+    let remote = format!(r"\\{DEFAULT_SMB_SERVER}\{DEFAULT_SMB_SHARE}");
+    each!(smb [v1alpha1 v1beta1 v1beta2 v1] |c| async {
+        let request = NewSmbGlobalMappingRequest {
+            remote_path: remote.clone(),
+            username: DEFAULT_SMB_USER.into(),
+            password: DEFAULT_SMB_PASSWORD.into(),
+            ..Default::default()
+        };
+        c.new_smb_global_mapping(request).await?;
+        c.remove_smb_global_mapping(RemoveSmbGlobalMappingRequest { remote_path: remote.clone(), ..Default::default() })
+            .await
+    });
+    assert_eq!(answered, 23);
+
+    // NodeStage and NodePublish of the blank disk on LUN 1, v1 only.
+    use disk::v1::DiskApi as _;
+    use filesystem::v1::FilesystemApi as _;
+    use volume::v1::VolumeApi as _;
+    let staging = r"C:\var\lib\kubelet\plugins\kubernetes.io\csi\d\pv\globalmount";
+    let publish = r"C:\var\lib\kubelet\pods\p\volumes\kubernetes.io~csi\pv\mount";
+    let d = disk::v1::Client::connect_default().await.unwrap();
+    let v = volume::v1::Client::connect_default().await.unwrap();
+    let f = filesystem::v1::Client::connect_default().await.unwrap();
+    let locations = d
+        .list_disk_locations(disk::v1::ListDiskLocationsRequest {})
+        .await
+        .unwrap();
+    let (&n, _) = locations
+        .disk_locations
+        .iter()
+        .find(|(_, l)| l.lunid == "1")
+        .unwrap();
+    d.partition_disk(disk::v1::PartitionDiskRequest { disk_number: n })
+        .await
+        .unwrap();
+    let request = volume::v1::ListVolumesOnDiskRequest {
+        disk_number: n,
+        partition_number: 0,
+    };
+    let id = v
+        .list_volumes_on_disk(request)
+        .await
+        .unwrap()
+        .volume_ids
+        .remove(0);
+    v.format_volume(volume::v1::FormatVolumeRequest {
+        volume_id: id.clone(),
+    })
+    .await
+    .unwrap();
+    f.mkdir(filesystem::v1::MkdirRequest {
+        path: staging.into(),
+    })
+    .await
+    .unwrap();
+    let request = volume::v1::MountVolumeRequest {
+        volume_id: id.clone(),
+        target_path: staging.into(),
+    };
+    v.mount_volume(request).await.unwrap();
+    f.mkdir(filesystem::v1::MkdirRequest {
+        path: publish.rsplit_once('\\').unwrap().0.into(),
+    })
+    .await
+    .unwrap();
+    let request = filesystem::v1::CreateSymlinkRequest {
+        source_path: staging.into(),
+        target_path: publish.into(),
+    };
+    f.create_symlink(request).await.unwrap();
+    let request = volume::v1::GetVolumeIdFromTargetPathRequest {
+        target_path: publish.into(),
+    };
+    assert_eq!(
+        v.get_volume_id_from_target_path(request)
+            .await
+            .unwrap()
+            .volume_id,
+        id
+    );
+    server.host().check_invariants().unwrap();
+    server.shutdown().await.unwrap();
+    println!(
+        "named pipes: 23 group versions answered and a volume was staged over \\\\.\\pipe\\csi-proxy-*"
     );
 }
