@@ -40,6 +40,9 @@ pub const KUBELET: &str = r"C:\var\lib\kubelet";
 macro_rules! on_both_backends {
     (after = $after:path; $($scenario:ident),+ $(,)?) => {
         $crate::on_both_backends!(@backend mock, mock, $after; $($scenario),+);
+        // Unix only: on Windows every server binds the same fixed pipe
+        // names, so servers of parallel tests would collide.
+        #[cfg(unix)]
         $crate::on_both_backends!(@backend server, server, $after; $($scenario),+);
     };
     ($($scenario:ident),+ $(,)?) => {
@@ -287,13 +290,17 @@ impl Node {
     }
 }
 
-/// A tonic channel over the Unix socket at `path`.
+/// A tonic channel over the Unix socket (on Windows the named pipe) at
+/// `path`.
 pub async fn unix_channel(path: String) -> tonic::transport::Channel {
     tonic::transport::Endpoint::from_static("http://csi-proxy.invalid")
         .connect_with_connector(tower::service_fn(move |_: http::Uri| {
             let path = path.clone();
             async move {
+                #[cfg(unix)]
                 let stream = tokio::net::UnixStream::connect(path).await?;
+                #[cfg(windows)]
+                let stream = tokio::net::windows::named_pipe::ClientOptions::new().open(path)?;
                 Ok::<_, std::io::Error>(hyper_util::rt::TokioIo::new(stream))
             }
         }))
