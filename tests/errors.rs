@@ -2,9 +2,7 @@
 //! (`UNKNOWN` for every proxy failure, `INVALID_ARGUMENT` where upstream
 //! would crash, `UNIMPLEMENTED` for methods an endpoint lacks), the
 //! message's gist, and that the failed call left the host as it was.
-// The mock halves run everywhere; the server halves need Unix sockets (on
-// Windows every server binds the same fixed pipe names, so parallel tests
-// would collide).
+// On Windows the server halves use named pipes and take turns.
 #![cfg(feature = "mock")]
 
 #[macro_use]
@@ -1211,7 +1209,6 @@ async fn methods_an_endpoint_lacks_are_unimplemented(node: &Node) {
 /// The typed client of a newer version on an older version's socket: the
 /// server answers `UNIMPLEMENTED` and nothing changes (server only: the
 /// mock has no sockets).
-#[cfg(unix)]
 #[tokio::test]
 async fn typed_clients_of_another_version_get_unimplemented() {
     let node = Node::server().await;

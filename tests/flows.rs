@@ -4,9 +4,7 @@
 //! two API sets — disk v1 + volume v1 + filesystem v1, and the beta set
 //! disk v1beta2 + volume v1beta2 + filesystem v1beta1 — on both backends.
 //! Each step asserts the host state it leaves.
-// The mock halves run everywhere; the server halves need Unix sockets (on
-// Windows every server binds the same fixed pipe names, so parallel tests
-// would collide).
+// On Windows the server halves use named pipes and take turns.
 #![cfg(feature = "mock")]
 
 #[macro_use]

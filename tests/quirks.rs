@@ -1,9 +1,7 @@
 //! Idempotency rules and upstream quirks the specs tell implementations to
 //! keep, and sandbox-escape attempts (server.md §11.3 items 4 and 6), on
 //! both backends.
-// The mock halves run everywhere; the server halves need Unix sockets (on
-// Windows every server binds the same fixed pipe names, so parallel tests
-// would collide).
+// On Windows the server halves use named pipes and take turns.
 #![cfg(feature = "mock")]
 
 #[macro_use]

@@ -8,9 +8,7 @@
 //! generated `RPCS` constants of all 23 modules, and on the mock backend
 //! every scenario checks (through the mock's call log) that it really called
 //! each RPC the table credits it with.
-// The mock halves run everywhere; the server halves need Unix sockets (on
-// Windows every server binds the same fixed pipe names, so parallel tests
-// would collide).
+// On Windows the server halves use named pipes and take turns.
 #![cfg(feature = "mock")]
 
 #[macro_use]
