@@ -2,7 +2,7 @@
 //! server: staging and unstaging different disks, mkdir/rmdir, SMB
 //! map/unmap and disk queries, all at once. Afterwards the host's
 //! invariants hold and its state is exactly what the completed calls imply.
-#![cfg(all(feature = "mock", unix))]
+#![cfg(feature = "mock")]
 
 #[macro_use]
 mod scenarios;

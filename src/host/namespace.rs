@@ -10,14 +10,23 @@
 //! UNC roots through an [`UncResolver`]. Every component is stored
 //! case-folded ([`fold`]), so Windows' case-insensitive names come for free.
 //!
-//! Links are Linux symlinks whose *content* is a tagged Windows target
-//! (`winlink:dir:C:\...`, `winlink:file:...`, `winlink:junction:...`,
-//! `winlink:mount:\\?\Volume{guid}\`). The content is not a usable Linux path,
-//! and this module never asks the kernel to follow a link: it walks component
-//! by component with `symlink_metadata` / `read_link`, splices link targets in
-//! itself (at most 63 hops), and only ever builds host paths as
+//! A link's *content* is a tagged Windows target (`winlink:dir:C:\...`,
+//! `winlink:file:...`, `winlink:junction:...`,
+//! `winlink:mount:\\?\Volume{guid}\`, see [`link_content`]). How that content
+//! is stored on the host is known only to three functions, [`store_link`],
+//! [`stored_link`] and [`remove_link`]:
+//! - on Unix a link is a host symlink holding the content;
+//! - on Windows a link is a regular file holding [`LINK_FILE_MAGIC`] followed
+//!   by the content (host symlinks need a privilege there, and Wine does not
+//!   give their content back faithfully). A real host symlink or junction
+//!   found in the sandbox is read as a foreign link.
+//!
+//! The content is not a usable host path, and this module never asks the
+//! host to follow a link: it walks component by component with
+//! `symlink_metadata` / [`stored_link`], splices link targets in itself (at
+//! most 63 hops), and only ever builds host paths as
 //! `<root>/<folded component>/...` from components that passed
-//! [`WinPath::parse`]. A symlink in the sandbox that is not a `winlink:` is
+//! [`WinPath::parse`]. A link in the sandbox that is not a `winlink:` is
 //! treated as unresolvable, never followed. So no request can reach a file
 //! outside the sandbox.
 //!
@@ -31,6 +40,8 @@
 //! - Drive and volume roots cannot be removed (error 5).
 //! - Names are stored case-folded, so the original case of a file name is not
 //!   kept (no RPC of these groups returns names).
+//! - On Windows, file data that starts with [`LINK_FILE_MAGIC`] cannot be
+//!   written (error 5): it would read back as a link.
 //!
 //! # Seams for other host modules
 //! - SMB implements [`UncResolver`] (root directory of `\\server\share` while a
@@ -41,6 +52,7 @@
 //!   [`LinkKind::Dir`] whose target is the UNC path (`\\server\share\sub\`).
 
 use std::collections::VecDeque;
+use std::ffi::OsString;
 use std::fs;
 use std::io::Write;
 use std::path::{Component, Path, PathBuf};
@@ -177,7 +189,7 @@ fn io_err(e: std::io::Error) -> Win32Error {
     Win32Error::from_io(&e)
 }
 
-/// The content stored in a link's Linux symlink.
+/// The content stored in a link (see [`store_link`]).
 pub fn link_content(kind: LinkKind, target: &str) -> String {
     format!("{LINK_PREFIX}{}:{target}", kind.tag())
 }
@@ -283,8 +295,8 @@ impl Namespace {
         }
     }
 
-    fn read_winlink(host: &Path) -> Result<Link, Win32Error> {
-        let content = fs::read_link(host).map_err(io_err)?;
+    /// The `winlink:` a stored link content names (error 1921 if it is none).
+    fn parse_winlink(content: &OsString) -> Result<Link, Win32Error> {
         content
             .to_str()
             .and_then(parse_link_content)
@@ -346,19 +358,15 @@ impl Namespace {
                 }
                 Err(e) => return Err(io_err(e)),
             };
-            let ft = meta.file_type();
-            if ft.is_symlink() {
-                let link = match Self::read_winlink(&next_host) {
+            if let Some(raw) = stored_link(&next_host, &meta).map_err(io_err)? {
+                let link = match Self::parse_winlink(&raw) {
                     Ok(l) => l,
-                    // A foreign symlink is an opaque entry: it can be seen
-                    // and removed, never followed.
-                    Err(_) if last && follow == Follow::None => {
-                        let raw = fs::read_link(&next_host).map_err(io_err)?;
-                        Link {
-                            kind: LinkKind::File,
-                            target: raw.to_string_lossy().into_owned(),
-                        }
-                    }
+                    // A foreign link is an opaque entry: it can be seen and
+                    // removed, never followed.
+                    Err(_) if last && follow == Follow::None => Link {
+                        kind: LinkKind::File,
+                        target: raw.to_string_lossy().into_owned(),
+                    },
                     Err(e) => return Err(e),
                 };
                 let follow_this = !last
@@ -434,7 +442,7 @@ impl Namespace {
                 if pending.is_empty() {
                     return Ok(dir_walk(host, win, volume, mount));
                 }
-            } else if ft.is_dir() {
+            } else if meta.is_dir() {
                 host = next_host;
                 win = next_win;
                 if last {
@@ -503,7 +511,8 @@ impl Namespace {
         match w.entry {
             None => Err(werr(Win32Error::FILE_NOT_FOUND)),
             Some(Entry::Dir) => fs::remove_dir(&w.host).map_err(io_err),
-            Some(_) => fs::remove_file(&w.host).map_err(io_err),
+            Some(Entry::File { .. }) => fs::remove_file(&w.host).map_err(io_err),
+            Some(Entry::Link(_)) => remove_link(&w.host).map_err(io_err),
         }
     }
 
@@ -528,10 +537,12 @@ impl Namespace {
             None => Ok(()),
             Some(Entry::Dir) => {
                 self.check_in_sandbox(&w.host)?;
-                // std's remove_dir_all does not follow symlinks.
+                // std's remove_dir_all does not follow symlinks (nor
+                // junctions), and a link stored as a file is a file to it.
                 fs::remove_dir_all(&w.host).map_err(io_err)
             }
-            Some(_) => fs::remove_file(&w.host).map_err(io_err),
+            Some(Entry::File { .. }) => fs::remove_file(&w.host).map_err(io_err),
+            Some(Entry::Link(_)) => remove_link(&w.host).map_err(io_err),
         }
     }
 
@@ -635,7 +646,7 @@ impl Namespace {
         match &w.entry {
             None => Err(werr(Win32Error::FILE_NOT_FOUND)),
             Some(Entry::Link(l)) if l.kind == LinkKind::Mount => {
-                fs::remove_file(&w.host).map_err(io_err)?;
+                remove_link(&w.host).map_err(io_err)?;
                 fs::create_dir(&w.host).map_err(io_err)
             }
             Some(_) => Err(werr(Win32Error::NOT_A_REPARSE_POINT)),
@@ -657,6 +668,10 @@ impl Namespace {
             Some(Entry::File { size }) => size,
             None => 0,
         };
+        if cfg!(windows) && data.starts_with(LINK_FILE_MAGIC) {
+            // It would read back as a link (see the module docs).
+            return Err(werr(Win32Error::ACCESS_DENIED));
+        }
         self.check_in_sandbox(&w.host)?;
         let mut f = fs::OpenOptions::new()
             .write(true)
@@ -688,8 +703,8 @@ impl Namespace {
                 let Ok(m) = fs::symlink_metadata(&p) else {
                     continue;
                 };
-                if m.file_type().is_symlink() {
-                    if let Ok(l) = Self::read_winlink(&p)
+                if let Ok(Some(raw)) = stored_link(&p, &m) {
+                    if let Ok(l) = Self::parse_winlink(&raw)
                         && l.kind == LinkKind::Mount
                     {
                         out.push((p, l.target));
@@ -704,12 +719,89 @@ impl Namespace {
     }
 }
 
-/// Stores a link: a host symlink whose content is the tagged Windows target,
-/// which the host never follows (it is no valid host path). On Windows the
-/// link is a file symlink, so it is removed like a file, as on Unix.
-fn store_link(content: &str, at: &Path) -> std::io::Result<()> {
+// ---------------------------------------------------------------- link storage
+//
+// The only code that knows how a link is represented on the host.
+
+/// The header of a file that stores a link on Windows; the link content
+/// follows it (UTF-8).
+pub const LINK_FILE_MAGIC: &[u8] = b"\0csi-proxy-winlink\0";
+
+/// Stores a link with `content` at `at`, which must not exist (else
+/// `AlreadyExists`). The host never follows it: on Unix it is a symlink whose
+/// content is no valid host path; on Windows a regular file starting with
+/// [`LINK_FILE_MAGIC`].
+pub fn store_link(content: &str, at: &Path) -> std::io::Result<()> {
     #[cfg(unix)]
-    return std::os::unix::fs::symlink(content, at);
+    {
+        std::os::unix::fs::symlink(content, at)
+    }
     #[cfg(windows)]
-    return std::os::windows::fs::symlink_file(content, at);
+    {
+        let mut f = fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(at)?;
+        let written = f
+            .write_all(LINK_FILE_MAGIC)
+            .and_then(|()| f.write_all(content.as_bytes()))
+            .and_then(|()| f.sync_all());
+        drop(f);
+        if let Err(e) = written {
+            let _ = fs::remove_file(at);
+            return Err(e);
+        }
+        Ok(())
+    }
+}
+
+/// The content of the link at `at`, given `meta` (its `symlink_metadata`);
+/// `None` if `at` is no link (a directory or a regular file). A host symlink
+/// (or, on Windows, junction) this module did not create gives its raw
+/// target: callers treat anything that is no `winlink:` as opaque.
+pub fn stored_link(at: &Path, meta: &fs::Metadata) -> std::io::Result<Option<OsString>> {
+    if meta.file_type().is_symlink() {
+        return fs::read_link(at).map(|t| Some(t.into_os_string()));
+    }
+    #[cfg(unix)]
+    {
+        Ok(None)
+    }
+    #[cfg(windows)]
+    {
+        use std::io::Read;
+        if !meta.is_file() || meta.len() < LINK_FILE_MAGIC.len() as u64 {
+            return Ok(None);
+        }
+        let mut f = fs::File::open(at)?;
+        let mut head = [0u8; LINK_FILE_MAGIC.len()];
+        match f.read_exact(&mut head) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
+            Err(e) => return Err(e),
+        }
+        if head != LINK_FILE_MAGIC {
+            return Ok(None);
+        }
+        let mut rest = Vec::new();
+        f.read_to_end(&mut rest)?;
+        Ok(Some(match String::from_utf8(rest) {
+            Ok(s) => OsString::from(s),
+            // No `winlink:` (callers refuse to follow it), but visible.
+            Err(e) => OsString::from(format!("\u{FFFD}{}", String::from_utf8_lossy(e.as_bytes()))),
+        }))
+    }
+}
+
+/// Removes the link at `at` (never its target).
+pub fn remove_link(at: &Path) -> std::io::Result<()> {
+    #[cfg(windows)]
+    {
+        use std::os::windows::fs::FileTypeExt;
+        // A foreign directory symlink or junction is removed as a directory.
+        if fs::symlink_metadata(at)?.file_type().is_symlink_dir() {
+            return fs::remove_dir(at);
+        }
+    }
+    fs::remove_file(at)
 }

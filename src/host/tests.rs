@@ -974,7 +974,6 @@ fn create_symlink_and_is_symlink_rules() {
 
 // ---------------------------------------------------------------- sandbox safety
 
-#[cfg(unix)]
 #[test]
 fn sandbox_escape_attempts_fail() {
     let dir = tempfile::tempdir().unwrap();
@@ -983,9 +982,10 @@ fn sandbox_escape_attempts_fail() {
     let outside = dir.path().join("outside");
     std::fs::create_dir(&outside).unwrap();
     std::fs::write(outside.join("secret"), b"s").unwrap();
-    // a real Linux symlink planted in the sandbox is never followed
+    // a host link planted in the sandbox with a host path as its content (on
+    // Unix a real symlink to `outside`) is never followed
     let kdir = h.host_path(K).unwrap();
-    std::os::unix::fs::symlink(&outside, kdir.join("evil")).unwrap();
+    namespace::store_link(outside.to_str().unwrap(), &kdir.join("evil")).unwrap();
     assert!(h.path_exists(&format!(r"{K}\evil\secret")).is_err());
     assert!(h.mkdir(&format!(r"{K}\evil\x")).is_err());
     assert!(h.rmdir_contents(&format!(r"{K}\evil")).is_err());
@@ -1270,6 +1270,110 @@ fn host_is_shareable_and_traits_are_object_safe() {
         Vec::<String>::new()
     );
     assert!(fs.path_exists(K).unwrap());
+}
+
+/// Links as the host stores them (a symlink on Unix, a marker file on
+/// Windows) are links everywhere: never files, never followed by the host.
+#[test]
+fn stored_links_are_links_not_files() {
+    use super::namespace::{LINK_FILE_MAGIC, Link, remove_link, store_link, stored_link};
+    let dir = tempfile::tempdir().unwrap();
+    let at = dir.path().join("l");
+    let content = namespace::link_content(LinkKind::Dir, r"C:\var");
+    store_link(&content, &at).unwrap();
+    assert!(store_link(&content, &at).is_err()); // never replaced
+    let meta = std::fs::symlink_metadata(&at).unwrap();
+    assert_eq!(
+        stored_link(&at, &meta).unwrap(),
+        Some(std::ffi::OsString::from(&content))
+    );
+    remove_link(&at).unwrap();
+    assert!(std::fs::symlink_metadata(&at).is_err());
+    // plain files and directories are no links, whatever their size
+    for data in [
+        &b""[..],
+        b"x",
+        &[b'y'; 100],
+        LINK_FILE_MAGIC.split_last().unwrap().1,
+    ] {
+        std::fs::write(&at, data).unwrap();
+        let meta = std::fs::symlink_metadata(&at).unwrap();
+        assert_eq!(stored_link(&at, &meta).unwrap(), None);
+    }
+    let meta = std::fs::symlink_metadata(dir.path()).unwrap();
+    assert_eq!(stored_link(dir.path(), &meta).unwrap(), None);
+
+    // through the host: a link is listed, never counted as a file, and
+    // removal (plain, forced or of a directory's contents) unlinks it only
+    let h = host();
+    let (_, id) = staged_disk(&h, GIB);
+    let m = format!(r"{K}\m");
+    h.mkdir(&m).unwrap();
+    h.mount_volume(&id, &m).unwrap();
+    let base = h.get_volume_stats(&id).unwrap().used_bytes;
+    h.write_file(&format!(r"{m}\data"), b"12345").unwrap();
+    let d = format!(r"{K}\d");
+    h.mkdir(&d).unwrap();
+    for (name, kind, target) in [
+        ("fl", LinkKind::File, format!(r"{m}\data")),
+        ("dl", LinkKind::Dir, m.clone()),
+        ("jl", LinkKind::Junction, m.clone()),
+        ("ml", LinkKind::Mount, id.clone()),
+    ] {
+        let at = format!(r"{d}\{name}");
+        h.create_link(&at, kind, &target).unwrap();
+        assert_eq!(
+            h.entry(&at).unwrap(),
+            Some(Entry::Link(Link { kind, target }))
+        );
+        assert!(h.exists(&at));
+    }
+    assert_eq!(h.read_file(&format!(r"{d}\fl")).unwrap(), b"12345");
+    assert_eq!(h.read_file(&format!(r"{d}\dl\data")).unwrap(), b"12345");
+    assert_eq!(
+        h.list_dir(&format!(r"{d}\ml")).unwrap(),
+        ["data", "system volume information"]
+    );
+    assert_eq!(h.list_dir(&d).unwrap(), ["dl", "fl", "jl", "ml"]);
+    // writing through a file link replaces its target (the bytes replaced
+    // are the target's, not the stored link's); the link stays a link
+    h.write_file(&format!(r"{d}\fl"), b"zz").unwrap();
+    assert_eq!(h.get_volume_stats(&id).unwrap().used_bytes, base + 2);
+    assert_eq!(h.read_file(&format!(r"{m}\data")).unwrap(), b"zz");
+    assert!(matches!(
+        h.entry(&format!(r"{d}\fl")),
+        Ok(Some(Entry::Link(_)))
+    ));
+    h.rmdir(&format!(r"{d}\fl"), false).unwrap();
+    h.rmdir(&format!(r"{d}\dl"), true).unwrap();
+    h.rmdir_contents(&d).unwrap();
+    assert_eq!(h.list_dir(&d).unwrap(), Vec::<String>::new());
+    assert_eq!(h.read_file(&format!(r"{m}\data")).unwrap(), b"zz");
+    ok_invariants(&h);
+}
+
+/// On Windows a file starting with the link marker would read back as a
+/// link, so such data cannot be written; elsewhere it is plain data.
+#[test]
+fn link_marker_data_is_plain_data_only_on_unix() {
+    let h = host();
+    let f = format!(r"{K}\marker");
+    let mut data = namespace::LINK_FILE_MAGIC.to_vec();
+    data.extend_from_slice(b"winlink:dir:C:\\var");
+    let r = h.write_file(&f, &data);
+    if cfg!(windows) {
+        assert!(r.is_err());
+        assert!(!h.exists(&f));
+    } else {
+        r.unwrap();
+        assert_eq!(h.read_file(&f).unwrap(), data);
+        assert_eq!(
+            h.entry(&f).unwrap(),
+            Some(Entry::File {
+                size: data.len() as u64
+            })
+        );
+    }
 }
 
 #[test]

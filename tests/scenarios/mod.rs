@@ -4,7 +4,8 @@
 //! A [`Node`] is a simulated Windows node plus one `Arc<dyn <Group>Api>` for
 //! each of the 23 group versions. [`Node::mock`] answers every trait with a
 //! [`MockHost`] in process; [`Node::server`] starts the reference [`Server`]
-//! on Unix sockets in a temporary directory, over a [`Host`] the test keeps a
+//! on Unix sockets in a temporary directory (on Windows on its fixed named
+//! pipes, one server per process at a time), over a [`Host`] the test keeps a
 //! handle on, and connects one typed `Client` per group version. A scenario
 //! is an `async fn(&Node)` that calls the traits and asserts both the
 //! responses and the host's state; [`on_both_backends!`] turns a list of
@@ -65,6 +66,11 @@ macro_rules! on_both_backends {
 /// The default `after` hook: nothing beyond the invariants.
 pub fn no_check(_scenario: &str, _node: &Node) {}
 
+/// Held by the one server of this process (Windows: the pipe names are
+/// fixed, so the server halves of parallel tests take turns).
+#[cfg(windows)]
+static SERVER_PIPES: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+
 /// Which implementation answers the traits.
 pub enum Backend {
     /// [`MockHost`] in process.
@@ -74,6 +80,10 @@ pub enum Backend {
         server: Server,
         sockets: TempDir,
         _sandbox: TempDir,
+        /// On Windows every server binds the same fixed pipe names: one
+        /// server at a time ([`SERVER_PIPES`]).
+        #[cfg(windows)]
+        _pipes: tokio::sync::MutexGuard<'static, ()>,
     },
 }
 
@@ -179,6 +189,8 @@ impl Node {
     /// The default node behind the reference server, every group version on
     /// its own socket, one `Client` per group version.
     pub async fn server() -> Node {
+        #[cfg(windows)]
+        let pipes = SERVER_PIPES.lock().await;
         let sandbox = tempfile::tempdir().expect("sandbox dir");
         let sockets = tempfile::tempdir().expect("socket dir");
         let host = Host::new(HostConfig::new(sandbox.path())).expect("default host");
@@ -194,6 +206,8 @@ impl Node {
             server,
             sockets,
             _sandbox: sandbox,
+            #[cfg(windows)]
+            _pipes: pipes,
         };
         Node::assemble(host, backend, apis)
     }
@@ -287,13 +301,25 @@ impl Node {
     }
 }
 
-/// A tonic channel over the Unix socket at `path`.
+/// A tonic channel over the Unix socket (on Windows the named pipe) at
+/// `path`.
 pub async fn unix_channel(path: String) -> tonic::transport::Channel {
     tonic::transport::Endpoint::from_static("http://csi-proxy.invalid")
         .connect_with_connector(tower::service_fn(move |_: http::Uri| {
             let path = path.clone();
             async move {
+                #[cfg(unix)]
                 let stream = tokio::net::UnixStream::connect(path).await?;
+                #[cfg(windows)]
+                let stream = loop {
+                    const ERROR_PIPE_BUSY: i32 = 231;
+                    match tokio::net::windows::named_pipe::ClientOptions::new().open(&path) {
+                        Err(e) if e.raw_os_error() == Some(ERROR_PIPE_BUSY) => {
+                            tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                        }
+                        other => break other?,
+                    }
+                };
                 Ok::<_, std::io::Error>(hyper_util::rt::TokioIo::new(stream))
             }
         }))
