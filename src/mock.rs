@@ -94,7 +94,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use crate::Error;
-use crate::host::{Host, HostConfig, HostError, NodeSeed};
+use crate::host::{Host, HostConfig, HostError, NodeSeed, temporary_sandbox};
 use crate::server::ProxyService;
 
 /// The endpoint named in errors of mock calls.
@@ -456,12 +456,7 @@ impl MockHostBuilder {
         let (sandbox, temp) = match self.sandbox {
             Some(dir) => (dir, None),
             None => {
-                let temp = tempfile::Builder::new()
-                    .prefix("csi-proxy-mock-")
-                    .tempdir()
-                    .map_err(|e| {
-                        HostError::unknown(format!("cannot create a sandbox directory: {e}"))
-                    })?;
+                let temp = temporary_sandbox()?;
                 (temp.path().to_path_buf(), Some(temp))
             }
         };

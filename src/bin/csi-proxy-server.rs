@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Parser;
-use csi_proxy_client::host::{HostConfig, NodeSeed};
+use csi_proxy_client::host::{HostConfig, NodeSeed, temporary_sandbox};
 use csi_proxy_client::server::{GroupVersion, Server};
 
 /// The reference CSI Proxy: every API group version over a simulated Windows node.
@@ -117,10 +117,7 @@ async fn run(args: Args) -> Result<(), String> {
     let sandbox = match args.sandbox {
         Some(dir) => dir,
         None => {
-            temp_sandbox = tempfile::Builder::new()
-                .prefix("csi-proxy-sandbox-")
-                .tempdir()
-                .map_err(|e| format!("cannot create a sandbox directory: {e}"))?;
+            temp_sandbox = temporary_sandbox().map_err(|e| e.to_string())?;
             temp_sandbox.path().to_path_buf()
         }
     };

@@ -50,7 +50,7 @@ pub use disk::{DiskHost, DiskIds, DiskLocation};
 pub use error::{HostError, HostErrorKind, HostResult};
 pub use filesystem::FilesystemHost;
 pub use iscsi::IscsiHost;
-pub use node::{Host, HostConfig, MountPointInfo, Node, Snapshot};
+pub use node::{Host, HostConfig, MountPointInfo, Node, Snapshot, temporary_sandbox};
 pub use seed::NodeSeed;
 pub use smb::SmbHost;
 pub use system::SystemHost;

@@ -311,6 +311,15 @@ impl Snapshot {
     }
 }
 
+/// A new temporary directory for a sandbox, removed when the returned
+/// handle is dropped: for a node that should not outlive its owner.
+pub fn temporary_sandbox() -> HostResult<tempfile::TempDir> {
+    tempfile::Builder::new()
+        .prefix("csi-proxy-sandbox-")
+        .tempdir()
+        .map_err(|e| HostError::unknown(format!("cannot create a sandbox directory: {e}")))
+}
+
 impl Host {
     /// Builds a node from `config`: the seeded node, or the default node.
     /// The sandbox's `volumes` directory is (re)created empty; a sandbox that

@@ -10,7 +10,7 @@ use tokio::task::JoinSet;
 use tonic::service::Routes;
 
 use super::ProxyService;
-use crate::host::{Host, HostConfig};
+use crate::host::{Host, HostConfig, temporary_sandbox};
 use crate::transport::Address;
 
 /// One group version, e.g. `disk/v1`.
@@ -149,13 +149,18 @@ impl ServerBuilder {
     /// Creates every endpoint, then starts serving. If any endpoint cannot
     /// be created, the ones already created are closed and removed.
     pub async fn start(self) -> Result<Server, ServerError> {
+        let mut sandbox = None;
         let host = match (self.host, self.host_config) {
             (Some(host), _) => host,
             (None, Some(config)) => Host::new(config).map_err(ServerError::Host)?,
             (None, None) => {
-                let dir =
-                    std::env::temp_dir().join(format!("csi-proxy-sandbox-{}", std::process::id()));
-                Host::new(HostConfig::new(dir)).map_err(ServerError::Host)?
+                // A sandbox of this server's own, removed with it: a fixed
+                // per-process path would be shared (and wiped) by a second
+                // server in the same process.
+                let dir = temporary_sandbox().map_err(ServerError::Host)?;
+                let host = Host::new(HostConfig::new(dir.path())).map_err(ServerError::Host)?;
+                sandbox = Some(dir);
+                host
             }
         };
         let endpoints = self.serve.unwrap_or_else(GroupVersion::all);
@@ -198,6 +203,7 @@ impl ServerBuilder {
             stop,
             tasks,
             cleanup,
+            _sandbox: sandbox,
         })
     }
 }
@@ -231,6 +237,8 @@ pub struct Server {
     stop: watch::Sender<bool>,
     tasks: JoinSet<Result<(), ServerError>>,
     cleanup: Vec<super::listen::Cleanup>,
+    /// The temporary sandbox of a server built without a host, removed on drop.
+    _sandbox: Option<tempfile::TempDir>,
 }
 
 impl Server {
@@ -304,5 +312,37 @@ pub(super) fn socket_path(dir: &Path, endpoint: GroupVersion) -> PathBuf {
     match Address::socket_in(dir, endpoint.group, endpoint.version) {
         Address::Unix(path) => path,
         other => unreachable!("socket_in gave {other:?}"),
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn servers_without_a_host_get_sandboxes_of_their_own_removed_with_them() {
+        let sockets = tempfile::tempdir().unwrap();
+        let disk_v1 = GroupVersion::parse("disk/v1").unwrap();
+        let start = |dir: &str| {
+            let dir = sockets.path().join(dir);
+            std::fs::create_dir(&dir).unwrap();
+            Server::builder().socket_dir(dir).serve([disk_v1]).start()
+        };
+        let (a, b) = (start("a").await.unwrap(), start("b").await.unwrap());
+        let path = r"C:\var\lib\kubelet\only-in-a";
+        a.host().create_dir(path).unwrap();
+        assert!(a.host().exists(path));
+        assert!(!b.host().exists(path), "the two servers share a sandbox");
+
+        let sandbox_of_a = a.host().host_path(path).unwrap();
+        assert!(sandbox_of_a.exists());
+        a.shutdown().await.unwrap();
+        assert!(
+            !sandbox_of_a.exists(),
+            "{} outlived its server",
+            sandbox_of_a.display()
+        );
+        assert!(b.host().exists(r"C:\var\lib\kubelet"));
+        b.shutdown().await.unwrap();
     }
 }
