@@ -1099,18 +1099,27 @@ async fn system_errors(node: &Node) {
                 "failed to get service {name}. error: failed to query service {name}: not found"
             ),
         );
-        unknown(
-            api.start_service(s::StartServiceRequest { name: name.into() })
-                .await,
-            "not found",
+        let not_found = format!(
+            "failed to get service {name}. error: failed to query service {name}: not found"
         );
-        unknown(
-            api.stop_service(s::StopServiceRequest {
-                name: name.into(),
-                force: true,
-            })
-            .await,
-            "not found",
+        assert_eq!(
+            unknown(
+                api.start_service(s::StartServiceRequest { name: name.into() })
+                    .await,
+                &not_found,
+            ),
+            not_found
+        );
+        assert_eq!(
+            unknown(
+                api.stop_service(s::StopServiceRequest {
+                    name: name.into(),
+                    force: true,
+                })
+                .await,
+                &not_found,
+            ),
+            format!("failed to stop service {name}. error: {not_found}")
         );
     }
     // Running dependents block a stop without force.

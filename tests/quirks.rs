@@ -819,12 +819,15 @@ async fn system_dependencies_and_failures(node: &Node) {
         poll_interval: std::time::Duration::from_millis(5),
         timeout: std::time::Duration::from_millis(150),
     });
-    unknown(
-        api.start_service(s::StartServiceRequest {
-            name: "Hung".into(),
-        })
-        .await,
-        "timed out waiting for service Hung to become running",
+    assert_eq!(
+        unknown(
+            api.start_service(s::StartServiceRequest {
+                name: "Hung".into(),
+            })
+            .await,
+            "timed out waiting for service Hung to become running",
+        ),
+        "timed out waiting for service Hung to become running"
     );
     let info = ok(api
         .get_service(s::GetServiceRequest {
