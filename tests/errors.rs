@@ -870,7 +870,7 @@ async fn iscsi_wrong_chap_secrets(node: &Node) {
     iscsi_ready(node).await;
     let api = &node.iscsi_v1alpha2;
     let before = node.host.snapshot();
-    let refused = "error connecting to target portal. err: WMI MSFT_iSCSITarget.Connect failed";
+    let refused = "error connecting to target portal. err: WMI MSFT_iSCSITarget.Connect failed (target=<nil>): code=";
     for request in [
         connect_request(CHAP, Auth::OneWayChap, "someuser", "wrongsecret1"),
         connect_request(CHAP, Auth::OneWayChap, "otheruser", "verysecretpass"),
@@ -1014,24 +1014,39 @@ async fn iscsi_other_errors(node: &Node) {
     set_service_status(&node.host, "MSiSCSI", ServiceStatus::Running);
 
     // Portal not registered: discover, connect and remove fail.
-    unknown(
+    let no_portal = "failed to query iSCSI target portal at (10.0.0.20:3260). error: not found";
+    let message = unknown(
         api.discover_target_portal(i::DiscoverTargetPortalRequest {
             target_portal: portal(),
         })
         .await,
-        "error list targets by target portal at (10.0.0.20:3260)",
+        no_portal,
     );
-    unknown(
+    assert_eq!(
+        message,
+        format!("error list targets by target portal at (10.0.0.20:3260). err: {no_portal}")
+    );
+    let message = unknown(
         api.connect_target(connect_request(PLAIN, i::AuthenticationType::None, "", ""))
             .await,
-        &format!("error query target {PLAIN} from target portal at (10.0.0.20:3260)"),
+        no_portal,
     );
-    unknown(
+    assert_eq!(
+        message,
+        format!(
+            "error query target {PLAIN} from target portal at (10.0.0.20:3260). err: {no_portal}"
+        )
+    );
+    let message = unknown(
         api.remove_target_portal(i::RemoveTargetPortalRequest {
             target_portal: portal(),
         })
         .await,
-        "error removing target portal at (10.0.0.20:3260)",
+        no_portal,
+    );
+    assert_eq!(
+        message,
+        format!("error query target portal at (10.0.0.20:3260). err: {no_portal}")
     );
     // An unreachable portal cannot be added.
     unknown(
@@ -1055,13 +1070,17 @@ async fn iscsi_other_errors(node: &Node) {
         "invalid authentication type authType=7",
     );
     // An unknown IQN behind a known portal.
-    unknown(
-        api.get_target_disks(i::GetTargetDisksRequest {
-            target_portal: portal(),
-            iqn: "iqn.2000-01.com.example:nope".into(),
-        })
-        .await,
-        "iqn.2000-01.com.example:nope",
+    let nope = "iqn.2000-01.com.example:nope";
+    assert_eq!(
+        unknown(
+            api.get_target_disks(i::GetTargetDisksRequest {
+                target_portal: portal(),
+                iqn: nope.into(),
+            })
+            .await,
+            nope,
+        ),
+        format!("error query target {nope} from target portal at (10.0.0.20:3260). err: not found")
     );
     // IQNs compare case-sensitively.
     unknown(
@@ -1083,7 +1102,10 @@ async fn iscsi_other_errors(node: &Node) {
         .await
     };
     ok(remove().await);
-    unknown(remove().await, "error removing target portal at");
+    unknown(
+        remove().await,
+        &format!("error query target portal at (10.0.0.20:3260). err: {no_portal}"),
+    );
 }
 
 // -------------------------------------------------------------- system
