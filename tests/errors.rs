@@ -763,6 +763,13 @@ async fn smb_bad_input_and_credentials(node: &Node) {
         };
         async move { api.new_smb_global_mapping(request).await }
     };
+    let create_failed = |code: u32| {
+        format!(
+            "NewSmbGlobalMapping failed. err: WMI MSFT_SmbGlobalMapping.Create failed \
+             (target=<nil>): code={code}"
+        )
+    };
+    let not_mapped = r"error remove smb mapping '\\fileserver\share'. err: failed to query SMB global mapping by remote path \\fileserver\share: not found";
     unknown(new("", "smbuser", "x").await, "remote path is empty");
     unknown(
         new("hostname", "smbuser", "x").await,
@@ -770,21 +777,20 @@ async fn smb_bad_input_and_credentials(node: &Node) {
     );
     unknown(
         new(r"\\fileserver\share", "smbuser", "wrong").await,
-        "NewSmbGlobalMapping failed. err: WMI MSFT_SmbGlobalMapping.Create failed: The user name or password is incorrect.",
+        &create_failed(1326),
     );
+    // The network name cannot be found.
     unknown(
         new(r"\\fileserver\nosuchshare", "smbuser", "Sm8-Passw0rd!").await,
-        "The network name cannot be found.",
+        &create_failed(67),
     );
+    // The network path was not found.
     unknown(
         new(r"\\nosuchserver\share", "smbuser", "Sm8-Passw0rd!").await,
-        "The network path was not found.",
+        &create_failed(53),
     );
     // The machine identity may not use a share that is not open to Everyone.
-    unknown(
-        new(r"\\fileserver\share", "", "").await,
-        "Access is denied.",
-    );
+    unknown(new(r"\\fileserver\share", "", "").await, &create_failed(5));
     assert!(smb_roots(&node.host).is_empty());
 
     unknown(
@@ -792,7 +798,7 @@ async fn smb_bad_input_and_credentials(node: &Node) {
             remote_path: r"\\fileserver\share\pv".into(),
         })
         .await,
-        r"error remove smb mapping '\\fileserver\share'. err:",
+        &not_mapped,
     );
     // Remove is not idempotent.
     ok(new(r"\\fileserver\share", "smbuser", "Sm8-Passw0rd!").await);
@@ -803,7 +809,7 @@ async fn smb_bad_input_and_credentials(node: &Node) {
         .await
     };
     ok(remove().await);
-    unknown(remove().await, "not found");
+    unknown(remove().await, &not_mapped);
 
     // A local path that already exists: the mapping is made, the link not.
     let local = format!(r"{KUBELET}\pods\taken");
@@ -816,7 +822,11 @@ async fn smb_bad_input_and_credentials(node: &Node) {
             password: "Sm8-Passw0rd!".into(),
         })
         .await,
-        &format!(r"creating link {local} to \\fileserver\share\x failed with error: "),
+        &format!(
+            "creating link {local} to {remote} failed with error: \
+             error linking {remote}\\ to {local}. err: ",
+            remote = r"\\fileserver\share\x"
+        ),
     );
     assert_eq!(entry(&node.host, &local), Some(Entry::Dir));
     assert_eq!(smb_roots(&node.host), [r"\\fileserver\share"]);

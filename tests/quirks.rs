@@ -642,9 +642,11 @@ async fn smb_remapping_rules(node: &Node) {
         .smb
         .set_mapping_status(root, MappingStatus::Disconnected)
         .expect("hook");
-    unknown(
-        new("N3w-Passw0rd!").await,
-        "The local device name is already in use.",
+    // ERROR_ALREADY_ASSIGNED (85): the local device name is already in use.
+    assert_eq!(
+        unknown(new("N3w-Passw0rd!").await, "code=85"),
+        "NewSmbGlobalMapping failed. err: WMI MSFT_SmbGlobalMapping.Create failed \
+         (target=<nil>): code=85"
     );
     assert_eq!(
         smb_mapping(host, root).expect("kept").status,

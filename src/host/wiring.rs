@@ -30,7 +30,8 @@ use super::namespace::{LinkKind, UncResolver};
 use super::node::{Host, Node, win_err};
 use super::path::{Win32Error, WinPath, validate_working_path};
 use super::smb::{
-    NewSmbGlobalMappingRequest, SmbHost, SmbNodeSide, SmbState, parse_remote_path, split_unc,
+    NewSmbGlobalMappingRequest, SmbHost, SmbNodeSide, SmbState, link_failed, parse_remote_path,
+    split_unc,
 };
 use super::storage::{DiskSpec, Page83};
 use super::system::{self, ServiceInfo, ServiceStatus, SystemHost, SystemStateAccess};
@@ -87,9 +88,7 @@ impl Node {
                 let normalized = parse_remote_path(&req.remote_path)
                     .map(|r| r.normalized)
                     .unwrap_or_else(|_| req.remote_path.clone());
-                e.context(format!(
-                    "creating link {local} to {normalized} failed with error: "
-                ))
+                e.context(link_failed(&local, &normalized, &target))
             })?;
         }
         Ok(())
@@ -394,7 +393,8 @@ mod tests {
         assert_eq!(
             e.message(),
             "creating link C:\\var\\lib\\kubelet\\missing\\x to \\\\fileserver\\share\\sub failed \
-             with error: The system cannot find the path specified."
+             with error: error linking \\\\fileserver\\share\\sub\\ to C:\\var\\lib\\kubelet\\missing\\x. \
+             err: The system cannot find the path specified."
         );
         let link = r"C:\var\lib\kubelet\l";
         h.new_smb_global_mapping(&mapping(r"\\fileserver\share", link))
@@ -402,11 +402,9 @@ mod tests {
         let e = h
             .new_smb_global_mapping(&mapping(r"\\fileserver\share", link))
             .unwrap_err();
-        assert!(
-            e.message().ends_with(
-                "failed with error: Cannot create a file when that file already exists."
-            ),
-            "{e}"
+        assert_eq!(
+            e.message(),
+            r"creating link C:\var\lib\kubelet\l to \\fileserver\share failed with error: error linking \\fileserver\share\ to C:\var\lib\kubelet\l. err: Cannot create a file when that file already exists."
         );
         // A paused mapping makes the share unreachable through the link.
         h.lock()
