@@ -245,15 +245,22 @@ async fn volume_lookups_by_path(node: &Node) {
         )
         .await);
     assert_eq!(closest.volume_id, c);
-    unknown(
-        node.volume_v2alpha1
-            .get_closest_volume_id_from_target_path(
-                volume::v2alpha1::GetClosestVolumeIdFromTargetPathRequest {
-                    target_path: format!(r"{plain}\missing"),
-                },
-            )
-            .await,
-        &format!(r"error getting the closest volume for the path={plain}\missing, err="),
+    let missing = format!(r"{plain}\missing");
+    assert_eq!(
+        unknown(
+            node.volume_v2alpha1
+                .get_closest_volume_id_from_target_path(
+                    volume::v2alpha1::GetClosestVolumeIdFromTargetPathRequest {
+                        target_path: missing.clone(),
+                    },
+                )
+                .await,
+            &format!("error getting the closest volume for the path={missing}, err="),
+        ),
+        format!(
+            "error getting the closest volume for the path={missing}, err=CreateFile {missing}: \
+             The system cannot find the file specified."
+        )
     );
 }
 
