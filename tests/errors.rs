@@ -798,7 +798,7 @@ async fn smb_bad_input_and_credentials(node: &Node) {
             remote_path: r"\\fileserver\share\pv".into(),
         })
         .await,
-        &not_mapped,
+        not_mapped,
     );
     // Remove is not idempotent.
     ok(new(r"\\fileserver\share", "smbuser", "Sm8-Passw0rd!").await);
@@ -809,7 +809,7 @@ async fn smb_bad_input_and_credentials(node: &Node) {
         .await
     };
     ok(remove().await);
-    unknown(remove().await, &not_mapped);
+    unknown(remove().await, not_mapped);
 
     // A local path that already exists: the mapping is made, the link not.
     let local = format!(r"{KUBELET}\pods\taken");
