@@ -703,11 +703,22 @@ async fn filesystem_host_errors(node: &Node) {
         &format!("remove {dir}: The directory is not empty."),
     );
     assert!(host.exists(&file));
-    // Mkdir over a file.
-    unknown(
+    // Mkdir over a file, or below one: Go's ENOTDIR (ERROR_PATH_NOT_FOUND
+    // on Windows) for the file, as MkdirAll meets it.
+    let enotdir = format!("mkdir {file}: The system cannot find the path specified.");
+    let message = unknown(
         api.mkdir(f::MkdirRequest { path: file.clone() }).await,
-        "not a directory",
+        &enotdir,
     );
+    assert_eq!(message, enotdir);
+    let message = unknown(
+        api.mkdir(f::MkdirRequest {
+            path: format!(r"{file}\sub"),
+        })
+        .await,
+        &enotdir,
+    );
+    assert_eq!(message, enotdir);
     // A second link at the same place.
     let link = format!(r"{dir}\link");
     ok(api

@@ -32,6 +32,17 @@ fn op_err(op: &str, p: &str, e: Win32Error) -> HostError {
     HostError::unknown(format!("{op} {p}: {e}"))
 }
 
+/// The parents of the validated `C:\...` path `p` that Go's `MkdirAll`
+/// recurses into, outermost first: `p` cut before each separator that
+/// starts a component, the drive excluded.
+fn go_parents(p: &str) -> impl Iterator<Item = &str> {
+    let sep = |b: u8| b == b'\\' || b == b'/';
+    let b = p.as_bytes();
+    (3..b.len().saturating_sub(1))
+        .filter(move |&i| sep(b[i]) && !sep(b[i + 1]))
+        .map(move |i| &p[..i])
+}
+
 impl Node {
     fn validate(&self, p: &str) -> HostResult<()> {
         validate_working_path(p, &self.working_dirs)
@@ -57,9 +68,18 @@ impl Node {
     pub(crate) fn mkdir(&self, p: &str) -> HostResult<()> {
         self.validate(p)?;
         let path = WinPath::parse(p).map_err(|e| op_err("mkdir", p, e))?;
-        self.ns
-            .mkdir_all(self.ctx(), &path)
-            .map_err(|e| op_err("mkdir", p, e))
+        let Err(e) = self.ns.mkdir_all(self.ctx(), &path) else {
+            return Ok(());
+        };
+        // Go's MkdirAll makes each parent first, so its error names the
+        // first parent that cannot be made, if any.
+        for parent in go_parents(p) {
+            let at = WinPath::parse(parent).map_err(|e| op_err("mkdir", parent, e))?;
+            self.ns
+                .mkdir_all(self.ctx(), &at)
+                .map_err(|e| op_err("mkdir", parent, e))?;
+        }
+        Err(op_err("mkdir", p, e))
     }
 
     pub(crate) fn rmdir(&self, p: &str, force: bool) -> HostResult<()> {

@@ -114,13 +114,10 @@ impl Win32Error {
         }
     }
 
-    /// Go's `syscall.ENOTDIR` text (`not a directory`), which `os.MkdirAll`
-    /// reports when the path exists as a file.
+    /// Go's `syscall.ENOTDIR`, which `os.MkdirAll` reports when the path
+    /// exists as a file; on Windows Go defines it as `ERROR_PATH_NOT_FOUND`.
     pub fn not_a_directory() -> Self {
-        Self {
-            code: Self::DIRECTORY,
-            message: Cow::Borrowed("not a directory"),
-        }
+        Self::new(Self::PATH_NOT_FOUND)
     }
 
     /// Maps an error of the sandbox filesystem to the nearest Win32 error.
