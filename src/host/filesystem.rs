@@ -90,15 +90,33 @@ impl Node {
                     "RemoveAll {p}: invalid argument"
                 )));
             }
-            let path = WinPath::parse(p).map_err(|e| op_err("RemoveAll", p, e))?;
-            self.ns
-                .remove_all(self.ctx(), &path)
-                .map_err(|e| op_err("RemoveAll", p, e))
+            let path = WinPath::parse(p).map_err(|e| op_err("remove", p, e))?;
+            self.remove_all(&path, p)
         } else {
             let path = WinPath::parse(p).map_err(|e| op_err("remove", p, e))?;
             self.ns
                 .remove(self.ctx(), &path)
                 .map_err(|e| op_err("remove", p, e))
+        }
+    }
+
+    /// Go's `os.RemoveAll` on Windows (`shown` is `path` as the caller gave
+    /// it): a missing path is fine; a lookup that fails otherwise reads as
+    /// Lstat's `CreateFile`, a removal that fails as `remove`.
+    fn remove_all(&self, path: &WinPath, shown: &str) -> HostResult<()> {
+        match self.ns.lstat(self.ctx(), path) {
+            Err(e)
+                if !matches!(
+                    e.code(),
+                    Win32Error::FILE_NOT_FOUND | Win32Error::PATH_NOT_FOUND
+                ) =>
+            {
+                Err(op_err("CreateFile", shown, e))
+            }
+            _ => self
+                .ns
+                .remove_all(self.ctx(), path)
+                .map_err(|e| op_err("remove", shown, e)),
         }
     }
 
@@ -111,9 +129,7 @@ impl Node {
             .map_err(|e| op_err("open", p, e))?;
         for name in names {
             let child = path.join(&name);
-            self.ns
-                .remove_all(self.ctx(), &child)
-                .map_err(|e| op_err("RemoveAll", &child.to_string(), e))?;
+            self.remove_all(&child, &child.to_string())?;
         }
         Ok(())
     }

@@ -1038,6 +1038,11 @@ fn sandbox_escape_attempts_fail() {
         msg(h.path_exists(&format!(r"{K}\loop1\x"))),
         format!(r"CreateFile {K}\loop1\x: The name of the file cannot be resolved by the system.")
     );
+    // RemoveAll's failing lookup is Lstat's, which Go words as CreateFile
+    assert_eq!(
+        msg(h.rmdir(&format!(r"{K}\loop1\x"), true)),
+        format!(r"CreateFile {K}\loop1\x: The name of the file cannot be resolved by the system.")
+    );
     h.rmdir(K, true).unwrap(); // the working dir itself may be removed (quirk)
     assert!(!h.exists(K));
     assert_eq!(std::fs::read(outside.join("secret")).unwrap(), b"s");
