@@ -22,13 +22,19 @@
 //!   found in the sandbox is read as a foreign link.
 //!
 //! The content is not a usable host path, and this module never asks the
-//! host to follow a link: it walks component by component with
-//! `symlink_metadata` / [`stored_link`], splices link targets in itself (at
-//! most 63 hops), and only ever builds host paths as
-//! `<root>/<folded component>/...` from components that passed
-//! [`WinPath::parse`]. A link in the sandbox that is not a `winlink:` is
-//! treated as unresolvable, never followed. So no request can reach a file
-//! outside the sandbox.
+//! host to follow a link. Every host access goes through a directory handle
+//! opened beneath the sandbox (`cap-std`): each directory on the way,
+//! starting at the sandbox itself, is opened relative to its parent without
+//! following a host link (`open_dir_nofollow`), and the final entry is
+//! reached by one name relative to its parent's handle, opened without
+//! following a link. So a host link planted anywhere in the sandbox, also at
+//! a volume or share root, is never followed, and a directory replaced by a
+//! link between two steps makes the request fail instead of escaping: no
+//! request can reach a file outside the sandbox. Windows links are walked
+//! component by component with [`stored_link`], their targets spliced in by
+//! this module (at most 63 hops); only components that passed
+//! [`WinPath::parse`] are ever used as names. A link in the sandbox that is
+//! not a `winlink:` is treated as unresolvable, never followed.
 //!
 //! # Divergences from upstream
 //! - A symlink in the sandbox that is not a `winlink:` (planted from outside)
@@ -37,6 +43,8 @@
 //!   resolution with Win32 error 21 ("The device is not ready.").
 //! - UNC paths resolve only through the [`UncResolver`]; a resolver answer
 //!   outside the sandbox is refused with error 5.
+//! - A volume or share root that is not a real directory of the sandbox (a
+//!   host link planted in its place) is refused with error 5.
 //! - Drive and volume roots cannot be removed (error 5).
 //! - Names are stored case-folded, so the original case of a file name is not
 //!   kept (no RPC of these groups returns names).
@@ -53,9 +61,12 @@
 
 use std::collections::VecDeque;
 use std::ffi::OsString;
-use std::fs;
-use std::io::Write;
+use std::io::{self, Read, Write};
 use std::path::{Component, Path, PathBuf};
+
+use cap_fs_ext::{DirExt, FollowSymlinks, OpenOptionsFollowExt};
+use cap_std::ambient_authority;
+use cap_std::fs::{Dir, Metadata, OpenOptions};
 
 use super::path::{Win32Error, WinPath, WinRoot, fold, volume_id_for_guid, volume_id_guid};
 
@@ -160,7 +171,7 @@ pub enum Follow {
 }
 
 /// The result of walking a path.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct Walk {
     /// Host path of the final entry (may not exist).
     pub host: PathBuf,
@@ -172,6 +183,46 @@ pub struct Walk {
     pub volume: Option<String>,
     /// The volume path name: the last mount point crossed, else the root.
     pub mount: WinPath,
+    /// Where the final entry is on the host, as a handle.
+    place: Place,
+}
+
+/// A host location reached beneath the sandbox: an open directory and the
+/// (folded) name of the entry in it, or no name for the directory itself (a
+/// drive, volume or share root).
+#[derive(Debug)]
+struct Place {
+    dir: Dir,
+    name: Option<String>,
+}
+
+impl Place {
+    fn root(dir: Dir) -> Self {
+        Self { dir, name: None }
+    }
+
+    fn child(dir: Dir, name: String) -> Self {
+        Self {
+            dir,
+            name: Some(name),
+        }
+    }
+
+    /// The entry's name in its parent; a root has none (error 5: roots are
+    /// neither created nor removed).
+    fn name(&self) -> Result<&str, Win32Error> {
+        self.name
+            .as_deref()
+            .ok_or_else(|| werr(Win32Error::ACCESS_DENIED))
+    }
+
+    /// Opens the entry as a directory (never through a host link).
+    fn open_dir(&self) -> io::Result<Dir> {
+        match &self.name {
+            None => self.dir.try_clone(),
+            Some(name) => self.dir.open_dir_nofollow(name),
+        }
+    }
 }
 
 /// The file namespace of one node.
@@ -185,8 +236,18 @@ fn werr(code: u32) -> Win32Error {
     Win32Error::new(code)
 }
 
-fn io_err(e: std::io::Error) -> Win32Error {
+fn io_err(e: io::Error) -> Win32Error {
     Win32Error::from_io(&e)
+}
+
+/// The error for a root directory that cannot be opened: missing → 3,
+/// anything else (a host link in its place) → 5.
+fn root_err(e: io::Error) -> Win32Error {
+    if e.kind() == io::ErrorKind::NotFound {
+        werr(Win32Error::PATH_NOT_FOUND)
+    } else {
+        werr(Win32Error::ACCESS_DENIED)
+    }
 }
 
 /// The content stored in a link (see [`store_link`]).
@@ -231,68 +292,107 @@ impl Namespace {
         self.volumes_dir.join(guid)
     }
 
+    /// Opens the directory at `rel` (relative to the sandbox) component by
+    /// component, never following a host link.
+    fn open_beneath<'p>(&self, rel: impl IntoIterator<Item = &'p Path>) -> io::Result<Dir> {
+        let mut dir = Dir::open_ambient_dir(&self.sandbox, ambient_authority())?;
+        for name in rel {
+            dir = dir.open_dir_nofollow(name)?;
+        }
+        Ok(dir)
+    }
+
+    /// The sandbox's `volumes` directory.
+    fn volumes(&self) -> io::Result<Dir> {
+        self.open_beneath([Path::new("volumes")])
+    }
+
     /// Creates an (empty) root directory for a new volume.
     pub fn create_volume_root(&self, guid: &str) -> Result<(), Win32Error> {
-        fs::create_dir_all(self.volume_root(guid)).map_err(io_err)
+        let volumes = self.volumes().map_err(io_err)?;
+        match volumes.create_dir(guid) {
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
+                volumes.open_dir_nofollow(guid).map(drop).map_err(io_err)
+            }
+            other => other.map_err(io_err),
+        }
+    }
+
+    /// Removes whatever is at a volume's root (never following a link).
+    fn clear_volume_root(volumes: &Dir, guid: &str) -> Result<(), Win32Error> {
+        match volumes.symlink_metadata(guid) {
+            Ok(m) if m.is_dir() => volumes.remove_dir_all(guid).map_err(io_err),
+            Ok(_) => volumes.remove_file_or_symlink(guid).map_err(io_err),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(io_err(e)),
+        }
     }
 
     /// Wipes a volume's contents (format): a fresh root holding only the
     /// hidden `System Volume Information` directory.
     pub fn wipe_volume_root(&self, guid: &str) -> Result<(), Win32Error> {
-        let root = self.volume_root(guid);
-        if fs::symlink_metadata(&root).is_ok() {
-            fs::remove_dir_all(&root).map_err(io_err)?;
-        }
-        fs::create_dir_all(root.join(fold("System Volume Information"))).map_err(io_err)
+        let volumes = self.volumes().map_err(io_err)?;
+        Self::clear_volume_root(&volumes, guid)?;
+        volumes.create_dir(guid).map_err(io_err)?;
+        let root = volumes.open_dir_nofollow(guid).map_err(io_err)?;
+        root.create_dir(fold("System Volume Information"))
+            .map_err(io_err)
     }
 
     /// Removes a volume's root directory (disk detached).
     pub fn remove_volume_root(&self, guid: &str) -> Result<(), Win32Error> {
-        let root = self.volume_root(guid);
-        if fs::symlink_metadata(&root).is_ok() {
-            fs::remove_dir_all(&root).map_err(io_err)?;
-        }
-        Ok(())
+        let volumes = self.volumes().map_err(io_err)?;
+        Self::clear_volume_root(&volumes, guid)
     }
 
-    fn check_in_sandbox(&self, p: &Path) -> Result<(), Win32Error> {
-        if !p.starts_with(&self.sandbox)
-            || p.components()
-                .any(|c| matches!(c, Component::ParentDir | Component::CurDir))
-        {
-            return Err(werr(Win32Error::ACCESS_DENIED));
-        }
-        Ok(())
-    }
-
-    /// Host directory and volume of a path root.
+    /// Host path, handle and volume of a path root.
     fn root_dir(
         &self,
         ctx: Ctx<'_>,
         root: &WinRoot,
-    ) -> Result<(PathBuf, Option<String>), Win32Error> {
-        match root {
+    ) -> Result<(PathBuf, Dir, Option<String>), Win32Error> {
+        let (guid, volume) = match root {
             WinRoot::Drive(c) => {
                 let id = ctx
                     .volumes
                     .drive_volume(*c)
                     .ok_or_else(|| werr(Win32Error::PATH_NOT_FOUND))?;
                 let guid = volume_id_guid(&id).ok_or_else(|| werr(Win32Error::PATH_NOT_FOUND))?;
-                Ok((self.volume_root(&guid), Some(id)))
+                (guid, id)
             }
             WinRoot::Volume(g) => {
                 let id = ctx
                     .volumes
                     .present_volume(&volume_id_for_guid(g))
                     .ok_or_else(|| werr(Win32Error::PATH_NOT_FOUND))?;
-                Ok((self.volume_root(g), Some(id)))
+                (g.clone(), id)
             }
             WinRoot::Unc { server, share } => {
                 let p = ctx.unc.share_root(server, share)?;
-                self.check_in_sandbox(&p)?;
-                Ok((p, None))
+                let (p, dir) = self.share_dir(p)?;
+                return Ok((p, dir, None));
+            }
+        };
+        let dir = self
+            .open_beneath([Path::new("volumes"), Path::new(&guid)])
+            .map_err(root_err)?;
+        Ok((self.volume_root(&guid), dir, Some(volume)))
+    }
+
+    /// Opens a share's root directory, which must lie inside the sandbox.
+    fn share_dir(&self, p: PathBuf) -> Result<(PathBuf, Dir), Win32Error> {
+        let rel = p
+            .strip_prefix(&self.sandbox)
+            .map_err(|_| werr(Win32Error::ACCESS_DENIED))?;
+        let mut names = Vec::new();
+        for c in rel.components() {
+            match c {
+                Component::Normal(name) => names.push(Path::new(name)),
+                _ => return Err(werr(Win32Error::ACCESS_DENIED)),
             }
         }
+        let dir = self.open_beneath(names).map_err(root_err)?;
+        Ok((p, dir))
     }
 
     /// The `winlink:` a stored link content names (error 1921 if it is none).
@@ -316,49 +416,62 @@ impl Namespace {
     ) -> Result<Walk, Win32Error> {
         let mut hops = 0u32;
         let mut pending: VecDeque<String> = path.components().iter().cloned().collect();
-        let (mut host, mut volume) = self.root_dir(ctx, path.root_kind())?;
+        let (mut host, mut dir, mut volume) = self.root_dir(ctx, path.root_kind())?;
         let mut win = WinPath::root(path.root_kind().clone());
         let mut mount = win.clone();
-        let dir_walk = |host: PathBuf, win: WinPath, volume: Option<String>, mount: WinPath| Walk {
+        let walk = |host, win, entry, volume, mount, place| Walk {
             host,
             win,
-            entry: Some(Entry::Dir),
+            entry,
             volume,
             mount,
+            place,
         };
         if pending.is_empty() {
-            return Ok(dir_walk(host, win, volume, mount));
+            return Ok(walk(
+                host,
+                win,
+                Some(Entry::Dir),
+                volume,
+                mount,
+                Place::root(dir),
+            ));
         }
         while let Some(comp) = pending.pop_front() {
             let last = pending.is_empty();
-            let next_host = host.join(fold(&comp));
+            let name = fold(&comp);
+            let next_host = host.join(&name);
             let next_win = win.join(&comp);
-            let meta = match fs::symlink_metadata(&next_host) {
+            let meta = match dir.symlink_metadata(&name) {
                 Ok(m) => m,
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                Err(e) if e.kind() == io::ErrorKind::NotFound => {
                     if create {
-                        fs::create_dir(&next_host).map_err(io_err)?;
+                        dir.create_dir(&name).map_err(io_err)?;
+                        if last {
+                            let place = Place::child(dir, name);
+                            return Ok(walk(
+                                next_host,
+                                next_win,
+                                Some(Entry::Dir),
+                                volume,
+                                mount,
+                                place,
+                            ));
+                        }
+                        dir = dir.open_dir_nofollow(&name).map_err(io_err)?;
                         host = next_host;
                         win = next_win;
-                        if last {
-                            return Ok(dir_walk(host, win, volume, mount));
-                        }
                         continue;
                     }
                     if last {
-                        return Ok(Walk {
-                            host: next_host,
-                            win: next_win,
-                            entry: None,
-                            volume,
-                            mount,
-                        });
+                        let place = Place::child(dir, name);
+                        return Ok(walk(next_host, next_win, None, volume, mount, place));
                     }
                     return Err(werr(Win32Error::PATH_NOT_FOUND));
                 }
                 Err(e) => return Err(io_err(e)),
             };
-            if let Some(raw) = stored_link(&next_host, &meta).map_err(io_err)? {
+            if let Some(raw) = stored_link_in(&dir, &name, &meta).map_err(io_err)? {
                 let link = match Self::parse_winlink(&raw) {
                     Ok(l) => l,
                     // A foreign link is an opaque entry: it can be seen and
@@ -376,13 +489,9 @@ impl Namespace {
                         Follow::All => true,
                     };
                 if !follow_this {
-                    return Ok(Walk {
-                        host: next_host,
-                        win: next_win,
-                        entry: Some(Entry::Link(link)),
-                        volume,
-                        mount,
-                    });
+                    let place = Place::child(dir, name);
+                    let entry = Some(Entry::Link(link));
+                    return Ok(walk(next_host, next_win, entry, volume, mount, place));
                 }
                 hops += 1;
                 if hops > MAX_LINK_HOPS {
@@ -422,41 +531,43 @@ impl Namespace {
                         .ok_or_else(|| werr(Win32Error::NOT_READY))?;
                     let guid = volume_id_guid(&id).ok_or_else(|| werr(Win32Error::NOT_READY))?;
                     host = self.volume_root(&guid);
+                    dir = self
+                        .open_beneath([Path::new("volumes"), Path::new(&guid)])
+                        .map_err(root_err)?;
                     volume = Some(id);
                     win = next_win.clone();
                     mount = next_win;
                     if last {
-                        return Ok(dir_walk(host, win, volume, mount));
+                        let place = Place::root(dir);
+                        return Ok(walk(host, win, Some(Entry::Dir), volume, mount, place));
                     }
                     continue;
                 }
                 let target = WinPath::parse(&link.target)?;
-                let (h, v) = self.root_dir(ctx, target.root_kind())?;
-                host = h;
-                volume = v;
+                (host, dir, volume) = self.root_dir(ctx, target.root_kind())?;
                 win = WinPath::root(target.root_kind().clone());
                 mount = win.clone();
                 for c in target.components().iter().rev() {
                     pending.push_front(c.clone());
                 }
                 if pending.is_empty() {
-                    return Ok(dir_walk(host, win, volume, mount));
+                    let place = Place::root(dir);
+                    return Ok(walk(host, win, Some(Entry::Dir), volume, mount, place));
                 }
             } else if meta.is_dir() {
+                if last {
+                    let place = Place::child(dir, name);
+                    let entry = Some(Entry::Dir);
+                    return Ok(walk(next_host, next_win, entry, volume, mount, place));
+                }
+                dir = dir.open_dir_nofollow(&name).map_err(io_err)?;
                 host = next_host;
                 win = next_win;
-                if last {
-                    return Ok(dir_walk(host, win, volume, mount));
-                }
             } else {
                 if last {
-                    return Ok(Walk {
-                        host: next_host,
-                        win: next_win,
-                        entry: Some(Entry::File { size: meta.len() }),
-                        volume,
-                        mount,
-                    });
+                    let place = Place::child(dir, name);
+                    let entry = Some(Entry::File { size: meta.len() });
+                    return Ok(walk(next_host, next_win, entry, volume, mount, place));
                 }
                 return Err(werr(Win32Error::PATH_NOT_FOUND));
             }
@@ -508,11 +619,12 @@ impl Namespace {
             return Err(werr(Win32Error::ACCESS_DENIED));
         }
         let w = self.walk(ctx, p, Follow::None, false)?;
+        let (dir, name) = (&w.place.dir, w.place.name()?);
         match w.entry {
             None => Err(werr(Win32Error::FILE_NOT_FOUND)),
-            Some(Entry::Dir) => fs::remove_dir(&w.host).map_err(io_err),
-            Some(Entry::File { .. }) => fs::remove_file(&w.host).map_err(io_err),
-            Some(Entry::Link(_)) => remove_link(&w.host).map_err(io_err),
+            Some(Entry::Dir) => dir.remove_dir(name).map_err(io_err),
+            Some(Entry::File { .. }) => dir.remove_file(name).map_err(io_err),
+            Some(Entry::Link(_)) => dir.remove_file_or_symlink(name).map_err(io_err),
         }
     }
 
@@ -533,16 +645,13 @@ impl Namespace {
             }
             Err(e) => return Err(e),
         };
+        let (dir, name) = (&w.place.dir, w.place.name()?);
         match w.entry {
             None => Ok(()),
-            Some(Entry::Dir) => {
-                self.check_in_sandbox(&w.host)?;
-                // std's remove_dir_all does not follow symlinks (nor
-                // junctions), and a link stored as a file is a file to it.
-                fs::remove_dir_all(&w.host).map_err(io_err)
-            }
-            Some(Entry::File { .. }) => fs::remove_file(&w.host).map_err(io_err),
-            Some(Entry::Link(_)) => remove_link(&w.host).map_err(io_err),
+            // Neither follows links; a link stored as a file is a file.
+            Some(Entry::Dir) => dir.remove_dir_all(name).map_err(io_err),
+            Some(Entry::File { .. }) => dir.remove_file(name).map_err(io_err),
+            Some(Entry::Link(_)) => dir.remove_file_or_symlink(name).map_err(io_err),
         }
     }
 
@@ -554,7 +663,13 @@ impl Namespace {
             return Err(werr(Win32Error::DIRECTORY));
         }
         let mut names = Vec::new();
-        for e in fs::read_dir(&w.host).map_err(io_err)? {
+        for e in w
+            .place
+            .open_dir()
+            .map_err(io_err)?
+            .entries()
+            .map_err(io_err)?
+        {
             let e = e.map_err(io_err)?;
             names.push(e.file_name().to_string_lossy().into_owned());
         }
@@ -578,8 +693,7 @@ impl Namespace {
         if w.entry.is_some() {
             return Err(werr(Win32Error::ALREADY_EXISTS));
         }
-        self.check_in_sandbox(&w.host)?;
-        store_link(&link_content(kind, target), &w.host).map_err(io_err)
+        store_link_in(&w.place.dir, w.place.name()?, &link_content(kind, target)).map_err(io_err)
     }
 
     /// `os.Symlink(source, at)`: a directory link if `source` currently
@@ -623,7 +737,11 @@ impl Namespace {
             // a drive or volume root cannot become a mount point
             return Err(werr(Win32Error::DIR_NOT_EMPTY));
         }
-        if fs::read_dir(&w.host).map_err(io_err)?.next().is_some() {
+        let empty = {
+            let target = w.place.open_dir().map_err(io_err)?;
+            target.entries().map_err(io_err)?.next().is_none()
+        };
+        if !empty {
             return Err(werr(Win32Error::DIR_NOT_EMPTY));
         }
         match &w.volume {
@@ -634,9 +752,9 @@ impl Namespace {
             .volumes
             .present_volume(id)
             .ok_or_else(|| werr(Win32Error::INVALID_PARAMETER))?;
-        self.check_in_sandbox(&w.host)?;
-        fs::remove_dir(&w.host).map_err(io_err)?;
-        store_link(&link_content(LinkKind::Mount, &canonical), &w.host).map_err(io_err)
+        let (parent, name) = (&w.place.dir, w.place.name()?);
+        parent.remove_dir(name).map_err(io_err)?;
+        store_link_in(parent, name, &link_content(LinkKind::Mount, &canonical)).map_err(io_err)
     }
 
     /// `DeleteVolumeMountPoint(dir)`: the final component must be a mount
@@ -646,8 +764,9 @@ impl Namespace {
         match &w.entry {
             None => Err(werr(Win32Error::FILE_NOT_FOUND)),
             Some(Entry::Link(l)) if l.kind == LinkKind::Mount => {
-                remove_link(&w.host).map_err(io_err)?;
-                fs::create_dir(&w.host).map_err(io_err)
+                let (parent, name) = (&w.place.dir, w.place.name()?);
+                parent.remove_file_or_symlink(name).map_err(io_err)?;
+                parent.create_dir(name).map_err(io_err)
             }
             Some(_) => Err(werr(Win32Error::NOT_A_REPARSE_POINT)),
         }
@@ -672,12 +791,16 @@ impl Namespace {
             // It would read back as a link (see the module docs).
             return Err(werr(Win32Error::ACCESS_DENIED));
         }
-        self.check_in_sandbox(&w.host)?;
-        let mut f = fs::OpenOptions::new()
+        let mut options = OpenOptions::new();
+        options
             .write(true)
             .create(true)
             .truncate(true)
-            .open(&w.host)
+            .follow(FollowSymlinks::No);
+        let mut f = w
+            .place
+            .dir
+            .open_with(w.place.name()?, &options)
             .map_err(io_err)?;
         f.write_all(data).map_err(io_err)?;
         Ok((w.volume, old))
@@ -686,31 +809,41 @@ impl Namespace {
     /// Reads a file (links followed).
     pub fn read_file(&self, ctx: Ctx<'_>, p: &WinPath) -> Result<Vec<u8>, Win32Error> {
         let w = self.resolve(ctx, p)?;
-        match w.entry {
-            Some(Entry::File { .. }) => fs::read(&w.host).map_err(io_err),
-            _ => Err(werr(Win32Error::ACCESS_DENIED)),
+        if !matches!(w.entry, Some(Entry::File { .. })) {
+            return Err(werr(Win32Error::ACCESS_DENIED));
         }
+        let mut data = Vec::new();
+        open_nofollow(&w.place.dir, w.place.name()?)
+            .and_then(|mut f| f.read_to_end(&mut data))
+            .map_err(io_err)?;
+        Ok(data)
     }
 
     /// Every mount point under the volume roots: `(host path, volume id)`.
     pub fn mount_points(&self) -> Vec<(PathBuf, String)> {
         let mut out = Vec::new();
-        let mut stack = vec![self.volumes_dir.clone()];
-        while let Some(dir) = stack.pop() {
-            let Ok(rd) = fs::read_dir(&dir) else { continue };
-            for e in rd.flatten() {
-                let p = e.path();
-                let Ok(m) = fs::symlink_metadata(&p) else {
+        let Ok(volumes) = self.volumes() else {
+            return out;
+        };
+        let mut stack = vec![(volumes, self.volumes_dir.clone())];
+        while let Some((dir, host)) = stack.pop() {
+            let Ok(entries) = dir.entries() else { continue };
+            for e in entries.flatten() {
+                let name = e.file_name();
+                let Ok(m) = dir.symlink_metadata(&name) else {
                     continue;
                 };
-                if let Ok(Some(raw)) = stored_link(&p, &m) {
+                let p = host.join(&name);
+                if let Ok(Some(raw)) = stored_link_in(&dir, &name, &m) {
                     if let Ok(l) = Self::parse_winlink(&raw)
                         && l.kind == LinkKind::Mount
                     {
                         out.push((p, l.target));
                     }
-                } else if m.is_dir() {
-                    stack.push(p);
+                } else if m.is_dir()
+                    && let Ok(sub) = dir.open_dir_nofollow(&name)
+                {
+                    stack.push((sub, p));
                 }
             }
         }
@@ -727,28 +860,56 @@ impl Namespace {
 /// follows it (UTF-8).
 pub const LINK_FILE_MAGIC: &[u8] = b"\0csi-proxy-winlink\0";
 
+/// Opens the file `name` in `dir` for reading, never through a host link.
+fn open_nofollow(dir: &Dir, name: impl AsRef<Path>) -> io::Result<cap_std::fs::File> {
+    let mut options = OpenOptions::new();
+    options.read(true).follow(FollowSymlinks::No);
+    dir.open_with(name, &options)
+}
+
+/// The directory holding `at` and its name there, opened on the host path.
+fn parent_of(at: &Path) -> io::Result<(Dir, &Path)> {
+    let name = at
+        .file_name()
+        .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "no file name"))?;
+    let parent = match at.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    let dir = Dir::open_ambient_dir(parent, ambient_authority())?;
+    Ok((dir, Path::new(name)))
+}
+
 /// Stores a link with `content` at `at`, which must not exist (else
 /// `AlreadyExists`). The host never follows it: on Unix it is a symlink whose
 /// content is no valid host path; on Windows a regular file starting with
 /// [`LINK_FILE_MAGIC`].
-pub fn store_link(content: &str, at: &Path) -> std::io::Result<()> {
+pub fn store_link(content: &str, at: &Path) -> io::Result<()> {
+    let (dir, name) = parent_of(at)?;
+    store_link_in(&dir, name, content)
+}
+
+fn store_link_in(dir: &Dir, name: impl AsRef<Path>, content: &str) -> io::Result<()> {
     #[cfg(unix)]
     {
-        std::os::unix::fs::symlink(content, at)
+        dir.symlink_contents(content, name)
     }
     #[cfg(windows)]
     {
-        let mut f = fs::OpenOptions::new()
+        let name = name.as_ref();
+        let mut options = OpenOptions::new();
+        options
             .write(true)
             .create_new(true)
-            .open(at)?;
+            .follow(FollowSymlinks::No);
+        let mut f = dir.open_with(name, &options)?;
         let written = f
             .write_all(LINK_FILE_MAGIC)
             .and_then(|()| f.write_all(content.as_bytes()))
             .and_then(|()| f.sync_all());
         drop(f);
         if let Err(e) = written {
-            let _ = fs::remove_file(at);
+            let _ = dir.remove_file(name);
             return Err(e);
         }
         Ok(())
@@ -759,49 +920,69 @@ pub fn store_link(content: &str, at: &Path) -> std::io::Result<()> {
 /// `None` if `at` is no link (a directory or a regular file). A host symlink
 /// (or, on Windows, junction) this module did not create gives its raw
 /// target: callers treat anything that is no `winlink:` as opaque.
-pub fn stored_link(at: &Path, meta: &fs::Metadata) -> std::io::Result<Option<OsString>> {
-    if meta.file_type().is_symlink() {
-        return fs::read_link(at).map(|t| Some(t.into_os_string()));
+pub fn stored_link(at: &Path, meta: &std::fs::Metadata) -> io::Result<Option<OsString>> {
+    let (dir, name) = parent_of(at)?;
+    let shape = Shape {
+        symlink: meta.file_type().is_symlink(),
+        file: meta.is_file(),
+        len: meta.len(),
+    };
+    stored_link_as(&dir, name, shape)
+}
+
+/// What [`stored_link`] needs to know of an entry's metadata.
+#[derive(Clone, Copy)]
+struct Shape {
+    symlink: bool,
+    file: bool,
+    len: u64,
+}
+
+/// [`stored_link`] of the entry `name` in `dir`, given `meta` (its
+/// `symlink_metadata`).
+fn stored_link_in(
+    dir: &Dir,
+    name: impl AsRef<Path>,
+    meta: &Metadata,
+) -> io::Result<Option<OsString>> {
+    let shape = Shape {
+        symlink: meta.file_type().is_symlink(),
+        file: meta.is_file(),
+        len: meta.len(),
+    };
+    stored_link_as(dir, name, shape)
+}
+
+fn stored_link_as(dir: &Dir, name: impl AsRef<Path>, shape: Shape) -> io::Result<Option<OsString>> {
+    if shape.symlink {
+        return dir
+            .read_link_contents(name)
+            .map(|t| Some(t.into_os_string()));
     }
-    #[cfg(unix)]
-    {
-        Ok(None)
+    if cfg!(unix) || !shape.file || shape.len < LINK_FILE_MAGIC.len() as u64 {
+        return Ok(None);
     }
-    #[cfg(windows)]
-    {
-        use std::io::Read;
-        if !meta.is_file() || meta.len() < LINK_FILE_MAGIC.len() as u64 {
-            return Ok(None);
-        }
-        let mut f = fs::File::open(at)?;
-        let mut head = [0u8; LINK_FILE_MAGIC.len()];
-        match f.read_exact(&mut head) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
-            Err(e) => return Err(e),
-        }
-        if head != LINK_FILE_MAGIC {
-            return Ok(None);
-        }
-        let mut rest = Vec::new();
-        f.read_to_end(&mut rest)?;
-        Ok(Some(match String::from_utf8(rest) {
-            Ok(s) => OsString::from(s),
-            // No `winlink:` (callers refuse to follow it), but visible.
-            Err(e) => OsString::from(format!("\u{FFFD}{}", String::from_utf8_lossy(e.as_bytes()))),
-        }))
+    let mut f = open_nofollow(dir, name)?;
+    let mut head = [0u8; LINK_FILE_MAGIC.len()];
+    match f.read_exact(&mut head) {
+        Ok(()) => {}
+        Err(e) if e.kind() == io::ErrorKind::UnexpectedEof => return Ok(None),
+        Err(e) => return Err(e),
     }
+    if head != LINK_FILE_MAGIC {
+        return Ok(None);
+    }
+    let mut rest = Vec::new();
+    f.read_to_end(&mut rest)?;
+    Ok(Some(match String::from_utf8(rest) {
+        Ok(s) => OsString::from(s),
+        // No `winlink:` (callers refuse to follow it), but visible.
+        Err(e) => OsString::from(format!("\u{FFFD}{}", String::from_utf8_lossy(e.as_bytes()))),
+    }))
 }
 
 /// Removes the link at `at` (never its target).
-pub fn remove_link(at: &Path) -> std::io::Result<()> {
-    #[cfg(windows)]
-    {
-        use std::os::windows::fs::FileTypeExt;
-        // A foreign directory symlink or junction is removed as a directory.
-        if fs::symlink_metadata(at)?.file_type().is_symlink_dir() {
-            return fs::remove_dir(at);
-        }
-    }
-    fs::remove_file(at)
+pub fn remove_link(at: &Path) -> io::Result<()> {
+    let (dir, name) = parent_of(at)?;
+    dir.remove_file_or_symlink(name)
 }
