@@ -79,21 +79,21 @@ trait Connection: AsyncRead + AsyncWrite + Send + Unpin + 'static {}
 impl<T: AsyncRead + AsyncWrite + Send + Unpin + 'static> Connection for T {}
 
 /// What to undo when the server stops: the socket file this server
-/// created, identified by device and inode so that a file a later server
-/// put at the same path is left alone.
+/// created, identified by device, inode and change time (inode numbers are
+/// reused at once), so that a file a later server put at the same path is
+/// left alone.
 #[derive(Debug)]
 pub(super) struct Cleanup {
     #[cfg(unix)]
-    socket: Option<(PathBuf, (u64, u64))>,
+    socket: Option<(PathBuf, Identity)>,
 }
 
 impl Cleanup {
     pub(super) fn run(self) {
         #[cfg(unix)]
         if let Some((path, identity)) = self.socket {
-            use std::os::unix::fs::MetadataExt;
             match std::fs::symlink_metadata(&path) {
-                Ok(meta) if (meta.dev(), meta.ino()) == identity => {
+                Ok(meta) if identity_of(&meta) == identity => {
                     let _ = std::fs::remove_file(&path);
                 }
                 Ok(_) => tracing::info!(
@@ -106,6 +106,15 @@ impl Cleanup {
     }
 }
 
+#[cfg(unix)]
+type Identity = (u64, u64, i64, i64);
+
+#[cfg(unix)]
+fn identity_of(meta: &std::fs::Metadata) -> Identity {
+    use std::os::unix::fs::MetadataExt;
+    (meta.dev(), meta.ino(), meta.ctime(), meta.ctime_nsec())
+}
+
 impl Listener {
     /// Creates the endpoint `address`: a Unix socket (a stale socket file
     /// is replaced, a live one refused) or a named pipe.
@@ -115,10 +124,9 @@ impl Listener {
             Address::Unix(path) => {
                 remove_stale_socket(path)?;
                 let listener = tokio::net::UnixListener::bind(path)?;
-                use std::os::unix::fs::MetadataExt;
                 let meta = std::fs::symlink_metadata(path)?;
                 let cleanup = Cleanup {
-                    socket: Some((path.clone(), (meta.dev(), meta.ino()))),
+                    socket: Some((path.clone(), identity_of(&meta))),
                 };
                 let kind = Kind::Unix(listener);
                 Ok((Self { kind, address }, cleanup))
