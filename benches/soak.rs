@@ -74,7 +74,8 @@ fn start_server(sockets: &Path, sandbox: &Path) -> Child {
             return child;
         }
     }
-    panic!("the server exited before it was ready");
+    let status = child.wait();
+    panic!("the server exited before it was ready: {status:?}");
 }
 
 fn address(sockets: &Path, group: &str, version: &str) -> String {

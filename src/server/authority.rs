@@ -83,6 +83,9 @@ fn refuse(reason: impl Into<String>) -> RewriteError {
     RewriteError(reason.into())
 }
 
+/// Header fields as names and values.
+type Fields = Vec<(Vec<u8>, Vec<u8>)>;
+
 /// A header block being collected: HEADERS seen, `END_HEADERS` not yet.
 struct Block {
     stream_id: [u8; 4],
@@ -246,7 +249,7 @@ impl Rewriter {
 
     /// Decodes a complete block with the client's dynamic table and
     /// replaces an `:authority` h2 would refuse.
-    fn decode(&mut self, fragment: &[u8]) -> Result<Vec<(Vec<u8>, Vec<u8>)>, RewriteError> {
+    fn decode(&mut self, fragment: &[u8]) -> Result<Fields, RewriteError> {
         let mut fields = Vec::new();
         let mut size = 0usize;
         self.decoder
