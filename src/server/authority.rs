@@ -325,7 +325,10 @@ fn write_block(block: &Block, encoded: &[u8], out: &mut Vec<u8>) {
 }
 
 /// A client connection whose request headers are rewritten so that h2
-/// accepts any `:authority` (see the [module documentation](self)).
+/// accepts any `:authority`: header blocks are decoded with the client's
+/// HPACK table and re-encoded as plain literals, a `:authority` h2 would
+/// refuse (such as a percent-encoded socket path) becoming `localhost`;
+/// every other frame passes unchanged.
 ///
 /// Reads go through the rewriting; writes go to the wrapped stream as they
 /// are. It implements tonic's `Connected` with the wrapped stream's

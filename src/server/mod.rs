@@ -65,7 +65,8 @@ impl ProxyService {
 
 /// The gRPC status for a host failure: `UNKNOWN` with the text, as the real
 /// proxy answers, or `INVALID_ARGUMENT` where the real proxy would crash.
-/// Values the text echoes are cut to a bounded length ([`message::bounded`]).
+/// Values the text echoes are cut: a run over 512 bytes keeps its first 256
+/// and its length, the whole text stays within about 2 KiB.
 pub fn status(error: HostError) -> Status {
     let text = message::bounded(error.message());
     match error.kind() {
