@@ -13,8 +13,9 @@ Steps:
   0. Generate the Python stubs, one output directory per proto file, and start
      the server with `--socket-dir` on a temporary directory; read the
      `<group>/<version> <socket>` lines and wait for `ready: serving N endpoints`.
-     Probe one call on a stock channel (no options) and report the outcome
-     (a note, not a failure: see CHANNEL_OPTIONS below).
+     Every channel is a stock grpcio channel (no options): grpcio sends the
+     percent-encoded socket path as the HTTP/2 :authority, which the server
+     must accept (see csi_proxy_client::server::LocalAuthority).
   1. For every service method found in the generated descriptors, call it with
      a default (empty) request and record the status code. Fails if any answer
      is UNIMPLEMENTED, if a call does not get an answer at all (deadline,
@@ -61,13 +62,6 @@ START_TIMEOUT = 20.0  # seconds until "ready"
 STOP_TIMEOUT = 10.0  # seconds until exit after SIGTERM
 STAGING_PATH = r"C:\var\lib\kubelet\plugins\x\globalmount"
 STAGING_LUN = "1"
-# grpcio (grpc-core >= 1.57) sends the percent-encoded socket path as the
-# HTTP/2 :authority of a unix: channel; the server's h2 layer rejects that
-# value as a malformed authority and resets every stream (PROTOCOL_ERROR), so
-# the channels are opened with the authority grpc-go and tonic use for Unix
-# sockets. Step 0 probes a stock channel once and reports what it gets.
-# See grpc/grpc#38142, hyperium/h2#487.
-CHANNEL_OPTIONS = [("grpc.default_authority", "localhost")]
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -187,19 +181,6 @@ class Server:
             self.proc.kill()  # only our own child, by pid
             self.proc.wait()
             return None
-
-
-def probe_stock_channel(grpc, modules, endpoints):
-    """One disk/v1 ListDiskLocations call on a channel without options."""
-    pb2, grpc_mod = next((p, g) for k, p, g in modules if k == "disk/v1")
-    with grpc.insecure_channel("unix:" + endpoints["disk/v1"]) as channel:
-        try:
-            grpc_mod.DiskStub(channel).ListDiskLocations(pb2.ListDiskLocationsRequest(),
-                                                         timeout=CALL_TIMEOUT)
-            return "disk/v1 ListDiskLocations OK"
-        except grpc.RpcError as err:
-            return (f"disk/v1 ListDiskLocations {err.code().name} ({err.details()}); "
-                    f"note: using {CHANNEL_OPTIONS[0][0]}={CHANNEL_OPTIONS[0][1]}")
 
 
 # --------------------------------------------------------------------------
@@ -336,9 +317,8 @@ def main():
         log(f"server: pid {server.proc.pid}, {len(endpoints)} endpoints in {socket_dir}")
         check(len(endpoints) == EXPECTED_ENDPOINTS,
               f"server reports {len(endpoints)} endpoints, expected {EXPECTED_ENDPOINTS}")
-        log("stock grpcio channel: " + probe_stock_channel(grpc, modules, endpoints))
         for key, sock in endpoints.items():
-            channels[key] = grpc.insecure_channel("unix:" + sock, options=CHANNEL_OPTIONS)
+            channels[key] = grpc.insecure_channel("unix:" + sock)
 
         # step 1
         results = sweep(grpc, modules, endpoints, channels)

@@ -168,3 +168,270 @@ fn without_a_socket_directory_it_says_so() {
         "{out:?}"
     );
 }
+
+/// The pid of a running server.
+fn pid(child: &Child) -> String {
+    child.id().to_string()
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+fn socket(dir: &Path, group: &str, version: &str) -> String {
+    format!(
+        "unix://{}",
+        dir.join(format!("csi-proxy-{group}-{version}.sock"))
+            .display()
+    )
+}
+
+async fn mkdir(dir: &Path, path: &str) {
+    use csi_proxy_client::filesystem::v1::{self as fs, FilesystemApi};
+    let client = fs::Client::connect(&socket(dir, "filesystem", "v1"))
+        .await
+        .unwrap();
+    client
+        .mkdir(fs::MkdirRequest { path: path.into() })
+        .await
+        .unwrap();
+}
+
+async fn exists(dir: &Path, path: &str) -> bool {
+    use csi_proxy_client::filesystem::v1::{self as fs, FilesystemApi};
+    let client = fs::Client::connect(&socket(dir, "filesystem", "v1"))
+        .await
+        .unwrap();
+    client
+        .path_exists(fs::PathExistsRequest { path: path.into() })
+        .await
+        .unwrap()
+        .exists
+}
+
+/// Waits until the process exits; its status, or `None` after `limit`.
+fn wait_exit(child: &mut Child, limit: Duration) -> Option<std::process::ExitStatus> {
+    let start = std::time::Instant::now();
+    while start.elapsed() < limit {
+        if let Some(status) = child.try_wait().unwrap() {
+            return Some(status);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    None
+}
+
+fn sigterm(child: &Child) {
+    let status = Command::new("kill")
+        .args(["-TERM", &pid(child)])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+const DIR: &str = r"C:\var\lib\kubelet\plugins\kept";
+
+#[test]
+fn a_second_server_on_the_same_sandbox_refuses_and_touches_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (sockets, sandbox) = (tmp.path().join("s"), tmp.path().join("b"));
+    std::fs::create_dir(&sockets).unwrap();
+    let (s, b) = (sockets.to_str().unwrap(), sandbox.to_str().unwrap());
+    let (mut first, _) = start(&["--socket-dir", s, "--sandbox", b]);
+    let rt = runtime();
+    rt.block_on(mkdir(&sockets, DIR));
+
+    let second = run(&["--socket-dir", s, "--sandbox", b]);
+    assert!(!second.status.success());
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert!(
+        stderr.contains("in use") && stderr.contains(&format!("pid {}", pid(&first))),
+        "{stderr}"
+    );
+    assert!(
+        rt.block_on(exists(&sockets, DIR)),
+        "the first server's node was wiped"
+    );
+    assert_eq!(sockets_in(&sockets).len(), 23);
+    assert!(terminate(&mut first).success());
+}
+
+#[test]
+fn a_server_that_cannot_bind_leaves_its_sandbox_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (sockets, sandbox) = (tmp.path().join("s"), tmp.path().join("b"));
+    std::fs::create_dir(&sockets).unwrap();
+    let (s, b) = (sockets.to_str().unwrap(), sandbox.to_str().unwrap());
+    // A node left in the sandbox by an earlier server.
+    let (mut earlier, _) = start(&["--socket-dir", s, "--sandbox", b]);
+    let rt = runtime();
+    rt.block_on(mkdir(&sockets, DIR));
+    assert!(terminate(&mut earlier).success());
+    let files = |dir: &Path| walk(dir);
+    let before = files(&sandbox);
+
+    // Another server holds the sockets; the next one fails to bind.
+    let other = tmp.path().join("other");
+    let (mut holder, _) = start(&["--socket-dir", s, "--sandbox", other.to_str().unwrap()]);
+    let failed = run(&["--socket-dir", s, "--sandbox", b]);
+    assert!(!failed.status.success());
+    assert!(String::from_utf8_lossy(&failed.stderr).contains("address in use"));
+    assert_eq!(files(&sandbox), before, "the sandbox changed");
+    assert!(terminate(&mut holder).success());
+}
+
+/// Every path under `dir`, sorted.
+fn walk(dir: &Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() && !path.is_symlink() {
+                todo.push(path.clone());
+            }
+            out.push(path);
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn sigterm_stops_the_server_while_a_client_holds_an_idle_connection() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let (mut child, _) = start(&["--socket-dir", d, "--shutdown-grace", "2"]);
+    let rt = runtime();
+    // A client that has called once and keeps its connection open.
+    let client = rt.block_on(async {
+        use csi_proxy_client::disk::v1::{self as disk, DiskApi};
+        let client = disk::Client::connect(&socket(dir.path(), "disk", "v1"))
+            .await
+            .unwrap();
+        client
+            .list_disk_locations(disk::ListDiskLocationsRequest {})
+            .await
+            .unwrap();
+        client
+    });
+    sigterm(&child);
+    let status = wait_exit(&mut child, Duration::from_secs(4));
+    let _ = child.kill();
+    assert!(
+        status.is_some_and(|s| s.success()),
+        "not stopped within 4 s: {status:?}"
+    );
+    assert!(sockets_in(dir.path()).is_empty());
+    drop(client);
+}
+
+/// A seed whose `Slow` service takes `ms` to start: StartService on it is a
+/// call that stays in flight that long.
+fn slow_seed(dir: &Path, ms: u64) -> String {
+    let path = dir.join("slow.toml");
+    std::fs::write(
+        &path,
+        format!("[system]\n[[system.services]]\nname = \"Slow\"\nstart_delay_ms = {ms}\n"),
+    )
+    .unwrap();
+    path.to_str().unwrap().to_owned()
+}
+
+async fn start_slow(dir: &Path) -> Result<(), csi_proxy_client::Error> {
+    use csi_proxy_client::system::v1alpha1::{self as system, SystemApi};
+    let client = system::Client::connect(&socket(dir, "system", "v1alpha1")).await?;
+    client
+        .start_service(system::StartServiceRequest {
+            name: "Slow".into(),
+        })
+        .await
+        .map(drop)
+}
+
+#[test]
+fn a_call_in_flight_at_sigterm_finishes_within_the_grace_period() {
+    let tmp = tempfile::tempdir().unwrap();
+    let seed = slow_seed(tmp.path(), 1500);
+    let sockets = tmp.path().join("s");
+    std::fs::create_dir(&sockets).unwrap();
+    let s = sockets.to_str().unwrap();
+    let (mut child, _) = start(&["--socket-dir", s, "--seed", &seed, "--shutdown-grace", "5"]);
+    let rt = runtime();
+    let call = rt.spawn({
+        let sockets = sockets.clone();
+        async move { start_slow(&sockets).await }
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    sigterm(&child);
+    let status = wait_exit(&mut child, Duration::from_secs(5));
+    let _ = child.kill();
+    assert!(status.is_some_and(|s| s.success()), "{status:?}");
+    rt.block_on(call)
+        .unwrap()
+        .expect("the call in flight failed");
+}
+
+#[test]
+fn a_stopping_server_leaves_the_sockets_of_its_replacement_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let seed = slow_seed(tmp.path(), 4000);
+    let sockets = tmp.path().join("s");
+    std::fs::create_dir(&sockets).unwrap();
+    let s = sockets.to_str().unwrap();
+    let (mut old, _) = start(&[
+        "--socket-dir",
+        s,
+        "--seed",
+        &seed,
+        "--serve",
+        "system/v1alpha1,disk/v1",
+    ]);
+    let rt = runtime();
+    let call = rt.spawn({
+        let sockets = sockets.clone();
+        async move { start_slow(&sockets).await }
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    sigterm(&old);
+    // The old server stops accepting at once; a replacement takes over
+    // while the old one still finishes its call.
+    let disk = sockets.join("csi-proxy-disk-v1.sock");
+    for _ in 0..100 {
+        if std::os::unix::net::UnixStream::connect(&disk).is_err() {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let (mut new, _) = start(&["--socket-dir", s, "--serve", "system/v1alpha1,disk/v1"]);
+    assert!(
+        old.try_wait().unwrap().is_none(),
+        "the old server did not wait for its call"
+    );
+    let status = wait_exit(&mut old, Duration::from_secs(6));
+    let _ = old.kill();
+    assert!(status.is_some_and(|s| s.success()), "{status:?}");
+    rt.block_on(call)
+        .unwrap()
+        .expect("the call in flight failed");
+
+    assert_eq!(
+        sockets_in(&sockets),
+        ["csi-proxy-disk-v1.sock", "csi-proxy-system-v1alpha1.sock"]
+    );
+    rt.block_on(async {
+        use csi_proxy_client::disk::v1::{self as disk, DiskApi};
+        let client = disk::Client::connect(&socket(&sockets, "disk", "v1"))
+            .await
+            .unwrap();
+        client
+            .list_disk_locations(disk::ListDiskLocationsRequest {})
+            .await
+            .unwrap();
+    });
+    assert!(terminate(&mut new).success());
+}

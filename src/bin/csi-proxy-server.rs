@@ -2,10 +2,12 @@
 //!
 //! Serves every group version (or a subset) on Unix sockets in a directory,
 //! or on Windows on the proxy's named pipes, until SIGTERM or Ctrl-C; then
-//! lets in-flight calls finish and removes its sockets.
+//! stops accepting, lets calls in flight finish within `--shutdown-grace`,
+//! closes every connection and removes the sockets it created.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::Parser;
 use csi_proxy_client::host::{HostConfig, NodeSeed, temporary_sandbox};
@@ -42,6 +44,31 @@ struct Args {
     #[arg(long, value_name = "GROUP/VERSION,...", value_delimiter = ',', value_parser = parse_group_version)]
     serve: Vec<GroupVersion>,
 
+    /// On SIGTERM or Ctrl-C, seconds that calls in flight may still run
+    /// before their connections are closed.
+    #[arg(long, value_name = "SECONDS", default_value = "5", value_parser = parse_seconds)]
+    shutdown_grace: Duration,
+
+    /// Seconds after which a connection with no call in flight is closed.
+    #[arg(long, value_name = "SECONDS", default_value = "300", value_parser = parse_seconds)]
+    idle_timeout: Duration,
+
+    /// Seconds without a frame from a client after which an HTTP/2 PING is sent.
+    #[arg(long, value_name = "SECONDS", default_value = "60", value_parser = parse_seconds)]
+    keepalive_interval: Duration,
+
+    /// Seconds to wait for the PING's answer before the connection is closed.
+    #[arg(long, value_name = "SECONDS", default_value = "20", value_parser = parse_seconds)]
+    keepalive_timeout: Duration,
+
+    /// Concurrent calls per connection.
+    #[arg(long, value_name = "N", default_value_t = 256)]
+    max_concurrent_streams: u32,
+
+    /// Open connections over all endpoints; further ones are closed at once.
+    #[arg(long, value_name = "N", default_value_t = 512)]
+    max_connections: usize,
+
     /// Log filter: error, warn, info, debug, trace, or a tracing directive.
     #[arg(long, value_name = "LEVEL", default_value = "info")]
     log_level: String,
@@ -58,6 +85,13 @@ fn parse_group_version(text: &str) -> Result<GroupVersion, String> {
             all.join(", ")
         )
     })
+}
+
+fn parse_seconds(text: &str) -> Result<Duration, String> {
+    text.parse::<f64>()
+        .ok()
+        .and_then(|s| Duration::try_from_secs_f64(s).ok())
+        .ok_or_else(|| format!("{text:?} is not a number of seconds"))
 }
 
 fn main() -> ExitCode {
@@ -126,7 +160,13 @@ async fn run(args: Args) -> Result<(), String> {
     config.working_dirs = args.working_dirs;
     config.seed = seed;
 
-    let mut builder = Server::builder().host_config(config);
+    let mut builder = Server::builder()
+        .host_config(config)
+        .shutdown_grace(args.shutdown_grace)
+        .idle_timeout(args.idle_timeout)
+        .keepalive(args.keepalive_interval, args.keepalive_timeout)
+        .max_concurrent_streams(args.max_concurrent_streams)
+        .max_connections(args.max_connections);
     if let Some(dir) = args.socket_dir {
         builder = builder.socket_dir(dir);
     }

@@ -1,128 +1,303 @@
-//! Endpoints: a Unix socket per group version, or on Windows a named pipe.
+//! Endpoints and their connections: a Unix socket per group version, or on
+//! Windows a named pipe; HTTP/2 served on each connection with the limits
+//! and the shutdown of [`Limits`].
 
-use std::future::Future;
-use std::path::{Path, PathBuf};
+use std::io;
+#[cfg(unix)]
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
 
-use tonic::transport::server::Router;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::{Semaphore, watch};
+use tokio::task::JoinSet;
+use tonic::service::Routes;
 
-use super::run::{GroupVersion, ServerError};
+use super::authority::LocalAuthority;
 use crate::transport::Address;
 
-/// A bound endpoint, not yet serving.
-pub(super) enum Listener {
-    #[cfg(unix)]
-    Unix {
-        listener: tokio::net::UnixListener,
-        path: PathBuf,
-    },
-    #[cfg(windows)]
-    Pipe {
-        listener: super::pipe::PipeListener,
-        name: String,
-    },
+/// How connections are served and ended. Defaults: see the constants.
+#[derive(Debug, Clone)]
+pub(super) struct Limits {
+    /// A connection with no call in flight for this long is closed.
+    pub idle_timeout: Duration,
+    /// An HTTP/2 PING is sent after this long without a frame from the client ...
+    pub keepalive_interval: Duration,
+    /// ... and the connection closed if the ACK does not come within this.
+    pub keepalive_timeout: Duration,
+    /// Concurrent streams (calls) per connection.
+    pub max_concurrent_streams: u32,
+    /// Open connections over all endpoints of the server; beyond it a new
+    /// connection is closed at once.
+    pub connections: Arc<Semaphore>,
+    /// On shutdown, how long in-flight calls may still run.
+    pub shutdown_grace: Duration,
 }
 
-/// What to undo when the server stops: the socket file, if any.
+/// Default of [`Limits::idle_timeout`]: 5 minutes.
+pub(super) const IDLE_TIMEOUT: Duration = Duration::from_secs(300);
+/// Default of [`Limits::keepalive_interval`]: 60 s.
+pub(super) const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(60);
+/// Default of [`Limits::keepalive_timeout`]: 20 s.
+pub(super) const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(20);
+/// Default of [`Limits::max_concurrent_streams`]: 256.
+pub(super) const MAX_CONCURRENT_STREAMS: u32 = 256;
+/// Default connection limit: 512 (below the usual 1024 descriptors).
+pub(super) const MAX_CONNECTIONS: usize = 512;
+/// Default of [`Limits::shutdown_grace`]: 5 s.
+pub(super) const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            idle_timeout: IDLE_TIMEOUT,
+            keepalive_interval: KEEPALIVE_INTERVAL,
+            keepalive_timeout: KEEPALIVE_TIMEOUT,
+            max_concurrent_streams: MAX_CONCURRENT_STREAMS,
+            connections: Arc::new(Semaphore::new(MAX_CONNECTIONS)),
+            shutdown_grace: SHUTDOWN_GRACE,
+        }
+    }
+}
+
+/// A bound endpoint, not yet serving.
+pub(super) struct Listener {
+    kind: Kind,
+    address: Address,
+}
+
+enum Kind {
+    #[cfg(unix)]
+    Unix(tokio::net::UnixListener),
+    #[cfg(windows)]
+    Pipe(super::pipe::PipeListener),
+}
+
+/// A client connection, whatever the endpoint.
+trait Connection: AsyncRead + AsyncWrite + Send + Unpin + 'static {}
+impl<T: AsyncRead + AsyncWrite + Send + Unpin + 'static> Connection for T {}
+
+/// What to undo when the server stops: the socket file this server
+/// created, identified by device, inode and change time (inode numbers are
+/// reused at once), so that a file a later server put at the same path is
+/// left alone.
 #[derive(Debug)]
-pub(super) struct Cleanup(Option<PathBuf>);
+pub(super) struct Cleanup {
+    #[cfg(unix)]
+    socket: Option<(PathBuf, Identity)>,
+}
 
 impl Cleanup {
     pub(super) fn run(self) {
-        if let Some(path) = self.0 {
-            let _ = std::fs::remove_file(path);
+        #[cfg(unix)]
+        if let Some((path, identity)) = self.socket {
+            match std::fs::symlink_metadata(&path) {
+                Ok(meta) if identity_of(&meta) == identity => {
+                    let _ = std::fs::remove_file(&path);
+                }
+                Ok(_) => tracing::info!(
+                    socket = %path.display(),
+                    "socket file replaced by another server; left in place"
+                ),
+                Err(_) => {}
+            }
         }
     }
 }
 
+#[cfg(unix)]
+type Identity = (u64, u64, i64, i64);
+
+#[cfg(unix)]
+fn identity_of(meta: &std::fs::Metadata) -> Identity {
+    use std::os::unix::fs::MetadataExt;
+    (meta.dev(), meta.ino(), meta.ctime(), meta.ctime_nsec())
+}
+
 impl Listener {
-    /// Creates the endpoint of `endpoint`: the socket in `socket_dir`, or
-    /// on Windows the pipe `\\.\pipe\csi-proxy-<group>-<version>`.
-    pub(super) fn bind(
-        socket_dir: Option<&Path>,
-        endpoint: GroupVersion,
-    ) -> Result<Self, ServerError> {
-        #[cfg(unix)]
-        {
-            let dir = socket_dir.ok_or(ServerError::NoSocketDir)?;
-            let path = super::run::socket_path(dir, endpoint);
-            let listen_error = |source| ServerError::Listen {
-                address: path.display().to_string(),
-                source,
-            };
-            remove_stale_socket(&path).map_err(listen_error)?;
-            let listener = tokio::net::UnixListener::bind(&path).map_err(listen_error)?;
-            Ok(Listener::Unix { listener, path })
-        }
-        #[cfg(windows)]
-        {
-            let _ = socket_dir;
-            let address =
-                Address::named_pipe(&Address::endpoint_name(endpoint.group, endpoint.version));
-            let name = address.to_string();
-            let listener =
-                super::pipe::PipeListener::bind(&name).map_err(|source| ServerError::Listen {
-                    address: name.clone(),
-                    source,
-                })?;
-            Ok(Listener::Pipe { listener, name })
-        }
-    }
-
-    pub(super) fn address(&self) -> Address {
-        match self {
+    /// Creates the endpoint `address`: a Unix socket (a stale socket file
+    /// is replaced, a live one refused) or a named pipe.
+    pub(super) fn bind(address: Address) -> io::Result<(Self, Cleanup)> {
+        match &address {
             #[cfg(unix)]
-            Listener::Unix { path, .. } => Address::Unix(path.clone()),
+            Address::Unix(path) => {
+                remove_stale_socket(path)?;
+                let listener = tokio::net::UnixListener::bind(path)?;
+                let meta = std::fs::symlink_metadata(path)?;
+                let cleanup = Cleanup {
+                    socket: Some((path.clone(), identity_of(&meta))),
+                };
+                let kind = Kind::Unix(listener);
+                Ok((Self { kind, address }, cleanup))
+            }
             #[cfg(windows)]
-            Listener::Pipe { name, .. } => Address::NamedPipe(name.clone()),
+            Address::NamedPipe(name) => {
+                let kind = Kind::Pipe(super::pipe::PipeListener::bind(name)?);
+                Ok((Self { kind, address }, Cleanup {}))
+            }
+            #[allow(unreachable_patterns)]
+            other => Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!("cannot listen on {other} on this platform"),
+            )),
         }
     }
 
-    pub(super) fn cleanup(&self) -> Cleanup {
-        match self {
+    pub(super) fn address(&self) -> &Address {
+        &self.address
+    }
+
+    async fn accept(&mut self) -> io::Result<Box<dyn Connection>> {
+        match &mut self.kind {
             #[cfg(unix)]
-            Listener::Unix { path, .. } => Cleanup(Some(path.clone())),
+            Kind::Unix(listener) => Ok(Box::new(listener.accept().await?.0)),
             #[cfg(windows)]
-            Listener::Pipe { .. } => Cleanup(None),
+            Kind::Pipe(listener) => {
+                use tokio_stream::StreamExt;
+                match listener.next().await {
+                    Some(connection) => Ok(Box::new(connection?)),
+                    None => std::future::pending().await,
+                }
+            }
         }
     }
 
-    /// Closes the endpoint without serving.
-    pub(super) fn remove(self) {
-        let cleanup = self.cleanup();
-        drop(self);
-        cleanup.run();
-    }
-
-    /// Serves `router` until `signal` completes; in-flight calls finish first.
+    /// Serves `routes` until `stop` turns true: then stops accepting, gives
+    /// every connection the grace period to finish its calls, and closes
+    /// what is left.
     pub(super) async fn serve(
-        self,
-        router: Router,
-        signal: impl Future<Output = ()> + Send,
-    ) -> Result<(), tonic::transport::Error> {
-        match self {
-            #[cfg(unix)]
-            Listener::Unix { listener, .. } => {
-                let incoming = tokio_stream::wrappers::UnixListenerStream::new(listener);
-                router.serve_with_incoming_shutdown(incoming, signal).await
-            }
-            #[cfg(windows)]
-            Listener::Pipe { listener, .. } => {
-                router.serve_with_incoming_shutdown(listener, signal).await
+        mut self,
+        routes: Routes,
+        limits: Limits,
+        mut stop: watch::Receiver<bool>,
+    ) {
+        let mut connections = JoinSet::new();
+        let stop_connection = stop.clone();
+        loop {
+            tokio::select! {
+                () = stopped(&mut stop) => break,
+                accepted = self.accept() => match accepted {
+                    Ok(io) => match limits.connections.clone().try_acquire_owned() {
+                        Ok(permit) => {
+                            let (routes, limits, stop) = (routes.clone(), limits.clone(), stop_connection.clone());
+                            connections.spawn(async move {
+                                serve_connection(io, routes, &limits, stop).await;
+                                drop(permit);
+                            });
+                        }
+                        Err(_) => tracing::warn!(
+                            endpoint = %self.address,
+                            "connection limit reached; connection closed"
+                        ),
+                    },
+                    Err(e) => {
+                        // Out of descriptors, for instance: do not spin.
+                        tracing::warn!(endpoint = %self.address, error = %e, "accept failed");
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                    }
+                },
+                Some(_) = connections.join_next(), if !connections.is_empty() => {}
             }
         }
+        drop(self);
+        while connections.join_next().await.is_some() {}
+    }
+}
+
+/// Serves HTTP/2 on one connection until the client leaves, it has been
+/// idle for the idle timeout, or the server stops (then within the grace).
+async fn serve_connection(
+    io: Box<dyn Connection>,
+    routes: Routes,
+    limits: &Limits,
+    mut stop: watch::Receiver<bool>,
+) {
+    let in_flight = Arc::new(watch::Sender::new(0usize));
+    let service = {
+        let in_flight = in_flight.clone();
+        hyper::service::service_fn(move |request| {
+            let call = InFlight::enter(&in_flight);
+            let response = tower::ServiceExt::oneshot(routes.clone(), request);
+            async move {
+                let response = response.await;
+                drop(call);
+                response
+            }
+        })
+    };
+    let mut builder = hyper::server::conn::http2::Builder::new(TokioExecutor::new());
+    builder
+        .timer(TokioTimer::new())
+        .max_concurrent_streams(limits.max_concurrent_streams)
+        .keep_alive_interval(limits.keepalive_interval)
+        .keep_alive_timeout(limits.keepalive_timeout);
+    let connection = builder.serve_connection(TokioIo::new(LocalAuthority::new(io)), service);
+    tokio::pin!(connection);
+
+    let stopping = tokio::select! {
+        result = connection.as_mut() => {
+            if let Err(e) = result {
+                tracing::debug!(error = %e, "connection ended with an error");
+            }
+            return;
+        }
+        () = stopped(&mut stop) => true,
+        () = idle(&in_flight, limits.idle_timeout) => false,
+    };
+    tracing::debug!(stopping, "closing connection");
+    connection.as_mut().graceful_shutdown();
+    if tokio::time::timeout(limits.shutdown_grace, connection)
+        .await
+        .is_err()
+    {
+        tracing::info!("connection still busy after the grace period; closed");
+    }
+}
+
+/// Completes once the server stops.
+async fn stopped(stop: &mut watch::Receiver<bool>) {
+    let _ = stop.wait_for(|stop| *stop).await;
+}
+
+/// Completes once no call has been in flight for `timeout`.
+async fn idle(in_flight: &watch::Sender<usize>, timeout: Duration) {
+    let mut calls = in_flight.subscribe();
+    loop {
+        drop(calls.wait_for(|n| *n == 0).await);
+        tokio::select! {
+            () = tokio::time::sleep(timeout) => return,
+            _ = calls.changed() => {}
+        }
+    }
+}
+
+/// One call in flight on a connection, counted while it lives.
+struct InFlight(Arc<watch::Sender<usize>>);
+
+impl InFlight {
+    fn enter(count: &Arc<watch::Sender<usize>>) -> Self {
+        count.send_modify(|n| *n += 1);
+        Self(count.clone())
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.send_modify(|n| *n -= 1);
     }
 }
 
 /// A socket file left by a server that is gone is removed; one that still
 /// answers belongs to a live server and makes the bind fail ("in use").
 #[cfg(unix)]
-fn remove_stale_socket(path: &Path) -> std::io::Result<()> {
+fn remove_stale_socket(path: &std::path::Path) -> io::Result<()> {
     use std::os::unix::fs::FileTypeExt;
     match std::fs::symlink_metadata(path) {
         Ok(meta) if meta.file_type().is_socket() => {
             if std::os::unix::net::UnixStream::connect(path).is_ok() {
-                return Err(std::io::Error::new(
-                    std::io::ErrorKind::AddrInUse,
+                return Err(io::Error::new(
+                    io::ErrorKind::AddrInUse,
                     "address in use: another server is listening on this socket",
                 ));
             }

@@ -8,17 +8,21 @@
 //! implementation. Host failures become gRPC statuses in one place,
 //! [`status`].
 
+mod authority;
 mod disk;
 mod filesystem;
 mod iscsi;
 mod listen;
+mod message;
 #[cfg(windows)]
 mod pipe;
 mod run;
+mod sandbox_lock;
 mod smb;
 mod system;
 mod volume;
 
+pub use authority::LocalAuthority;
 pub use run::{GroupVersion, Server, ServerBuilder, ServerError};
 
 use tonic::Status;
@@ -61,10 +65,13 @@ impl ProxyService {
 
 /// The gRPC status for a host failure: `UNKNOWN` with the text, as the real
 /// proxy answers, or `INVALID_ARGUMENT` where the real proxy would crash.
+/// Values the text echoes are cut: a run over 512 bytes keeps its first 256
+/// and its length, the whole text stays within about 2 KiB.
 pub fn status(error: HostError) -> Status {
+    let text = message::bounded(error.message());
     match error.kind() {
-        HostErrorKind::InvalidArgument => Status::invalid_argument(error.message()),
-        _ => Status::unknown(error.message()),
+        HostErrorKind::InvalidArgument => Status::invalid_argument(text),
+        _ => Status::unknown(text),
     }
 }
 

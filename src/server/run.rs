@@ -1,15 +1,16 @@
 //! Running the services: one endpoint per group version, graceful shutdown.
 
 use std::fmt;
-#[cfg(unix)]
-use std::path::Path;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 use tonic::service::Routes;
 
 use super::ProxyService;
+use super::listen::{Cleanup, Limits, Listener};
+use super::sandbox_lock::SandboxLock;
 use crate::host::{Host, HostConfig, temporary_sandbox};
 use crate::transport::Address;
 
@@ -88,6 +89,14 @@ pub enum ServerError {
     /// The simulated host could not be built (sandbox, seed).
     #[error("cannot build the simulated host: {0}")]
     Host(#[source] crate::host::HostError),
+    /// Another server holds the sandbox (its lock file names it).
+    #[error("sandbox {sandbox} is in use by another csi-proxy-server ({holder}); not touched")]
+    SandboxInUse {
+        /// The sandbox directory.
+        sandbox: String,
+        /// Who holds it, as its lock file says (e.g. `pid 4242`).
+        holder: String,
+    },
     /// An endpoint could not be created: in use, no permission, missing directory.
     #[error("cannot listen on {address}")]
     Listen {
@@ -97,27 +106,20 @@ pub enum ServerError {
         #[source]
         source: std::io::Error,
     },
-    /// An endpoint's server failed while serving.
-    #[error("serving {endpoint} failed")]
-    Serve {
-        /// The group version.
-        endpoint: GroupVersion,
-        /// The transport's error.
-        #[source]
-        source: tonic::transport::Error,
-    },
     /// No socket directory was given (required off Windows).
     #[error("no socket directory given: the server needs one to create its Unix sockets")]
     NoSocketDir,
 }
 
-/// Builds a [`Server`]: what to serve, where, over which host.
+/// Builds a [`Server`]: what to serve, where, over which host, and how
+/// connections are limited and ended.
 #[derive(Debug, Default)]
 pub struct ServerBuilder {
     socket_dir: Option<PathBuf>,
     serve: Option<Vec<GroupVersion>>,
     host: Option<Host>,
     host_config: Option<HostConfig>,
+    limits: Limits,
 }
 
 impl ServerBuilder {
@@ -141,60 +143,117 @@ impl ServerBuilder {
     }
 
     /// Builds the host from this configuration (ignored when [`ServerBuilder::host`] is set).
+    /// The server locks the sandbox for its lifetime: a second server given
+    /// the same sandbox refuses to start before it touches anything.
     pub fn host_config(mut self, config: HostConfig) -> Self {
         self.host_config = Some(config);
         self
     }
 
-    /// Creates every endpoint, then starts serving. If any endpoint cannot
-    /// be created, the ones already created are closed and removed.
+    /// Closes a connection that has had no call in flight for this long
+    /// (default 5 minutes; gRPC clients reconnect on their next call).
+    pub fn idle_timeout(mut self, timeout: Duration) -> Self {
+        self.limits.idle_timeout = timeout;
+        self
+    }
+
+    /// HTTP/2 keepalive: a PING after `interval` without a frame from the
+    /// client, the connection closed if the answer takes longer than
+    /// `timeout` (defaults 60 s and 20 s).
+    pub fn keepalive(mut self, interval: Duration, timeout: Duration) -> Self {
+        self.limits.keepalive_interval = interval;
+        self.limits.keepalive_timeout = timeout;
+        self
+    }
+
+    /// Concurrent calls per connection (default 256); further streams are
+    /// refused by HTTP/2 until one ends.
+    pub fn max_concurrent_streams(mut self, streams: u32) -> Self {
+        self.limits.max_concurrent_streams = streams;
+        self
+    }
+
+    /// Open connections over all endpoints together (default 512); a
+    /// connection beyond the limit is closed as soon as it is accepted.
+    pub fn max_connections(mut self, connections: usize) -> Self {
+        self.limits.connections = std::sync::Arc::new(tokio::sync::Semaphore::new(connections));
+        self
+    }
+
+    /// On shutdown, how long calls in flight may still run before their
+    /// connections are closed (default 5 s).
+    pub fn shutdown_grace(mut self, grace: Duration) -> Self {
+        self.limits.shutdown_grace = grace;
+        self
+    }
+
+    /// Creates every endpoint, then builds the host and starts serving. If
+    /// any endpoint cannot be created, the ones already created are closed
+    /// and removed, and the sandbox is left as it was.
     pub async fn start(self) -> Result<Server, ServerError> {
-        let mut sandbox = None;
-        let host = match (self.host, self.host_config) {
-            (Some(host), _) => host,
-            (None, Some(config)) => Host::new(config).map_err(ServerError::Host)?,
-            (None, None) => {
-                // A sandbox of this server's own, removed with it: a fixed
-                // per-process path would be shared (and wiped) by a second
-                // server in the same process.
-                let dir = temporary_sandbox().map_err(ServerError::Host)?;
-                let host = Host::new(HostConfig::new(dir.path())).map_err(ServerError::Host)?;
-                sandbox = Some(dir);
-                host
-            }
+        let lock = match &self.host_config {
+            Some(config) if self.host.is_none() => Some(SandboxLock::acquire(&config.sandbox)?),
+            _ => None,
         };
         let endpoints = self.serve.unwrap_or_else(GroupVersion::all);
         let mut listeners = Vec::new();
+        let mut cleanup = Vec::new();
         for endpoint in &endpoints {
-            match super::listen::Listener::bind(self.socket_dir.as_deref(), *endpoint) {
-                Ok(listener) => listeners.push((*endpoint, listener)),
+            let bound =
+                endpoint_address(self.socket_dir.as_deref(), *endpoint).and_then(|address| {
+                    let shown = address.to_string();
+                    Listener::bind(address).map_err(|source| ServerError::Listen {
+                        address: shown,
+                        source,
+                    })
+                });
+            match bound {
+                Ok((listener, undo)) => {
+                    listeners.push((*endpoint, listener));
+                    cleanup.push(undo);
+                }
                 Err(e) => {
-                    for (_, listener) in listeners {
-                        listener.remove();
-                    }
+                    drop(listeners);
+                    cleanup.into_iter().for_each(Cleanup::run);
                     return Err(e);
                 }
             }
         }
 
+        let mut sandbox = None;
+        let host = match (self.host, self.host_config) {
+            (Some(host), _) => Ok(host),
+            (None, Some(config)) => Host::new(config).map_err(ServerError::Host),
+            (None, None) => {
+                // A sandbox of this server's own, removed with it: a fixed
+                // per-process path would be shared (and wiped) by a second
+                // server in the same process.
+                temporary_sandbox()
+                    .and_then(|dir| {
+                        let host = Host::new(HostConfig::new(dir.path()))?;
+                        sandbox = Some(dir);
+                        Ok(host)
+                    })
+                    .map_err(ServerError::Host)
+            }
+        };
+        let host = match host {
+            Ok(host) => host,
+            Err(e) => {
+                drop(listeners);
+                cleanup.into_iter().for_each(Cleanup::run);
+                return Err(e);
+            }
+        };
+
         let service = ProxyService::new(host.clone());
         let (stop, stopped) = watch::channel(false);
         let mut tasks = JoinSet::new();
         let mut addresses = Vec::new();
-        let mut cleanup = Vec::new();
         for (endpoint, listener) in listeners {
-            addresses.push((endpoint, listener.address()));
-            cleanup.push(listener.cleanup());
+            addresses.push((endpoint, listener.address().clone()));
             let routes = endpoint.routes(&service);
-            let mut stopped = stopped.clone();
-            let signal = async move {
-                let _ = stopped.wait_for(|stop| *stop).await;
-            };
-            let server = tonic::transport::Server::builder().add_routes(routes);
-            tasks.spawn(async move {
-                let result = listener.serve(server, signal).await;
-                result.map_err(|source| ServerError::Serve { endpoint, source })
-            });
+            tasks.spawn(listener.serve(routes, self.limits.clone(), stopped.clone()));
         }
         tracing::info!(endpoints = addresses.len(), "csi-proxy-server ready");
         Ok(Server {
@@ -204,17 +263,16 @@ impl ServerBuilder {
             tasks,
             cleanup,
             _sandbox: sandbox,
+            _lock: lock,
         })
     }
 }
 
 /// A running reference server.
 ///
-/// Clients built on gRPC core (Python's grpcio, grpc-go's `unix:` target
-/// in some versions) send the socket path as the HTTP/2 `:authority`, which
-/// the server's HTTP/2 layer rejects as malformed; give such a client a
-/// plain authority (`grpc.default_authority=localhost` in grpcio). The
-/// crate's own `Client` sends `csi-proxy`.
+/// Any client may call it, including those built on gRPC core (Python's
+/// grpcio and others) that send the socket path as the HTTP/2
+/// `:authority`: see [`LocalAuthority`](super::LocalAuthority).
 ///
 /// ```no_run
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
@@ -235,10 +293,12 @@ pub struct Server {
     host: Host,
     addresses: Vec<(GroupVersion, Address)>,
     stop: watch::Sender<bool>,
-    tasks: JoinSet<Result<(), ServerError>>,
-    cleanup: Vec<super::listen::Cleanup>,
+    tasks: JoinSet<()>,
+    cleanup: Vec<Cleanup>,
     /// The temporary sandbox of a server built without a host, removed on drop.
     _sandbox: Option<tempfile::TempDir>,
+    /// The sandbox lock, released on drop.
+    _lock: Option<SandboxLock>,
 }
 
 impl Server {
@@ -266,31 +326,29 @@ impl Server {
         &self.host
     }
 
-    /// Waits until any endpoint's server stops on its own (an error), or
-    /// returns at once if none is running.
+    /// Waits until any endpoint stops on its own (which only a panic does),
+    /// or returns at once if none is running.
     pub async fn wait_for_failure(&mut self) -> Result<(), ServerError> {
-        match self.tasks.join_next().await {
-            Some(Ok(result)) => result,
-            Some(Err(e)) => std::panic::resume_unwind(e.into_panic()),
-            None => Ok(()),
+        if let Some(Err(e)) = self.tasks.join_next().await {
+            std::panic::resume_unwind(e.into_panic());
         }
+        Ok(())
     }
 
-    /// Stops accepting connections, lets in-flight calls finish, and removes
-    /// the sockets. Returns the first error any endpoint met.
+    /// Stops accepting connections, lets calls in flight finish within the
+    /// grace period, closes every connection, and removes the socket files
+    /// this server created (not those another server has put in their place).
     pub async fn shutdown(mut self) -> Result<(), ServerError> {
         let _ = self.stop.send(true);
-        let mut first_error = Ok(());
         while let Some(joined) = self.tasks.join_next().await {
-            let result = joined.unwrap_or_else(|e| std::panic::resume_unwind(e.into_panic()));
-            if first_error.is_ok() {
-                first_error = result;
+            if let Err(e) = joined {
+                std::panic::resume_unwind(e.into_panic());
             }
         }
         for cleanup in self.cleanup.drain(..) {
             cleanup.run();
         }
-        first_error
+        Ok(())
     }
 }
 
@@ -306,18 +364,238 @@ impl Drop for Server {
     }
 }
 
-/// The socket path of `endpoint` in `dir`.
-#[cfg(unix)]
-pub(super) fn socket_path(dir: &Path, endpoint: GroupVersion) -> PathBuf {
-    match Address::socket_in(dir, endpoint.group, endpoint.version) {
-        Address::Unix(path) => path,
-        other => unreachable!("socket_in gave {other:?}"),
+/// Where `endpoint` listens: its socket in `socket_dir`, or on Windows its
+/// named pipe.
+fn endpoint_address(
+    socket_dir: Option<&std::path::Path>,
+    endpoint: GroupVersion,
+) -> Result<Address, ServerError> {
+    #[cfg(unix)]
+    {
+        let dir = socket_dir.ok_or(ServerError::NoSocketDir)?;
+        Ok(Address::socket_in(dir, endpoint.group, endpoint.version))
+    }
+    #[cfg(windows)]
+    {
+        let _ = socket_dir;
+        Ok(Address::named_pipe(&Address::endpoint_name(
+            endpoint.group,
+            endpoint.version,
+        )))
     }
 }
 
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::UnixStream;
+
+    const PREFACE: &[u8] = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
+    const SETTINGS: u8 = 0x4;
+    const PING: u8 = 0x6;
+
+    fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
+        let len = payload.len();
+        let mut out = vec![(len >> 16) as u8, (len >> 8) as u8, len as u8, kind, flags];
+        out.extend_from_slice(&stream.to_be_bytes());
+        out.extend_from_slice(payload);
+        out
+    }
+
+    /// A raw HTTP/2 client: connects, sends the preface and `SETTINGS`.
+    async fn raw_client(server: &Server) -> UnixStream {
+        let Address::Unix(path) = server.address("disk", "v1").unwrap() else {
+            unreachable!()
+        };
+        let mut stream = UnixStream::connect(path).await.unwrap();
+        // A server at its connection limit may have closed it already.
+        let _ = stream.write_all(PREFACE).await;
+        let _ = stream.write_all(&frame(SETTINGS, 0, 0, &[])).await;
+        stream
+    }
+
+    /// The next frame from the server (kind, flags, stream, payload), or
+    /// `None` once the server has closed the connection.
+    async fn next_frame(stream: &mut UnixStream) -> Option<(u8, u8, u32, Vec<u8>)> {
+        let mut header = [0u8; 9];
+        if stream.read_exact(&mut header).await.is_err() {
+            return None;
+        }
+        let len =
+            usize::from(header[0]) << 16 | usize::from(header[1]) << 8 | usize::from(header[2]);
+        let mut payload = vec![0; len];
+        stream.read_exact(&mut payload).await.ok()?;
+        let id = u32::from_be_bytes(header[5..9].try_into().unwrap());
+        Some((header[3], header[4], id, payload))
+    }
+
+    /// Reads frames until the server closes; `true` if it does before `limit`.
+    async fn closed_within(stream: &mut UnixStream, limit: Duration) -> bool {
+        tokio::time::timeout(limit, async { while next_frame(stream).await.is_some() {} })
+            .await
+            .is_ok()
+    }
+
+    async fn disk_server(builder: ServerBuilder) -> (tempfile::TempDir, Server) {
+        let dir = tempfile::tempdir().unwrap();
+        let disk_v1 = GroupVersion::parse("disk/v1").unwrap();
+        let server = builder
+            .socket_dir(dir.path())
+            .serve([disk_v1])
+            .start()
+            .await
+            .unwrap();
+        (dir, server)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_connection_that_sends_only_the_preface_is_closed_when_idle() {
+        let (_dir, server) =
+            disk_server(Server::builder().idle_timeout(Duration::from_secs(30))).await;
+        let mut client = raw_client(&server).await;
+        let start = tokio::time::Instant::now();
+        assert!(closed_within(&mut client, Duration::from_secs(3600)).await);
+        assert!(
+            start.elapsed() >= Duration::from_secs(30),
+            "{:?}",
+            start.elapsed()
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_client_that_does_not_answer_keepalive_pings_is_closed() {
+        let builder = Server::builder()
+            .idle_timeout(Duration::from_secs(86_400))
+            .keepalive(Duration::from_secs(10), Duration::from_secs(5));
+        let (_dir, server) = disk_server(builder).await;
+        let mut client = raw_client(&server).await;
+        let mut pinged = false;
+        let closed = tokio::time::timeout(Duration::from_secs(3600), async {
+            while let Some((kind, flags, ..)) = next_frame(&mut client).await {
+                pinged |= kind == PING && flags & 0x1 == 0;
+            }
+        })
+        .await;
+        assert!(
+            closed.is_ok() && pinged,
+            "closed {closed:?}, pinged {pinged}"
+        );
+    }
+
+    #[tokio::test]
+    async fn the_stream_limit_is_announced_in_the_servers_settings() {
+        let (_dir, server) = disk_server(Server::builder().max_concurrent_streams(3)).await;
+        let mut client = raw_client(&server).await;
+        let (kind, _, _, payload) = next_frame(&mut client).await.unwrap();
+        assert_eq!(kind, SETTINGS);
+        let settings: Vec<(u16, u32)> = payload
+            .chunks(6)
+            .map(|s| {
+                (
+                    u16::from_be_bytes([s[0], s[1]]),
+                    u32::from_be_bytes([s[2], s[3], s[4], s[5]]),
+                )
+            })
+            .collect();
+        // SETTINGS_MAX_CONCURRENT_STREAMS is 0x3.
+        assert!(settings.contains(&(0x3, 3)), "{settings:?}");
+    }
+
+    #[tokio::test]
+    async fn connections_beyond_the_limit_are_closed_at_once() {
+        let (_dir, server) = disk_server(Server::builder().max_connections(2)).await;
+        let mut first = raw_client(&server).await;
+        let mut second = raw_client(&server).await;
+        for held in [&mut first, &mut second] {
+            assert_eq!(next_frame(held).await.unwrap().0, SETTINGS);
+        }
+        let mut third = raw_client(&server).await;
+        assert!(
+            next_frame(&mut third).await.is_none(),
+            "third connection served"
+        );
+
+        drop(first);
+        // The server notices the closed connection and frees its place.
+        let mut served = false;
+        for _ in 0..100 {
+            let mut next = raw_client(&server).await;
+            if next_frame(&mut next).await.is_some() {
+                served = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(served, "no connection served after one closed");
+    }
+
+    #[tokio::test]
+    async fn a_socket_path_as_authority_is_accepted() {
+        let (_dir, server) = disk_server(Server::builder()).await;
+        let mut client = raw_client(&server).await;
+        let mut block = Vec::new();
+        for (name, value) in [
+            (":method", "POST"),
+            (":scheme", "http"),
+            (":path", "/v1.Disk/ListDiskLocations"),
+            (":authority", "tmp%2Fdir%2Fcsi-proxy-disk-v1.sock"),
+            ("content-type", "application/grpc"),
+            ("te", "trailers"),
+        ] {
+            block.extend_from_slice(&[0x00, name.len() as u8]);
+            block.extend_from_slice(name.as_bytes());
+            block.push(value.len() as u8);
+            block.extend_from_slice(value.as_bytes());
+        }
+        client.write_all(&frame(0x1, 0x4, 1, &block)).await.unwrap();
+        client
+            .write_all(&frame(0x0, 0x1, 1, &[0; 5]))
+            .await
+            .unwrap();
+        loop {
+            let (kind, _, stream, payload) =
+                next_frame(&mut client).await.expect("connection closed");
+            if stream == 1 {
+                // HEADERS with the response, not RST_STREAM (0x3).
+                assert_eq!(
+                    kind, 0x1,
+                    "stream 1 answered with frame type {kind}: {payload:?}"
+                );
+                break;
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn a_huge_path_in_an_error_comes_back_cut_with_its_length() {
+        use crate::filesystem::v1::{self as fs, FilesystemApi};
+        let dir = tempfile::tempdir().unwrap();
+        let fs_v1 = GroupVersion::parse("filesystem/v1").unwrap();
+        let server = Server::builder()
+            .socket_dir(dir.path())
+            .serve([fs_v1])
+            .start()
+            .await
+            .unwrap();
+        let client = fs::Client::connect(&server.address("filesystem", "v1").unwrap().to_string())
+            .await
+            .unwrap();
+        let path = format!(r"C:\var\lib\kubelet\{}", "x".repeat(3 << 20));
+        let error = client
+            .is_symlink(fs::IsSymlinkRequest { path: path.clone() })
+            .await
+            .unwrap_err();
+        let status = error.status().unwrap_or_else(|| panic!("{error}"));
+        assert_eq!(status.code(), tonic::Code::Unknown, "{status:?}");
+        assert!(status.message().len() < 1024, "{}", status.message().len());
+        let text = status.message();
+        assert!(
+            text.contains(r"C:\var\lib\kubelet\xxxx") && text.contains(" bytes)"),
+            "{text}"
+        );
+        server.shutdown().await.unwrap();
+    }
 
     #[tokio::test]
     async fn servers_without_a_host_get_sandboxes_of_their_own_removed_with_them() {
