@@ -14,9 +14,8 @@
 //!   (with the list of divergences from upstream).
 //! - [`namespace`]: the file namespace on the sandbox directory.
 //! - [`storage`]: disks, partitions, volumes.
-//! - [`disk`], [`volume`], [`filesystem`]: the groups' internal operations as
-//!   the traits [`DiskHost`], [`VolumeHost`], [`FilesystemHost`], implemented
-//!   by [`Host`].
+//! - [`disk`], [`volume`], [`filesystem`]: the groups' operations, methods
+//!   of [`Node`].
 //! - [`smb`], [`iscsi`], [`system`]: those groups' models and the traits
 //!   [`SmbHost`], [`IscsiHost`], [`SystemHost`], also implemented by [`Host`]
 //!   over the same node (so an RPC of any group is atomic).
@@ -46,15 +45,14 @@ pub mod system;
 pub mod volume;
 mod wiring;
 
-pub use disk::{DiskHost, DiskIds, DiskLocation};
+pub use disk::{DiskIds, DiskLocation};
 pub use error::{HostError, HostErrorKind, HostResult};
-pub use filesystem::FilesystemHost;
 pub use iscsi::IscsiHost;
 pub use node::{Host, HostConfig, MountPointInfo, Node, Snapshot, temporary_sandbox};
 pub use seed::NodeSeed;
 pub use smb::SmbHost;
 pub use system::SystemHost;
-pub use volume::{VolumeHost, VolumeStats};
+pub use volume::VolumeStats;
 
 #[cfg(test)]
 mod tests;

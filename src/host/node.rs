@@ -373,8 +373,13 @@ impl Host {
         })
     }
 
-    /// Locks the node. Other host modules and test code use this for
-    /// multi-step atomic access.
+    /// Runs `op` on the node under its lock: the path of every request
+    /// (`host.run(|node| node.partition_disk(1))`), atomic across groups.
+    pub fn run<T>(&self, op: impl FnOnce(&mut Node) -> T) -> T {
+        op(&mut self.lock())
+    }
+
+    /// Locks the node, for multi-step atomic access (test code, hooks).
     pub fn lock(&self) -> MutexGuard<'_, Node> {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }

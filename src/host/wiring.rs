@@ -260,8 +260,6 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::host::disk::DiskHost;
-    use crate::host::filesystem::FilesystemHost;
     use crate::host::namespace::Entry;
     use crate::host::seed::NodeSeed;
     use crate::host::smb::{DEFAULT_SMB_PASSWORD, MappingStatus};
@@ -320,7 +318,8 @@ mod tests {
         let t = host();
         let h = &t.host;
         let link = r"C:\var\lib\kubelet\pods\p1\volumes\smb";
-        h.mkdir(r"C:\var\lib\kubelet\pods\p1\volumes").unwrap();
+        h.run(|node| node.mkdir(r"C:\var\lib\kubelet\pods\p1\volumes"))
+            .unwrap();
         h.new_smb_global_mapping(&mapping(r"\\FileServer\Share\vol1", link))
             .unwrap();
         assert_eq!(
@@ -349,7 +348,7 @@ mod tests {
             h.read_file(&format!(r"{link}\HELLO.TXT")).unwrap(),
             b"hello"
         );
-        assert!(h.is_symlink(link).unwrap());
+        assert!(h.run(|node| node.is_symlink(link)).unwrap());
         ok_invariants(h);
 
         h.remove_smb_global_mapping(r"\\fileserver\share").unwrap();
@@ -362,9 +361,9 @@ mod tests {
         );
         // The link itself stays (RemoveSmbGlobalMapping leaves it) and is now
         // dangling; Rmdir removes only the link, never the share's content.
-        assert!(h.path_exists(link).unwrap());
-        assert!(!h.is_symlink(link).unwrap());
-        h.rmdir(link, false).unwrap();
+        assert!(h.run(|node| node.path_exists(link)).unwrap());
+        assert!(!h.run(|node| node.is_symlink(link)).unwrap());
+        h.run(|node| node.rmdir(link, false)).unwrap();
         assert!(share_dir.join("vol1").join("hello.txt").is_file());
         ok_invariants(h);
     }
@@ -413,7 +412,7 @@ mod tests {
             .smb
             .set_mapping_status(r"\\fileserver\share", MappingStatus::Paused)
             .unwrap();
-        assert!(!h.is_symlink(link).unwrap());
+        assert!(!h.run(|node| node.is_symlink(link)).unwrap());
         ok_invariants(h);
     }
 
@@ -442,20 +441,28 @@ mod tests {
         assert!(d.is_offline);
         assert_eq!(d.partition_style, PartitionStyle::Raw);
         assert_eq!(d.size, 1 << 30);
-        assert!(h.list_disk_locations().unwrap().contains_key(&n));
-        assert!(h.list_disk_ids().unwrap().contains_key(&n));
-        assert!(!h.get_disk_state(n).unwrap());
-        h.set_disk_state(n, true).unwrap();
-        h.partition_disk(n).unwrap();
+        assert!(
+            h.run(|node| node.list_disk_locations())
+                .unwrap()
+                .contains_key(&n)
+        );
+        assert!(h.run(|node| node.list_disk_ids()).unwrap().contains_key(&n));
+        assert!(!h.run(|node| node.get_disk_state(n)).unwrap());
+        h.run(|node| node.set_disk_state(n, true)).unwrap();
+        h.run(|node| node.partition_disk(n)).unwrap();
         let d = h.snapshot().disk(n).cloned().unwrap();
         assert_eq!(d.partition_style, PartitionStyle::Gpt);
         assert!(!d.partitions.is_empty());
-        h.set_disk_state(n, false).unwrap();
+        h.run(|node| node.set_disk_state(n, false)).unwrap();
         ok_invariants(h);
 
         h.disconnect_target(&target(LUN0)).unwrap();
         assert!(h.snapshot().disk(n).is_none());
-        assert!(!h.list_disk_locations().unwrap().contains_key(&n));
+        assert!(
+            !h.run(|node| node.list_disk_locations())
+                .unwrap()
+                .contains_key(&n)
+        );
         assert!(h.get_target_disks(&target(LUN0)).unwrap().is_empty());
         assert!(h.lock().iscsi_disks.is_empty());
         ok_invariants(h);
@@ -531,7 +538,8 @@ mod tests {
         assert!(before.elapsed() < Duration::from_millis(200));
         assert_eq!(info.status, ServiceStatus::StartPending);
         assert!(!start.is_finished());
-        h.mkdir(r"C:\var\lib\kubelet\during-start").unwrap();
+        h.run(|node| node.mkdir(r"C:\var\lib\kubelet\during-start"))
+            .unwrap();
         start.join().unwrap().unwrap();
         assert_eq!(
             h.get_service("W32Time").unwrap().status,

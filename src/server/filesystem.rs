@@ -12,7 +12,6 @@
 use tonic::{Request, Response, Status};
 
 use super::{ProxyService, reply};
-use crate::host::FilesystemHost;
 
 /// Implements the v1alpha1/v1beta1 `Filesystem` service of version `$v`.
 macro_rules! filesystem_legacy {
@@ -24,12 +23,14 @@ macro_rules! filesystem_legacy {
                 request: Request<crate::filesystem::$v::PathExistsRequest>,
             ) -> Result<Response<crate::filesystem::$v::PathExistsResponse>, Status> {
                 let r = request.into_inner();
-                reply(self.host().path_exists(&r.path).map(|exists| {
-                    crate::filesystem::$v::PathExistsResponse {
-                        error: String::new(),
-                        exists,
-                    }
-                }))
+                reply(
+                    self.host()
+                        .run(|node| node.path_exists(&r.path))
+                        .map(|exists| crate::filesystem::$v::PathExistsResponse {
+                            error: String::new(),
+                            exists,
+                        }),
+                )
             }
 
             async fn mkdir(
@@ -37,13 +38,11 @@ macro_rules! filesystem_legacy {
                 request: Request<crate::filesystem::$v::MkdirRequest>,
             ) -> Result<Response<crate::filesystem::$v::MkdirResponse>, Status> {
                 let r = request.into_inner();
-                reply(
-                    self.host()
-                        .mkdir(&r.path)
-                        .map(|()| crate::filesystem::$v::MkdirResponse {
-                            error: String::new(),
-                        }),
-                )
+                reply(self.host().run(|node| node.mkdir(&r.path)).map(|()| {
+                    crate::filesystem::$v::MkdirResponse {
+                        error: String::new(),
+                    }
+                }))
             }
 
             async fn rmdir(
@@ -51,11 +50,13 @@ macro_rules! filesystem_legacy {
                 request: Request<crate::filesystem::$v::RmdirRequest>,
             ) -> Result<Response<crate::filesystem::$v::RmdirResponse>, Status> {
                 let r = request.into_inner();
-                reply(self.host().rmdir(&r.path, r.force).map(|()| {
-                    crate::filesystem::$v::RmdirResponse {
-                        error: String::new(),
-                    }
-                }))
+                reply(
+                    self.host()
+                        .run(|node| node.rmdir(&r.path, r.force))
+                        .map(|()| crate::filesystem::$v::RmdirResponse {
+                            error: String::new(),
+                        }),
+                )
             }
 
             async fn link_path(
@@ -65,7 +66,7 @@ macro_rules! filesystem_legacy {
                 let r = request.into_inner();
                 reply(
                     self.host()
-                        .create_symlink(&r.source_path, &r.target_path)
+                        .run(|node| node.create_symlink(&r.source_path, &r.target_path))
                         .map(|()| crate::filesystem::$v::LinkPathResponse {
                             error: String::new(),
                         }),
@@ -77,12 +78,16 @@ macro_rules! filesystem_legacy {
                 request: Request<crate::filesystem::$v::IsMountPointRequest>,
             ) -> Result<Response<crate::filesystem::$v::IsMountPointResponse>, Status> {
                 let r = request.into_inner();
-                reply(self.host().is_symlink(&r.path).map(|is_mount_point| {
-                    crate::filesystem::$v::IsMountPointResponse {
-                        error: String::new(),
-                        is_mount_point,
-                    }
-                }))
+                reply(
+                    self.host()
+                        .run(|node| node.is_symlink(&r.path))
+                        .map(
+                            |is_mount_point| crate::filesystem::$v::IsMountPointResponse {
+                                error: String::new(),
+                                is_mount_point,
+                            },
+                        ),
+                )
             }
         }
     };
@@ -102,8 +107,7 @@ macro_rules! filesystem_current {
             ) -> Result<Response<crate::filesystem::$v::RmdirContentsResponse>, Status> {
                 let r = request.into_inner();
                 reply(
-                    self.host()
-                        .rmdir_contents(&r.path)
+                    self.host().run(|node| node.rmdir_contents(&r.path))
                         .map(|()| crate::filesystem::$v::RmdirContentsResponse {}),
                 )
             }
@@ -120,8 +124,7 @@ macro_rules! filesystem_current {
             ) -> Result<Response<crate::filesystem::$v::PathExistsResponse>, Status> {
                 let r = request.into_inner();
                 reply(
-                    self.host()
-                        .path_exists(&r.path)
+                    self.host().run(|node| node.path_exists(&r.path))
                         .map(|exists| crate::filesystem::$v::PathExistsResponse { exists }),
                 )
             }
@@ -132,8 +135,7 @@ macro_rules! filesystem_current {
             ) -> Result<Response<crate::filesystem::$v::MkdirResponse>, Status> {
                 let r = request.into_inner();
                 reply(
-                    self.host()
-                        .mkdir(&r.path)
+                    self.host().run(|node| node.mkdir(&r.path))
                         .map(|()| crate::filesystem::$v::MkdirResponse {}),
                 )
             }
@@ -144,8 +146,7 @@ macro_rules! filesystem_current {
             ) -> Result<Response<crate::filesystem::$v::RmdirResponse>, Status> {
                 let r = request.into_inner();
                 reply(
-                    self.host()
-                        .rmdir(&r.path, r.force)
+                    self.host().run(|node| node.rmdir(&r.path, r.force))
                         .map(|()| crate::filesystem::$v::RmdirResponse {}),
                 )
             }
@@ -156,8 +157,7 @@ macro_rules! filesystem_current {
             ) -> Result<Response<crate::filesystem::$v::CreateSymlinkResponse>, Status> {
                 let r = request.into_inner();
                 reply(
-                    self.host()
-                        .create_symlink(&r.source_path, &r.target_path)
+                    self.host().run(|node| node.create_symlink(&r.source_path, &r.target_path))
                         .map(|()| crate::filesystem::$v::CreateSymlinkResponse {}),
                 )
             }
@@ -168,8 +168,7 @@ macro_rules! filesystem_current {
             ) -> Result<Response<crate::filesystem::$v::IsSymlinkResponse>, Status> {
                 let r = request.into_inner();
                 reply(
-                    self.host()
-                        .is_symlink(&r.path)
+                    self.host().run(|node| node.is_symlink(&r.path))
                         .map(|is_symlink| crate::filesystem::$v::IsSymlinkResponse { is_symlink }),
                 )
             }

@@ -252,7 +252,6 @@ mod tests {
         ($v:ident) => {
             mod $v {
                 use super::*;
-                use crate::host::DiskHost;
                 use crate::iscsi::$v::iscsi_server::Iscsi;
                 use crate::iscsi::$v::*;
                 use tonic::Request;
@@ -388,9 +387,9 @@ mod tests {
                     assert_eq!(ids, ["3"]);
                     let n: u32 = ids[0].parse().unwrap();
                     // The disk group sees it: offline, then online and partitioned.
-                    assert!(!h.get_disk_state(n).unwrap());
-                    h.set_disk_state(n, true).unwrap();
-                    h.partition_disk(n).unwrap();
+                    assert!(!h.run(|node| node.get_disk_state(n)).unwrap());
+                    h.run(|node| node.set_disk_state(n, true)).unwrap();
+                    h.run(|node| node.partition_disk(n)).unwrap();
                     // Connecting again is a no-op, even with other credentials.
                     s.connect_target(connect(LUN0, AuthenticationType::OneWayChap, "x", "y"))
                         .await
