@@ -51,7 +51,6 @@ pub use iscsi::IscsiHost;
 pub use node::{Host, HostConfig, MountPointInfo, Node, Snapshot, temporary_sandbox};
 pub use seed::NodeSeed;
 pub use smb::SmbHost;
-pub use system::SystemHost;
 pub use volume::VolumeStats;
 
 #[cfg(test)]

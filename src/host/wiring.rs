@@ -33,7 +33,7 @@ use super::smb::{
     NewSmbGlobalMappingRequest, SmbHost, SmbNodeSide, SmbState, parse_remote_path, split_unc,
 };
 use super::storage::{DiskSpec, Page83};
-use super::system::{self, ServiceInfo, ServiceStatus, SystemHost, SystemStateAccess};
+use super::system::ServiceStatus;
 
 /// Key name of the Microsoft iSCSI Initiator Service.
 pub(crate) const MSISCSI: &str = "MSiSCSI";
@@ -227,31 +227,6 @@ impl IscsiHost for Host {
     fn set_mutual_chap_secret(&self, secret: &str, version: IscsiApiVersion) -> HostResult<()> {
         self.lock()
             .with_iscsi(|s, node| s.set_mutual_chap_secret(node, secret, version))
-    }
-}
-
-impl SystemStateAccess for Host {
-    /// Locks the node for the duration of `f` only.
-    fn with_system<R>(&self, f: impl FnOnce(&mut system::SystemState) -> R) -> R {
-        f(&mut self.lock().system)
-    }
-}
-
-impl SystemHost for Host {
-    fn get_bios_serial_number(&self) -> HostResult<String> {
-        self.lock().system.bios_serial_number()
-    }
-
-    fn start_service(&self, name: &str) -> HostResult<()> {
-        system::start_service(self, name)
-    }
-
-    fn stop_service(&self, name: &str, force: bool) -> HostResult<()> {
-        system::stop_service(self, name, force)
-    }
-
-    fn get_service(&self, name: &str) -> HostResult<ServiceInfo> {
-        self.lock().system.get_service(name, Instant::now())
     }
 }
 
@@ -534,7 +509,9 @@ mod tests {
         let start = std::thread::spawn(move || h2.start_service("W32Time"));
         std::thread::sleep(Duration::from_millis(100));
         let before = Instant::now();
-        let info = h.get_service("W32Time").unwrap();
+        let info = h
+            .run(|node| node.system.get_service("W32Time", Instant::now()))
+            .unwrap();
         assert!(before.elapsed() < Duration::from_millis(200));
         assert_eq!(info.status, ServiceStatus::StartPending);
         assert!(!start.is_finished());
@@ -542,12 +519,14 @@ mod tests {
             .unwrap();
         start.join().unwrap().unwrap();
         assert_eq!(
-            h.get_service("W32Time").unwrap().status,
+            h.run(|node| node.system.get_service("W32Time", Instant::now()))
+                .unwrap()
+                .status,
             ServiceStatus::Running
         );
         assert_eq!(
-            h.get_bios_serial_number().unwrap(),
-            system::DEFAULT_BIOS_SERIAL
+            h.run(|node| node.system.bios_serial_number()).unwrap(),
+            crate::host::system::DEFAULT_BIOS_SERIAL
         );
     }
 
@@ -595,9 +574,21 @@ status = "Running"
             ..HostConfig::new(dir.path())
         })
         .unwrap();
-        assert_eq!(h.get_bios_serial_number().unwrap(), "SER-42");
-        assert_eq!(h.get_service("msiscsi").unwrap().display_name, "MSiSCSI");
-        assert!(h.get_service("W32Time").is_err(), "only seeded services");
+        assert_eq!(
+            h.run(|node| node.system.bios_serial_number()).unwrap(),
+            "SER-42"
+        );
+        assert_eq!(
+            h.run(|node| node.system.get_service("msiscsi", Instant::now()))
+                .unwrap()
+                .display_name,
+            "MSiSCSI"
+        );
+        assert!(
+            h.run(|node| node.system.get_service("W32Time", Instant::now()))
+                .is_err(),
+            "only seeded services"
+        );
         assert!(h.lock().smb.server("NAS").unwrap().has_account("alice"));
         assert!(h.lock().smb.server("fileserver").is_none());
         assert_eq!(
@@ -631,12 +622,14 @@ status = "Running"
         })
         .unwrap();
         assert_eq!(
-            h.get_bios_serial_number().unwrap(),
-            system::DEFAULT_BIOS_SERIAL
+            h.run(|node| node.system.bios_serial_number()).unwrap(),
+            crate::host::system::DEFAULT_BIOS_SERIAL
         );
         assert!(h.lock().smb.server("fileserver").is_some());
         assert_eq!(
-            h.get_service(MSISCSI).unwrap().status,
+            h.run(|node| node.system.get_service(MSISCSI, Instant::now()))
+                .unwrap()
+                .status,
             ServiceStatus::Stopped
         );
         // An empty section is taken as written.
@@ -647,7 +640,7 @@ status = "Running"
             ..HostConfig::new(dir.path())
         })
         .unwrap();
-        assert!(h.get_bios_serial_number().is_err());
+        assert!(h.run(|node| node.system.bios_serial_number()).is_err());
         assert!(h.list_target_portals().is_err());
     }
 
