@@ -50,7 +50,6 @@ pub use error::{HostError, HostErrorKind, HostResult};
 pub use iscsi::IscsiHost;
 pub use node::{Host, HostConfig, MountPointInfo, Node, Snapshot, temporary_sandbox};
 pub use seed::NodeSeed;
-pub use smb::SmbHost;
 pub use volume::VolumeStats;
 
 #[cfg(test)]

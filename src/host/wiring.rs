@@ -29,9 +29,7 @@ use super::iscsi::{
 use super::namespace::{LinkKind, UncResolver};
 use super::node::{Host, Node, win_err};
 use super::path::{Win32Error, WinPath, validate_working_path};
-use super::smb::{
-    NewSmbGlobalMappingRequest, SmbHost, SmbNodeSide, SmbState, parse_remote_path, split_unc,
-};
+use super::smb::{NewSmbGlobalMappingRequest, SmbState, split_unc};
 use super::storage::{DiskSpec, Page83};
 use super::system::ServiceStatus;
 
@@ -46,25 +44,6 @@ impl UncResolver for SmbState {
     }
 }
 
-/// The node side of one `NewSmbGlobalMapping` call: validates `local_path`
-/// against the working dirs and records the link to create once the SMB
-/// model has made (or kept) the mapping.
-struct SmbLinkRequest<'a> {
-    working_dirs: &'a [String],
-    link: Option<(String, String)>,
-}
-
-impl SmbNodeSide for SmbLinkRequest<'_> {
-    fn validate_local_path(&self, local_path: &str) -> HostResult<()> {
-        validate_working_path(local_path, self.working_dirs)
-    }
-
-    fn create_unc_link(&mut self, local_path: &str, unc_target: &str) -> HostResult<()> {
-        self.link = Some((local_path.to_owned(), unc_target.to_owned()));
-        Ok(())
-    }
-}
-
 impl Node {
     /// Creates the directory link `local_path` → `unc_target` (SMB
     /// `local_path`); Windows texts on failure.
@@ -75,24 +54,16 @@ impl Node {
             .map_err(win_err)
     }
 
-    /// `NewSmbGlobalMapping` on this node (smb.md §4.1).
+    /// `NewSmbGlobalMapping` on this node (smb.md §4.1): the SMB model maps,
+    /// then the link it asks for is validated and made in the namespace
+    /// (after the mapping, so the link resolves through it).
     pub fn new_smb_global_mapping(&mut self, req: &NewSmbGlobalMappingRequest) -> HostResult<()> {
-        let mut side = SmbLinkRequest {
-            working_dirs: &self.working_dirs,
-            link: None,
+        let Some(link) = self.smb.new_smb_global_mapping(req)? else {
+            return Ok(());
         };
-        self.smb.new_smb_global_mapping(&mut side, req)?;
-        if let Some((local, target)) = side.link {
-            self.create_unc_link(&local, &target).map_err(|e| {
-                let normalized = parse_remote_path(&req.remote_path)
-                    .map(|r| r.normalized)
-                    .unwrap_or_else(|_| req.remote_path.clone());
-                e.context(format!(
-                    "creating link {local} to {normalized} failed with error: "
-                ))
-            })?;
-        }
-        Ok(())
+        validate_working_path(&link.local_path, &self.working_dirs)?;
+        self.create_unc_link(&link.local_path, &link.target)
+            .map_err(|e| link.failed(e))
     }
 
     /// Runs an iSCSI operation with the node as its disk sink. The iSCSI
@@ -175,16 +146,6 @@ impl IscsiDiskSink for Node {
         self.system
             .service(MSISCSI)
             .is_some_and(|s| s.status() == ServiceStatus::Running)
-    }
-}
-
-impl SmbHost for Host {
-    fn new_smb_global_mapping(&self, req: &NewSmbGlobalMappingRequest) -> HostResult<()> {
-        self.lock().new_smb_global_mapping(req)
-    }
-
-    fn remove_smb_global_mapping(&self, remote_path: &str) -> HostResult<()> {
-        self.lock().smb.remove_smb_global_mapping(remote_path)
     }
 }
 
@@ -295,7 +256,7 @@ mod tests {
         let link = r"C:\var\lib\kubelet\pods\p1\volumes\smb";
         h.run(|node| node.mkdir(r"C:\var\lib\kubelet\pods\p1\volumes"))
             .unwrap();
-        h.new_smb_global_mapping(&mapping(r"\\FileServer\Share\vol1", link))
+        h.run(|node| node.new_smb_global_mapping(&mapping(r"\\FileServer\Share\vol1", link)))
             .unwrap();
         assert_eq!(
             h.entry(link).unwrap(),
@@ -326,7 +287,8 @@ mod tests {
         assert!(h.run(|node| node.is_symlink(link)).unwrap());
         ok_invariants(h);
 
-        h.remove_smb_global_mapping(r"\\fileserver\share").unwrap();
+        h.run(|node| node.smb.remove_smb_global_mapping(r"\\fileserver\share"))
+            .unwrap();
         assert!(h.lock().smb.mappings().is_empty());
         let e = h.read_file(&format!(r"{link}\hello.txt")).unwrap_err();
         assert_eq!(e.message(), "Access is denied.");
@@ -348,10 +310,12 @@ mod tests {
         let t = host();
         let h = &t.host;
         let e = h
-            .new_smb_global_mapping(&mapping(
-                r"\\fileserver\share",
-                r"C:\var\lib\kubelet-evil\x",
-            ))
+            .run(|node| {
+                node.new_smb_global_mapping(&mapping(
+                    r"\\fileserver\share",
+                    r"C:\var\lib\kubelet-evil\x",
+                ))
+            })
             .unwrap_err();
         assert_eq!(
             e.message(),
@@ -360,10 +324,12 @@ mod tests {
         assert_eq!(h.lock().smb.mappings().len(), 1);
         // Parent missing: the namespace's error with the RPC's prefix.
         let e = h
-            .new_smb_global_mapping(&mapping(
-                "//fileserver/share/sub",
-                r"C:\var\lib\kubelet\missing\x",
-            ))
+            .run(|node| {
+                node.new_smb_global_mapping(&mapping(
+                    "//fileserver/share/sub",
+                    r"C:\var\lib\kubelet\missing\x",
+                ))
+            })
             .unwrap_err();
         assert_eq!(
             e.message(),
@@ -371,10 +337,10 @@ mod tests {
              with error: The system cannot find the path specified."
         );
         let link = r"C:\var\lib\kubelet\l";
-        h.new_smb_global_mapping(&mapping(r"\\fileserver\share", link))
+        h.run(|node| node.new_smb_global_mapping(&mapping(r"\\fileserver\share", link)))
             .unwrap();
         let e = h
-            .new_smb_global_mapping(&mapping(r"\\fileserver\share", link))
+            .run(|node| node.new_smb_global_mapping(&mapping(r"\\fileserver\share", link)))
             .unwrap_err();
         assert!(
             e.message().ends_with(
