@@ -763,6 +763,13 @@ async fn smb_bad_input_and_credentials(node: &Node) {
         };
         async move { api.new_smb_global_mapping(request).await }
     };
+    let create_failed = |code: u32| {
+        format!(
+            "NewSmbGlobalMapping failed. err: WMI MSFT_SmbGlobalMapping.Create failed \
+             (target=<nil>): code={code}"
+        )
+    };
+    let not_mapped = r"error remove smb mapping '\\fileserver\share'. err: failed to query SMB global mapping by remote path \\fileserver\share: not found";
     unknown(new("", "smbuser", "x").await, "remote path is empty");
     unknown(
         new("hostname", "smbuser", "x").await,
@@ -770,21 +777,20 @@ async fn smb_bad_input_and_credentials(node: &Node) {
     );
     unknown(
         new(r"\\fileserver\share", "smbuser", "wrong").await,
-        "NewSmbGlobalMapping failed. err: WMI MSFT_SmbGlobalMapping.Create failed: The user name or password is incorrect.",
+        &create_failed(1326),
     );
+    // The network name cannot be found.
     unknown(
         new(r"\\fileserver\nosuchshare", "smbuser", "Sm8-Passw0rd!").await,
-        "The network name cannot be found.",
+        &create_failed(67),
     );
+    // The network path was not found.
     unknown(
         new(r"\\nosuchserver\share", "smbuser", "Sm8-Passw0rd!").await,
-        "The network path was not found.",
+        &create_failed(53),
     );
     // The machine identity may not use a share that is not open to Everyone.
-    unknown(
-        new(r"\\fileserver\share", "", "").await,
-        "Access is denied.",
-    );
+    unknown(new(r"\\fileserver\share", "", "").await, &create_failed(5));
     assert!(smb_roots(&node.host).is_empty());
 
     unknown(
@@ -792,7 +798,7 @@ async fn smb_bad_input_and_credentials(node: &Node) {
             remote_path: r"\\fileserver\share\pv".into(),
         })
         .await,
-        r"error remove smb mapping '\\fileserver\share'. err:",
+        not_mapped,
     );
     // Remove is not idempotent.
     ok(new(r"\\fileserver\share", "smbuser", "Sm8-Passw0rd!").await);
@@ -803,7 +809,7 @@ async fn smb_bad_input_and_credentials(node: &Node) {
         .await
     };
     ok(remove().await);
-    unknown(remove().await, "not found");
+    unknown(remove().await, not_mapped);
 
     // A local path that already exists: the mapping is made, the link not.
     let local = format!(r"{KUBELET}\pods\taken");
@@ -816,7 +822,11 @@ async fn smb_bad_input_and_credentials(node: &Node) {
             password: "Sm8-Passw0rd!".into(),
         })
         .await,
-        &format!(r"creating link {local} to \\fileserver\share\x failed with error: "),
+        &format!(
+            "creating link {local} to {remote} failed with error: \
+             error linking {remote}\\ to {local}. err: ",
+            remote = r"\\fileserver\share\x"
+        ),
     );
     assert_eq!(entry(&node.host, &local), Some(Entry::Dir));
     assert_eq!(smb_roots(&node.host), [r"\\fileserver\share"]);
@@ -870,7 +880,7 @@ async fn iscsi_wrong_chap_secrets(node: &Node) {
     iscsi_ready(node).await;
     let api = &node.iscsi_v1alpha2;
     let before = node.host.snapshot();
-    let refused = "error connecting to target portal. err: WMI MSFT_iSCSITarget.Connect failed";
+    let refused = "error connecting to target portal. err: WMI MSFT_iSCSITarget.Connect failed (target=<nil>): code=";
     for request in [
         connect_request(CHAP, Auth::OneWayChap, "someuser", "wrongsecret1"),
         connect_request(CHAP, Auth::OneWayChap, "otheruser", "verysecretpass"),
@@ -1014,24 +1024,39 @@ async fn iscsi_other_errors(node: &Node) {
     set_service_status(&node.host, "MSiSCSI", ServiceStatus::Running);
 
     // Portal not registered: discover, connect and remove fail.
-    unknown(
+    let no_portal = "failed to query iSCSI target portal at (10.0.0.20:3260). error: not found";
+    let message = unknown(
         api.discover_target_portal(i::DiscoverTargetPortalRequest {
             target_portal: portal(),
         })
         .await,
-        "error list targets by target portal at (10.0.0.20:3260)",
+        no_portal,
     );
-    unknown(
+    assert_eq!(
+        message,
+        format!("error list targets by target portal at (10.0.0.20:3260). err: {no_portal}")
+    );
+    let message = unknown(
         api.connect_target(connect_request(PLAIN, i::AuthenticationType::None, "", ""))
             .await,
-        &format!("error query target {PLAIN} from target portal at (10.0.0.20:3260)"),
+        no_portal,
     );
-    unknown(
+    assert_eq!(
+        message,
+        format!(
+            "error query target {PLAIN} from target portal at (10.0.0.20:3260). err: {no_portal}"
+        )
+    );
+    let message = unknown(
         api.remove_target_portal(i::RemoveTargetPortalRequest {
             target_portal: portal(),
         })
         .await,
-        "error removing target portal at (10.0.0.20:3260)",
+        no_portal,
+    );
+    assert_eq!(
+        message,
+        format!("error query target portal at (10.0.0.20:3260). err: {no_portal}")
     );
     // An unreachable portal cannot be added.
     unknown(
@@ -1055,13 +1080,17 @@ async fn iscsi_other_errors(node: &Node) {
         "invalid authentication type authType=7",
     );
     // An unknown IQN behind a known portal.
-    unknown(
-        api.get_target_disks(i::GetTargetDisksRequest {
-            target_portal: portal(),
-            iqn: "iqn.2000-01.com.example:nope".into(),
-        })
-        .await,
-        "iqn.2000-01.com.example:nope",
+    let nope = "iqn.2000-01.com.example:nope";
+    assert_eq!(
+        unknown(
+            api.get_target_disks(i::GetTargetDisksRequest {
+                target_portal: portal(),
+                iqn: nope.into(),
+            })
+            .await,
+            nope,
+        ),
+        format!("error query target {nope} from target portal at (10.0.0.20:3260). err: not found")
     );
     // IQNs compare case-sensitively.
     unknown(
@@ -1083,7 +1112,10 @@ async fn iscsi_other_errors(node: &Node) {
         .await
     };
     ok(remove().await);
-    unknown(remove().await, "error removing target portal at");
+    unknown(
+        remove().await,
+        &format!("error query target portal at (10.0.0.20:3260). err: {no_portal}"),
+    );
 }
 
 // -------------------------------------------------------------- system
@@ -1099,18 +1131,27 @@ async fn system_errors(node: &Node) {
                 "failed to get service {name}. error: failed to query service {name}: not found"
             ),
         );
-        unknown(
-            api.start_service(s::StartServiceRequest { name: name.into() })
-                .await,
-            "not found",
+        let not_found = format!(
+            "failed to get service {name}. error: failed to query service {name}: not found"
         );
-        unknown(
-            api.stop_service(s::StopServiceRequest {
-                name: name.into(),
-                force: true,
-            })
-            .await,
-            "not found",
+        assert_eq!(
+            unknown(
+                api.start_service(s::StartServiceRequest { name: name.into() })
+                    .await,
+                &not_found,
+            ),
+            not_found
+        );
+        assert_eq!(
+            unknown(
+                api.stop_service(s::StopServiceRequest {
+                    name: name.into(),
+                    force: true,
+                })
+                .await,
+                &not_found,
+            ),
+            format!("failed to stop service {name}. error: {not_found}")
         );
     }
     // Running dependents block a stop without force.

@@ -245,15 +245,22 @@ async fn volume_lookups_by_path(node: &Node) {
         )
         .await);
     assert_eq!(closest.volume_id, c);
-    unknown(
-        node.volume_v2alpha1
-            .get_closest_volume_id_from_target_path(
-                volume::v2alpha1::GetClosestVolumeIdFromTargetPathRequest {
-                    target_path: format!(r"{plain}\missing"),
-                },
-            )
-            .await,
-        &format!(r"error getting the closest volume for the path={plain}\missing, err="),
+    let missing = format!(r"{plain}\missing");
+    assert_eq!(
+        unknown(
+            node.volume_v2alpha1
+                .get_closest_volume_id_from_target_path(
+                    volume::v2alpha1::GetClosestVolumeIdFromTargetPathRequest {
+                        target_path: missing.clone(),
+                    },
+                )
+                .await,
+            &format!("error getting the closest volume for the path={missing}, err="),
+        ),
+        format!(
+            "error getting the closest volume for the path={missing}, err=CreateFile {missing}: \
+             The system cannot find the file specified."
+        )
     );
 }
 
@@ -642,9 +649,11 @@ async fn smb_remapping_rules(node: &Node) {
         .smb
         .set_mapping_status(root, MappingStatus::Disconnected)
         .expect("hook");
-    unknown(
-        new("N3w-Passw0rd!").await,
-        "The local device name is already in use.",
+    // ERROR_ALREADY_ASSIGNED (85): the local device name is already in use.
+    assert_eq!(
+        unknown(new("N3w-Passw0rd!").await, "code=85"),
+        "NewSmbGlobalMapping failed. err: WMI MSFT_SmbGlobalMapping.Create failed \
+         (target=<nil>): code=85"
     );
     assert_eq!(
         smb_mapping(host, root).expect("kept").status,
@@ -819,12 +828,15 @@ async fn system_dependencies_and_failures(node: &Node) {
         poll_interval: std::time::Duration::from_millis(5),
         timeout: std::time::Duration::from_millis(150),
     });
-    unknown(
-        api.start_service(s::StartServiceRequest {
-            name: "Hung".into(),
-        })
-        .await,
-        "timed out waiting for service Hung to become running",
+    assert_eq!(
+        unknown(
+            api.start_service(s::StartServiceRequest {
+                name: "Hung".into(),
+            })
+            .await,
+            "timed out waiting for service Hung to become running",
+        ),
+        "timed out waiting for service Hung to become running"
     );
     let info = ok(api
         .get_service(s::GetServiceRequest {

@@ -225,19 +225,17 @@ fn at(portal: &TargetPortal) -> String {
     )
 }
 
-fn wmi(call: &str, text: &str, code: u32) -> String {
-    format!("WMI {call} failed: {text} code={code}")
+/// A static WMI method (no instance) that returned `code`.
+fn wmi(call: &str, code: u32) -> String {
+    format!("WMI {call} failed (target=<nil>): code={code}")
 }
 
-fn isdsc_text(code: u32) -> &'static str {
-    match code {
-        ISDSC_CONNECTION_FAILED => "Connection Failed.",
-        ISDSC_AUTHENTICATION_FAILURE => "Authentication Failure.",
-        ISDSC_AUTHORIZATION_FAILURE => "Authorization Failure.",
-        ISDSC_NOT_FOUND => "Target not found.",
-        ERROR_INVALID_PARAMETER => "The parameter is incorrect.",
-        _ => "A non specific error occurred.",
-    }
+/// The WMI lookup of a portal that is not registered.
+fn portal_not_found(portal: &TargetPortal) -> String {
+    format!(
+        "failed to query iSCSI target portal at {}. error: not found",
+        at(portal)
+    )
 }
 
 const SERVICE_STOPPED: &str = "the Microsoft iSCSI Initiator Service (MSiSCSI) is not running";
@@ -333,7 +331,7 @@ pub struct IscsiServer {
     pub address: String,
     /// Port.
     pub port: u16,
-    /// `false` ⇒ every connection fails (`Connection Failed.`).
+    /// `false` ⇒ every connection fails (`ISDSC_CONNECTION_FAILED`).
     pub reachable: bool,
     /// Targets in configuration order (= discovery order).
     pub targets: Vec<IscsiTarget>,
@@ -586,7 +584,7 @@ impl IscsiState {
             HostError::unknown(format!(
                 "{}. err: {}",
                 gist(),
-                wmi("MSFT_iSCSITargetPortal.New", isdsc_text(code), code)
+                wmi("MSFT_iSCSITargetPortal.New", code)
             ))
         })?;
         self.portals.push(RegisteredPortal {
@@ -597,8 +595,8 @@ impl IscsiState {
         Ok(())
     }
 
-    /// `DiscoverTargetPortal` (iscsi.md §4.2): the IQNs behind a registered
-    /// portal, refreshed from the server.
+    /// `DiscoverTargetPortal` (iscsi.md §4.2): the IQNs associated with a
+    /// registered portal when it was added; the server is not asked again.
     pub fn discover_target_portal(
         &mut self,
         sink: &mut dyn IscsiDiskSink,
@@ -607,23 +605,9 @@ impl IscsiState {
         let portal = require_portal(portal)?;
         let gist = || format!("error list targets by target portal at {}", at(portal));
         Self::check_service(sink, gist)?;
-        let key = portal.key();
-        if self.portal_index(&key).is_none() {
-            return Err(HostError::unknown(format!(
-                "{}. err: target portal {} not found",
-                gist(),
-                at(portal)
-            )));
-        }
-        let targets = self.read_targets(&key).map_err(|code| {
-            HostError::unknown(format!(
-                "{}. err: {}",
-                gist(),
-                wmi("MSFT_iSCSITargetPortal.Update", isdsc_text(code), code)
-            ))
-        })?;
-        self.discovered.insert(key, targets.clone());
-        Ok(targets)
+        self.discovered.get(&portal.key()).cloned().ok_or_else(|| {
+            HostError::unknown(format!("{}. err: {}", gist(), portal_not_found(portal)))
+        })
     }
 
     /// `RemoveTargetPortal` (iscsi.md §4.3): not idempotent; sessions stay.
@@ -638,9 +622,9 @@ impl IscsiState {
         let key = portal.key();
         let Some(index) = self.portal_index(&key) else {
             return Err(HostError::unknown(format!(
-                "{}. err: target portal {} not found",
-                gist(),
-                at(portal)
+                "error query target portal at {}. err: {}",
+                at(portal),
+                portal_not_found(portal)
             )));
         };
         self.portals.remove(index);
@@ -662,18 +646,15 @@ impl IscsiState {
     /// through it.
     fn find_target(&self, portal: &TargetPortal, iqn: &str) -> HostResult<PortalKey> {
         let key = portal.key();
-        let found = self
-            .discovered
-            .get(&key)
-            .is_some_and(|iqns| iqns.iter().any(|i| i == iqn));
-        if found {
-            Ok(key)
-        } else {
-            Err(HostError::unknown(format!(
-                "error query target {iqn} from target portal at {}. err: target {iqn} not found",
-                at(portal)
-            )))
-        }
+        let missing = match self.discovered.get(&key) {
+            None => portal_not_found(portal),
+            Some(iqns) if iqns.iter().any(|i| i == iqn) => return Ok(key),
+            Some(_) => "not found".to_owned(),
+        };
+        Err(HostError::unknown(format!(
+            "error query target {iqn} from target portal at {}. err: {missing}",
+            at(portal)
+        )))
     }
 
     fn is_connected(&self, iqn: &str) -> bool {
@@ -757,7 +738,7 @@ impl IscsiState {
             .map_err(|code| {
                 HostError::unknown(format!(
                     "error connecting to target portal. err: {}",
-                    wmi("MSFT_iSCSITarget.Connect", isdsc_text(code), code)
+                    wmi("MSFT_iSCSITarget.Connect", code)
                 ))
             })?
             .clone();
@@ -844,11 +825,7 @@ impl IscsiState {
             return Err(HostError::unknown(format!(
                 "{}. err: {}",
                 gist(),
-                wmi(
-                    "MSFT_iSCSISession.SetCHAPSecret",
-                    isdsc_text(ERROR_INVALID_PARAMETER),
-                    ERROR_INVALID_PARAMETER
-                )
+                wmi("MSFT_iSCSISession.SetCHAPSecret", ERROR_INVALID_PARAMETER)
             )));
         }
         self.mutual_chap_secret = Some(secret.to_owned());
@@ -1376,7 +1353,7 @@ mod tests {
                 h.remove_target_portal(Some(&portal(port)))
                     .unwrap_err()
                     .message(),
-                "error removing target portal at (10.0.0.20:3260). err: target portal (10.0.0.20:3260) not found"
+                "error query target portal at (10.0.0.20:3260). err: failed to query iSCSI target portal at (10.0.0.20:3260). error: not found"
             );
         }
     }
@@ -1389,7 +1366,7 @@ mod tests {
             .unwrap_err();
         assert_eq!(
             err.message(),
-            "error adding target portal at (10.9.9.9:3260). err: WMI MSFT_iSCSITargetPortal.New failed: Connection Failed. code=4026466307"
+            "error adding target portal at (10.9.9.9:3260). err: WMI MSFT_iSCSITargetPortal.New failed (target=<nil>): code=4026466307"
         );
         h.with(|s, _| s.server_mut(ADDR, 3260).unwrap().reachable = false);
         assert!(h.add_target_portal(Some(&portal(0))).is_err());
@@ -1403,17 +1380,25 @@ mod tests {
             h.discover_target_portal(Some(&portal(0)))
                 .unwrap_err()
                 .message(),
-            "error list targets by target portal at (10.0.0.20:3260). err: target portal (10.0.0.20:3260) not found"
-        );
-        h.add_target_portal(Some(&portal(0))).unwrap();
-        assert_eq!(
-            h.discover_target_portal(Some(&portal(3260))).unwrap(),
-            [LUN0, CHAP, MUTUAL]
+            "error list targets by target portal at (10.0.0.20:3260). err: failed to query iSCSI target portal at (10.0.0.20:3260). error: not found"
         );
         // Targets restricted to other initiators are invisible.
         h.with(|s, _| {
             s.server_mut(ADDR, 3260).unwrap().targets[1].allowed_initiators =
                 Some(vec!["iqn.other".into()]);
+        });
+        h.add_target_portal(Some(&portal(0))).unwrap();
+        assert_eq!(
+            h.discover_target_portal(Some(&portal(3260))).unwrap(),
+            [LUN0, MUTUAL]
+        );
+        // Discovery lists the targets found when the portal was added; it
+        // never asks the server again, so neither a change on the server
+        // nor an unreachable server shows.
+        h.with(|s, _| {
+            let server = s.server_mut(ADDR, 3260).unwrap();
+            server.targets[1].allowed_initiators = None;
+            server.reachable = false;
         });
         assert_eq!(
             h.discover_target_portal(Some(&portal(0))).unwrap(),
@@ -1454,7 +1439,8 @@ mod tests {
     #[test]
     fn connect_unknown_target_or_unregistered_portal_fails() {
         let h = host();
-        let expected = "error query target iqn.none from target portal at (10.0.0.20:3260). err: target iqn.none not found";
+        let expected =
+            "error query target iqn.none from target portal at (10.0.0.20:3260). err: not found";
         h.add_target_portal(Some(&portal(0))).unwrap();
         assert_eq!(
             h.connect_target(&connect("iqn.none", 0, "", ""))
@@ -1480,7 +1466,26 @@ mod tests {
                 .is_err()
         );
         h.remove_target_portal(Some(&portal(0))).unwrap();
-        assert!(h.connect_target(&connect(LUN0, 0, "", "")).is_err());
+        let no_portal = "error query target iqn.none from target portal at (10.0.0.20:3260). \
+                         err: failed to query iSCSI target portal at (10.0.0.20:3260). error: not found";
+        assert_eq!(
+            h.connect_target(&connect("iqn.none", 0, "", ""))
+                .unwrap_err()
+                .message(),
+            no_portal
+        );
+        assert_eq!(
+            h.disconnect_target(&target("iqn.none"))
+                .unwrap_err()
+                .message(),
+            no_portal
+        );
+        assert_eq!(
+            h.get_target_disks(&target("iqn.none"))
+                .unwrap_err()
+                .message(),
+            no_portal
+        );
     }
 
     #[test]
@@ -1498,7 +1503,7 @@ mod tests {
     fn one_way_chap() {
         let h = host();
         h.add_target_portal(Some(&portal(0))).unwrap();
-        let auth_failure = "error connecting to target portal. err: WMI MSFT_iSCSITarget.Connect failed: Authentication Failure. code=4026466313";
+        let auth_failure = "error connecting to target portal. err: WMI MSFT_iSCSITarget.Connect failed (target=<nil>): code=4026466313";
         assert_eq!(
             h.connect_target(&connect(CHAP, 0, "", ""))
                 .unwrap_err()
@@ -1521,7 +1526,7 @@ mod tests {
             h.connect_target(&connect(CHAP, 1, "someuser", "short"))
                 .unwrap_err()
                 .message(),
-            "error connecting to target portal. err: WMI MSFT_iSCSITarget.Connect failed: The parameter is incorrect. code=87"
+            "error connecting to target portal. err: WMI MSFT_iSCSITarget.Connect failed (target=<nil>): code=87"
         );
         // One-way CHAP against a target without CHAP is rejected.
         assert_eq!(
@@ -1547,7 +1552,7 @@ mod tests {
             .unwrap();
         assert_eq!(
             h.connect_target(&req).unwrap_err().message(),
-            "error connecting to target portal. err: WMI MSFT_iSCSITarget.Connect failed: Authentication Failure. code=4026466313"
+            "error connecting to target portal. err: WMI MSFT_iSCSITarget.Connect failed (target=<nil>): code=4026466313"
         );
         h.set_mutual_chap_secret("reversssssssse", IscsiApiVersion::V1alpha2)
             .unwrap();
@@ -1582,7 +1587,7 @@ mod tests {
                 h.set_mutual_chap_secret(bad, IscsiApiVersion::V1alpha2)
                     .unwrap_err()
                     .message(),
-                "error setting mutual chap secret. err: WMI MSFT_iSCSISession.SetCHAPSecret failed: The parameter is incorrect. code=87"
+                "error setting mutual chap secret. err: WMI MSFT_iSCSISession.SetCHAPSecret failed (target=<nil>): code=87"
             );
         }
         for good in ["twelve-chars", "sixteen-chars-ok"] {

@@ -14,7 +14,7 @@
 //!
 //! Modelling choices where upstream leaves the outcome to Windows (error
 //! texts are Windows' messages; the WMI failure reads
-//! `WMI MSFT_SmbGlobalMapping.Create failed: <text> code=<n>`):
+//! `WMI MSFT_SmbGlobalMapping.Create failed (target=<nil>): code=<n>`):
 //! - calls are serialised by the state's lock, so two concurrent
 //!   `NewSmbGlobalMapping` for one root both succeed (upstream: one may fail);
 //! - UNC access without an OK mapping is `Access is denied.` (5), after the
@@ -81,6 +81,16 @@ pub fn parse_remote_path(remote_path: &str) -> HostResult<RemotePath> {
             "remote path ({normalized}) is invalid"
         ))),
     }
+}
+
+/// The prefix of a failed `local_path` link (the cause follows): the RPC's
+/// words around those of the link step, which names the target with its
+/// trailing `\`.
+pub fn link_failed(local_path: &str, normalized: &str, target: &str) -> String {
+    format!(
+        "creating link {local_path} to {normalized} failed with error: \
+         error linking {target} to {local_path}. err: "
+    )
 }
 
 /// The credential string the current upstream sends to WMI (smb.md §3.3):
@@ -382,10 +392,7 @@ impl UncLink {
     /// The RPC's error when creating the link failed with `e` (a Windows
     /// text such as `Cannot create a file when that file already exists.`).
     pub fn failed(&self, e: HostError) -> HostError {
-        e.context(format!(
-            "creating link {} to {} failed with error: ",
-            self.local_path, self.remote
-        ))
+        e.context(link_failed(&self.local_path, &self.remote, &self.target))
     }
 }
 
@@ -716,7 +723,7 @@ impl SmbState {
             Some(_) => Ok(()),
             None => Err(HostError::unknown(format!(
                 "error remove smb mapping '{root}'. err: failed to query SMB global mapping \
-                 with remote path '{root}': not found"
+                 by remote path {root}: not found"
             ))),
         }
     }
@@ -744,8 +751,7 @@ impl SmbState {
                 .map_err(|e| {
                     HostError::unknown(format!(
                         "NewSmbGlobalMapping failed. err: WMI MSFT_SmbGlobalMapping.Create \
-                         failed: {} code={}",
-                        e.message(),
+                         failed (target=<nil>): code={}",
                         e.code
                     ))
                 })?;
@@ -1157,31 +1163,31 @@ mod tests {
             h.new_smb_global_mapping(&req(ROOT, "", "smbuser", "wrong"))
                 .unwrap_err()
                 .message(),
-            "NewSmbGlobalMapping failed. err: WMI MSFT_SmbGlobalMapping.Create failed: The user name or password is incorrect. code=1326"
+            "NewSmbGlobalMapping failed. err: WMI MSFT_SmbGlobalMapping.Create failed (target=<nil>): code=1326"
         );
         // Empty username: machine identity, only Everyone shares.
         assert_eq!(
             h.new_smb_global_mapping(&req(ROOT, "", "", "ignored"))
                 .unwrap_err()
                 .message(),
-            "NewSmbGlobalMapping failed. err: WMI MSFT_SmbGlobalMapping.Create failed: Access is denied. code=5"
+            "NewSmbGlobalMapping failed. err: WMI MSFT_SmbGlobalMapping.Create failed (target=<nil>): code=5"
         );
         h.new_smb_global_mapping(&req(r"\\public\open", "", "", "ignored"))
             .unwrap();
         let m = h.with(|s, _| s.mapping(r"\\public\open").cloned()).unwrap();
         assert_eq!(m.credential, None);
         // Unknown server / share.
-        assert!(
+        assert_eq!(
             h.new_smb_global_mapping(&good(r"\\nosuch\share", ""))
                 .unwrap_err()
-                .message()
-                .ends_with("The network path was not found. code=53")
+                .message(),
+            "NewSmbGlobalMapping failed. err: WMI MSFT_SmbGlobalMapping.Create failed (target=<nil>): code=53"
         );
-        assert!(
+        assert_eq!(
             h.new_smb_global_mapping(&good(r"\\fileserver\nosuch", ""))
                 .unwrap_err()
-                .message()
-                .ends_with("The network name cannot be found. code=67")
+                .message(),
+            "NewSmbGlobalMapping failed. err: WMI MSFT_SmbGlobalMapping.Create failed (target=<nil>): code=67"
         );
         assert!(h.with(|s, _| s.mappings().len()) == 1);
     }
@@ -1218,13 +1224,13 @@ mod tests {
             h.new_smb_global_mapping(&good(ROOT, ""))
                 .unwrap_err()
                 .message(),
-            "NewSmbGlobalMapping failed. err: WMI MSFT_SmbGlobalMapping.Create failed: The local device name is already in use. code=85"
+            "NewSmbGlobalMapping failed. err: WMI MSFT_SmbGlobalMapping.Create failed (target=<nil>): code=85"
         );
         assert!(
             h.new_smb_global_mapping(&req(ROOT, "", "", ""))
                 .unwrap_err()
                 .message()
-                .ends_with("code=1219")
+                .ends_with("Create failed (target=<nil>): code=1219")
         );
     }
 
@@ -1259,7 +1265,7 @@ mod tests {
         assert_eq!(err.kind(), HostErrorKind::Unknown);
         assert_eq!(
             err.message(),
-            r"error remove smb mapping '\\fileserver\share'. err: failed to query SMB global mapping with remote path '\\fileserver\share': not found"
+            r"error remove smb mapping '\\fileserver\share'. err: failed to query SMB global mapping by remote path \\fileserver\share: not found"
         );
         assert_eq!(
             h.remove_smb_global_mapping("").unwrap_err().message(),
@@ -1288,7 +1294,7 @@ mod tests {
             h.new_smb_global_mapping(&good(r"\\FileServer\Share\Sub", local))
                 .unwrap_err()
                 .message(),
-            r"creating link C:\var\lib\kubelet\pods\p1\volumes\v to \\FileServer\Share\Sub failed with error: Cannot create a file when that file already exists."
+            r"creating link C:\var\lib\kubelet\pods\p1\volumes\v to \\FileServer\Share\Sub failed with error: error linking \\FileServer\Share\Sub\ to C:\var\lib\kubelet\pods\p1\volumes\v. err: Cannot create a file when that file already exists."
         );
         // Invalid local path: validator's error, mapping not rolled back.
         h.remove_smb_global_mapping(ROOT).unwrap();
@@ -1315,7 +1321,7 @@ mod tests {
             h.new_smb_global_mapping(&good(ROOT, ""))
                 .unwrap_err()
                 .message()
-                .ends_with("Access is denied. code=5")
+                .ends_with("Create failed (target=<nil>): code=5")
         );
         h.with(|s, _| {
             s.set_config(SmbConfig {

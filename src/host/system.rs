@@ -535,6 +535,11 @@ fn not_found(name: &str) -> String {
     format!("failed to query service {name}: not found")
 }
 
+/// Upstream's text when the service lookup that opens every RPC fails.
+fn get_failed(name: &str) -> String {
+    format!("failed to get service {name}. error: {}", not_found(name))
+}
+
 /// State of the System group: BIOS serial number and services.
 #[derive(Debug, Clone)]
 pub struct SystemState {
@@ -665,18 +670,18 @@ impl SystemState {
     /// `GetBIOSSerialNumber`.
     pub fn bios_serial_number(&self) -> HostResult<String> {
         self.bios_serial.clone().ok_or_else(|| {
-            HostError::unknown("failed to get BIOS element: no instance of CIM_BIOSElement found")
+            HostError::unknown(
+                "failed to get BIOS element: failed to query BIOS element: not found",
+            )
         })
     }
 
     /// `GetService` at `now`.
     pub fn get_service(&mut self, name: &str, now: Instant) -> HostResult<ServiceInfo> {
-        let service = self.services.get_mut(&key(name)).ok_or_else(|| {
-            HostError::unknown(format!(
-                "failed to get service {name}. error: {}",
-                not_found(name)
-            ))
-        })?;
+        let service = self
+            .services
+            .get_mut(&key(name))
+            .ok_or_else(|| HostError::unknown(get_failed(name)))?;
         service.refresh(now);
         Ok(ServiceInfo {
             display_name: service.display_name.clone(),
@@ -880,10 +885,7 @@ impl Host {
         let (code, timing) =
             self.with_system(|s| (s.invoke_start(name, Instant::now()), s.timing()));
         let Some(code) = code else {
-            return Err(HostError::unknown(format!(
-                "failed to start service {name}. error: {}",
-                not_found(name)
-            )));
+            return Err(HostError::unknown(get_failed(name)));
         };
         if code != CODE_ACCEPTED && code != CODE_ALREADY_RUNNING {
             return Err(wait_failed(format!(
@@ -905,7 +907,7 @@ impl Host {
         }
         match self.with_system(|s| s.refresh(name, Instant::now())) {
             Some(ServiceStatus::Running) => Ok(()),
-            _ => Err(wait_failed(format!(
+            _ => Err(HostError::unknown(format!(
                 "timed out waiting for service {name} to become running"
             ))),
         }
@@ -914,7 +916,7 @@ impl Host {
     fn stop_single(&self, name: &str) -> Result<(), StopFailure> {
         let (status, timing) = self.with_system(|s| (s.refresh(name, Instant::now()), s.timing()));
         match status {
-            None => return Err(StopFailure::Other(not_found(name))),
+            None => return Err(StopFailure::Other(get_failed(name))),
             Some(ServiceStatus::Stopped) => return Ok(()),
             Some(_) => {}
         }
@@ -927,7 +929,7 @@ impl Host {
         // Upstream quirk: the failure text is the service's state, not the code.
         let refused = format!("error stopping service name {name}. current state: {state}");
         match code {
-            None => return Err(StopFailure::Other(not_found(name))),
+            None => return Err(StopFailure::Other(get_failed(name))),
             Some(CODE_ACCEPTED | CODE_CANNOT_ACCEPT_CONTROL) => {}
             Some(CODE_DEPENDENT_SERVICES_RUNNING) => {
                 return Err(StopFailure::DependentsRunning(refused));
@@ -1086,7 +1088,10 @@ mod tests {
         a.with_system(|s| s.set_bios_serial(None));
         let err = a.with_system(|s| s.bios_serial_number()).unwrap_err();
         assert_eq!(err.kind(), crate::host::HostErrorKind::Unknown);
-        assert!(err.message().starts_with("failed to get BIOS element: "));
+        assert_eq!(
+            err.message(),
+            "failed to get BIOS element: failed to query BIOS element: not found"
+        );
     }
 
     #[test]
@@ -1114,11 +1119,11 @@ mod tests {
         );
         assert_eq!(
             a.start_service("nope").unwrap_err().message(),
-            "failed to start service nope. error: failed to query service nope: not found"
+            "failed to get service nope. error: failed to query service nope: not found"
         );
         assert_eq!(
             a.stop_service("nope", true).unwrap_err().message(),
-            "failed to stop service nope. error: failed to query service nope: not found"
+            "failed to stop service nope. error: failed to get service nope. error: failed to query service nope: not found"
         );
     }
 
@@ -1214,7 +1219,7 @@ mod tests {
         );
         assert_eq!(
             a.start_service("Hung").unwrap_err().message(),
-            "failed to wait for service Hung state change. error: timed out waiting for service Hung to become running"
+            "timed out waiting for service Hung to become running"
         );
         assert_eq!(status(&a, "Hung"), ServiceStatus::StartPending);
     }

@@ -746,7 +746,7 @@ fn volume_id_from_target_path_and_closest() {
     assert_eq!(
         msg(h.run(|node| node.get_closest_volume_id_from_target_path(&missing))),
         format!(
-            "error getting the closest volume for the path={missing}, err=The system cannot find the path specified."
+            "error getting the closest volume for the path={missing}, err=CreateFile {missing}: The system cannot find the path specified."
         )
     );
     assert_eq!(

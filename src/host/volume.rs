@@ -203,29 +203,33 @@ impl Node {
                 "error getting the closest volume for the path={target}, err="
             ))
         };
-        let mut p = WinPath::parse(target).map_err(win_err).map_err(wrap)?;
+        // Go's os.Lstat on Windows reports a missing path as a *PathError
+        // of its CreateFile step: `CreateFile <path>: <Windows text>`, the
+        // path as upstream holds it (the request's text at first).
+        let lstat_failed =
+            |shown: &str, e| wrap(win_err(e).context(format!("CreateFile {shown}: ")));
+        let mut p = WinPath::parse(target).map_err(|e| lstat_failed(target, e))?;
+        let mut shown = target.to_owned();
         for _ in 0..CLOSEST_VOLUME_MAX_ITERATIONS {
             let entry = self
                 .ns
                 .lstat(self.ctx(), &p)
-                .map_err(win_err)
-                .map_err(wrap)?;
+                .map_err(|e| lstat_failed(&shown, e))?;
             if matches!(entry, Entry::Link(_)) {
                 return self.volume_of_resolved(&p).map_err(wrap);
             }
             match p.parent() {
-                Some(parent) => p = parent,
+                Some(parent) => {
+                    shown = parent.to_string();
+                    p = parent;
+                }
                 None => {
                     return match p.root_kind() {
                         WinRoot::Drive(c) => self
                             .storage
                             .volume_by_drive_letter(*c)
                             .map(|v| v.id.clone())
-                            .ok_or_else(|| {
-                                wrap(HostError::unknown(format!(
-                                    "volume for drive letter {c}: not found"
-                                )))
-                            }),
+                            .ok_or_else(|| wrap(HostError::unknown("not found"))),
                         WinRoot::Volume(_) => self.volume_of_resolved(&p).map_err(wrap),
                         WinRoot::Unc { .. } => Err(wrap(HostError::unknown("not found"))),
                     };

@@ -334,7 +334,8 @@ mod tests {
         assert_eq!(
             e.message(),
             "creating link C:\\var\\lib\\kubelet\\missing\\x to \\\\fileserver\\share\\sub failed \
-             with error: The system cannot find the path specified."
+             with error: error linking \\\\fileserver\\share\\sub\\ to C:\\var\\lib\\kubelet\\missing\\x. \
+             err: The system cannot find the path specified."
         );
         let link = r"C:\var\lib\kubelet\l";
         h.run(|node| node.new_smb_global_mapping(&mapping(r"\\fileserver\share", link)))
@@ -342,11 +343,9 @@ mod tests {
         let e = h
             .run(|node| node.new_smb_global_mapping(&mapping(r"\\fileserver\share", link)))
             .unwrap_err();
-        assert!(
-            e.message().ends_with(
-                "failed with error: Cannot create a file when that file already exists."
-            ),
-            "{e}"
+        assert_eq!(
+            e.message(),
+            r"creating link C:\var\lib\kubelet\l to \\fileserver\share failed with error: error linking \\fileserver\share\ to C:\var\lib\kubelet\l. err: Cannot create a file when that file already exists."
         );
         // A paused mapping makes the share unreachable through the link.
         h.lock()

@@ -202,10 +202,10 @@ mod tests {
         f
     }
 
-    fn connect_failed(code: u32, text: &str) -> String {
+    fn connect_failed(code: u32) -> String {
         format!(
-            "error connecting to target portal. err: WMI MSFT_iSCSITarget.Connect failed: \
-             {text} code={code}"
+            "error connecting to target portal. err: WMI MSFT_iSCSITarget.Connect failed \
+             (target=<nil>): code={code}"
         )
     }
 
@@ -420,7 +420,8 @@ mod tests {
                         Code::Unknown,
                         &format!(
                             "error query target {LUN0} from target portal at ({ADDR}:3260). \
-                             err: target {LUN0} not found"
+                             err: failed to query iSCSI target portal at ({ADDR}:3260). \
+                             error: not found"
                         ),
                     );
                     s.add_target_portal(Request::new(AddTargetPortalRequest {
@@ -438,13 +439,13 @@ mod tests {
                         ))
                         .await,
                         Code::Unknown,
-                        &connect_failed(ISDSC_AUTHENTICATION_FAILURE, "Authentication Failure."),
+                        &connect_failed(ISDSC_AUTHENTICATION_FAILURE),
                     );
                     assert_status(
                         s.connect_target(connect(CHAP, AuthenticationType::None, "", ""))
                             .await,
                         Code::Unknown,
-                        &connect_failed(ISDSC_AUTHENTICATION_FAILURE, "Authentication Failure."),
+                        &connect_failed(ISDSC_AUTHENTICATION_FAILURE),
                     );
                     assert_status(
                         s.connect_target(connect(
@@ -455,7 +456,7 @@ mod tests {
                         ))
                         .await,
                         Code::Unknown,
-                        &connect_failed(ERROR_INVALID_PARAMETER, "The parameter is incorrect."),
+                        &connect_failed(ERROR_INVALID_PARAMETER),
                     );
                     assert!(h.lock().iscsi.sessions().is_empty());
                     s.connect_target(connect(
@@ -493,7 +494,7 @@ mod tests {
                         ))
                         .await,
                         Code::Unknown,
-                        &connect_failed(ISDSC_AUTHENTICATION_FAILURE, "Authentication Failure."),
+                        &connect_failed(ISDSC_AUTHENTICATION_FAILURE),
                     );
                     // No target_portal: INVALID_ARGUMENT, for every RPC taking one.
                     let required = "target_portal is required";
@@ -609,14 +610,14 @@ mod tests {
             assert_status(
                 s.connect_target(mutual()).await,
                 Code::Unknown,
-                &connect_failed(ISDSC_AUTHENTICATION_FAILURE, "Authentication Failure."),
+                &connect_failed(ISDSC_AUTHENTICATION_FAILURE),
             );
             assert_status(
                 s.set_mutual_chap_secret(secret("too-short")).await,
                 Code::Unknown,
                 &format!(
                     "error setting mutual chap secret. err: WMI MSFT_iSCSISession.SetCHAPSecret \
-                     failed: The parameter is incorrect. code={ERROR_INVALID_PARAMETER}"
+                     failed (target=<nil>): code={ERROR_INVALID_PARAMETER}"
                 ),
             );
             assert_eq!(h.lock().iscsi.mutual_chap_secret(), Some("made-up-pass"));

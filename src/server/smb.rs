@@ -183,7 +183,7 @@ mod tests {
                         s.remove_smb_global_mapping(remove(ROOT)).await,
                         Code::Unknown,
                         "error remove smb mapping '\\\\fileserver\\share'. err: failed to query \
-                         SMB global mapping with remote path '\\\\fileserver\\share': not found",
+                         SMB global mapping by remote path \\\\fileserver\\share: not found",
                     );
                     h.check_invariants().unwrap();
                 }
@@ -206,7 +206,7 @@ mod tests {
                         s.new_smb_global_mapping(new_mapping(ROOT, "", "wrong")).await,
                         Code::Unknown,
                         "NewSmbGlobalMapping failed. err: WMI MSFT_SmbGlobalMapping.Create \
-                         failed: The user name or password is incorrect. code=1326",
+                         failed (target=<nil>): code=1326",
                     );
                     assert!(h.lock().smb.mappings().is_empty());
                     // A local path outside the working dirs fails after the
@@ -234,7 +234,7 @@ mod tests {
                         s.remove_smb_global_mapping(remove(r"\\fileserver\other")).await,
                         Code::Unknown,
                         "error remove smb mapping '\\\\fileserver\\other'. err: failed to query \
-                         SMB global mapping with remote path '\\\\fileserver\\other': not found",
+                         SMB global mapping by remote path \\\\fileserver\\other: not found",
                     );
                 }
             }

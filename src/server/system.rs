@@ -193,7 +193,7 @@ mod tests {
             s.get_bios_serial_number(Request::new(api::GetBiosSerialNumberRequest {}))
                 .await,
             Code::Unknown,
-            "failed to get BIOS element: no instance of CIM_BIOSElement found",
+            "failed to get BIOS element: failed to query BIOS element: not found",
         );
     }
 
@@ -296,7 +296,7 @@ mod tests {
             }))
             .await,
             Code::Unknown,
-            "failed to start service Nope. error: failed to query service Nope: not found",
+            "failed to get service Nope. error: failed to query service Nope: not found",
         );
         assert_status(
             s.stop_service(Request::new(api::StopServiceRequest {
@@ -305,7 +305,8 @@ mod tests {
             }))
             .await,
             Code::Unknown,
-            "failed to stop service Nope. error: failed to query service Nope: not found",
+            "failed to stop service Nope. error: failed to get service Nope. error: \
+             failed to query service Nope: not found",
         );
         // Every host value maps onto the proto enum of the same number.
         for code in 0..=7 {
@@ -360,8 +361,7 @@ mod tests {
                 }))
                 .await,
             Code::Unknown,
-            "failed to wait for service MSiSCSI state change. error: timed out waiting for \
-             service MSiSCSI to become running",
+            "timed out waiting for service MSiSCSI to become running",
         );
         assert_eq!(status(&f, "MSiSCSI"), ServiceStatus::StartPending);
     }

@@ -1404,11 +1404,13 @@ mod tests {
             s.get_closest_volume_id_from_target_path(closest(&format!(r"{K}\missing")))
                 .await,
         );
-        assert!(
-            e.starts_with(&format!(
-                r"error getting the closest volume for the path={K}\missing, err="
-            )),
-            "{e}"
+        let missing = format!(r"{K}\missing");
+        assert_eq!(
+            e,
+            format!(
+                "error getting the closest volume for the path={missing}, err=CreateFile \
+                 {missing}: The system cannot find the file specified."
+            )
         );
         // the rest of the v1 surface on v2alpha1
         assert_eq!(
