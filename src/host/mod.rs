@@ -16,9 +16,12 @@
 //! - [`storage`]: disks, partitions, volumes.
 //! - [`disk`], [`volume`], [`filesystem`]: the groups' operations, methods
 //!   of [`Node`].
-//! - [`smb`], [`iscsi`], [`system`]: those groups' models and the traits
-//!   [`SmbHost`], [`IscsiHost`], [`SystemHost`], also implemented by [`Host`]
-//!   over the same node (so an RPC of any group is atomic).
+//! - [`smb`], [`iscsi`], [`system`]: those groups' models (`node.smb`,
+//!   `node.iscsi`, `node.system`), with the node's methods where they meet
+//!   the other groups (SMB links, iSCSI disks: [`Node::iscsi`]).
+//!
+//! A service runs every RPC as one call of [`Host::run`], one lock of the
+//! node, so an RPC of any group is atomic.
 //! - [`convert`]: pure helpers for the versioned services (Go `strconv`).
 //! - [`seed`]: building a node from code or TOML.
 //! - [`node`]: [`Host`], [`HostConfig`], the default node, test hooks.
@@ -47,10 +50,11 @@ mod wiring;
 
 pub use disk::{DiskIds, DiskLocation};
 pub use error::{HostError, HostErrorKind, HostResult};
-pub use iscsi::IscsiHost;
+
 pub use node::{Host, HostConfig, MountPointInfo, Node, Snapshot, temporary_sandbox};
 pub use seed::NodeSeed;
 pub use volume::VolumeStats;
+pub use wiring::NodeDisks;
 
 #[cfg(test)]
 mod tests;

@@ -1,5 +1,5 @@
 //! The filesystem group's services (filesystem.md §2, §5): five versions
-//! over [`FilesystemHost`].
+//! over the node's namespace.
 //!
 //! Two message shapes, one macro body each:
 //! - [`legacy`](filesystem_legacy) (v1alpha1, v1beta1): `LinkPath` and
