@@ -12,13 +12,11 @@
 //! ([`crate::host::convert`]). Errors of forwarded calls are not wrapped in
 //! this group.
 
-use tonic::{Request, Response, Status};
+use tonic::Request;
 
-use super::{ProxyService, reply};
+use super::{ProxyService, Reply, reply};
 use crate::disk::{v1, v1alpha1, v1beta1, v1beta2, v1beta3};
 use crate::host::{DiskLocation, convert};
-
-type Reply<T> = Result<Response<T>, Status>;
 
 /// `DiskLocation` has the same four string fields in every version.
 macro_rules! disk_location_from_host {
@@ -320,7 +318,7 @@ pub(super) mod tests {
     use std::collections::HashMap;
     use std::convert::Infallible;
 
-    use tonic::{Code, Request};
+    use tonic::{Code, Request, Status};
 
     use super::*;
     use crate::host::storage::{DiskSpec, Page83, PartitionStyle};

@@ -18,13 +18,11 @@
 //! FormatVolume, which wipes the volume's tree in the sandbox and therefore
 //! runs on the blocking pool ([`ProxyService::blocking`]).
 
-use tonic::{Request, Response, Status};
+use tonic::{Request, Response};
 
-use super::{ProxyService, reply};
+use super::{ProxyService, Reply, reply};
 use crate::host::convert;
 use crate::volume::{v1, v1alpha1, v1beta1, v1beta2, v1beta3, v2alpha1};
-
-type Reply<T> = Result<Response<T>, Status>;
 
 /// `volume_service!(<version>: <shape> <shape> ...)` implements the
 /// version's `Volume` trait with one method per shape (a tt-muncher: each
