@@ -3,7 +3,7 @@
 //!
 //! Every error is [`HostError::unknown`] with upstream's text. The string disk
 //! ids of `v1alpha1`–`v1beta2` are converted by the services with
-//! [`parse_legacy_disk_id`](super::convert::parse_legacy_disk_id); errors of
+//! `parse_legacy_disk_id` (`server::convert`); errors of
 //! forwarded calls are returned unwrapped in this group.
 
 use std::collections::BTreeMap;

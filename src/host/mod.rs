@@ -22,7 +22,6 @@
 //!
 //! A service runs every RPC as one call of [`Host::run`], one lock of the
 //! node, so an RPC of any group is atomic.
-//! - [`convert`]: pure helpers for the versioned services (Go `strconv`).
 //! - [`seed`]: building a node from code or TOML.
 //! - [`node`]: [`Host`], [`HostConfig`], the default node, test hooks.
 //!
@@ -33,7 +32,6 @@
 //! with Win32 error 21 ("The device is not ready."); WMI result codes that
 //! upstream never pinned down are the constants in [`storage::wmi`].
 
-pub mod convert;
 pub mod disk;
 mod error;
 pub mod filesystem;

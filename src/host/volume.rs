@@ -3,8 +3,8 @@
 //!
 //! Every error is [`HostError::unknown`] with upstream's text. The old
 //! versions' `Forward to <Op> failed, err=` wrappers are added by the services
-//! ([`forward_error`](super::convert::forward_error)); `disk_id` strings are
-//! parsed with [`parse_legacy_disk_id`](super::convert::parse_legacy_disk_id)
+//! (`forward_error`); `disk_id` strings are
+//! parsed with `parse_legacy_disk_id` (`server::convert`)
 //! and failures reported as `Failed to parse diskId: err=<strconv error>`.
 
 use super::error::{HostError, HostResult};

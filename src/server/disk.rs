@@ -9,14 +9,15 @@
 //!
 //! The string-id shapes parse with Go's `strconv.ParseUint(s, 10, 64)` and
 //! truncate to 32 bits, failing with the texts of disk.md §3
-//! ([`crate::host::convert`]). Errors of forwarded calls are not wrapped in
+//! (`server::convert`). Errors of forwarded calls are not wrapped in
 //! this group.
 
 use tonic::Request;
 
+use super::convert;
 use super::{ProxyService, Reply, reply};
 use crate::disk::{v1, v1alpha1, v1beta1, v1beta2, v1beta3};
-use crate::host::{DiskLocation, convert};
+use crate::host::DiskLocation;
 
 /// `DiskLocation` has the same four string fields in every version.
 macro_rules! disk_location_from_host {

@@ -8,6 +8,7 @@
 //! implementation. Host failures become gRPC statuses in one place,
 //! [`status`].
 
+mod convert;
 mod disk;
 mod filesystem;
 mod iscsi;

@@ -20,8 +20,8 @@
 
 use tonic::{Request, Response};
 
+use super::convert;
 use super::{ProxyService, Reply, reply};
-use crate::host::convert;
 use crate::volume::{v1, v1alpha1, v1beta1, v1beta2, v1beta3, v2alpha1};
 
 /// `volume_service!(<version>: <shape> <shape> ...)` implements the
