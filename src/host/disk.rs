@@ -1,14 +1,15 @@
-//! The disk group's internal (version-neutral) operations (disk.md §3, §4).
+//! The disk group's operations (disk.md §3, §4), version-neutral, as
+//! methods of [`Node`] over its storage.
 //!
 //! Every error is [`HostError::unknown`] with upstream's text. The string disk
 //! ids of `v1alpha1`–`v1beta2` are converted by the services with
-//! [`parse_legacy_disk_id`](super::convert::parse_legacy_disk_id); errors of
+//! `parse_legacy_disk_id` (`server::convert`); errors of
 //! forwarded calls are returned unwrapped in this group.
 
 use std::collections::BTreeMap;
 
 use super::error::{HostError, HostResult};
-use super::node::{Host, Node};
+use super::node::Node;
 use super::storage::{
     GPT_BASIC_DATA, PartitionSize, PartitionStyle, PartitionType, disk_not_found, parse_location,
 };
@@ -36,28 +37,9 @@ pub struct DiskIds {
     pub serial_number: String,
 }
 
-/// The disk group's internal operations.
-pub trait DiskHost: Send + Sync {
-    /// Disks whose location parses (disk.md §4.1), by number; offline disks included.
-    fn list_disk_locations(&self) -> HostResult<BTreeMap<u32, DiskLocation>>;
-    /// Makes sure the disk has a partition table and a non-reserved partition (§4.2).
-    fn partition_disk(&self, disk_number: u32) -> HostResult<()>;
-    /// Re-enumerates disks (§4.3).
-    fn rescan(&self) -> HostResult<()>;
-    /// The first disk whose page83 equals `disk_name` (§4.4, v1alpha1).
-    fn get_disk_number_by_name(&self, disk_name: &str) -> HostResult<u32>;
-    /// Page83 and serial of every disk (§4.5).
-    fn list_disk_ids(&self) -> HostResult<BTreeMap<u32, DiskIds>>;
-    /// The disk's capacity in bytes (§4.6).
-    fn get_disk_stats(&self, disk_number: u32) -> HostResult<i64>;
-    /// Brings the disk online or takes it offline; no-op if already so (§4.7).
-    fn set_disk_state(&self, disk_number: u32, is_online: bool) -> HostResult<()>;
-    /// Whether the disk is online (§4.8).
-    fn get_disk_state(&self, disk_number: u32) -> HostResult<bool>;
-}
-
 impl Node {
-    pub(crate) fn list_disk_locations(&self) -> HostResult<BTreeMap<u32, DiskLocation>> {
+    /// Disks whose location parses (disk.md §4.1), by number; offline disks included.
+    pub fn list_disk_locations(&self) -> HostResult<BTreeMap<u32, DiskLocation>> {
         Ok(self
             .storage
             .disks()
@@ -76,7 +58,8 @@ impl Node {
             .collect())
     }
 
-    pub(crate) fn partition_disk(&mut self, n: u32) -> HostResult<()> {
+    /// Makes sure the disk has a partition table and a non-reserved partition (§4.2).
+    pub fn partition_disk(&mut self, n: u32) -> HostResult<()> {
         let style = self
             .storage
             .disk(n)
@@ -120,7 +103,14 @@ impl Node {
         }
     }
 
-    pub(crate) fn get_disk_number_by_name(&self, name: &str) -> HostResult<u32> {
+    /// Re-enumerates disks (§4.3).
+    pub fn rescan(&mut self) -> HostResult<()> {
+        self.storage.rescan();
+        Ok(())
+    }
+
+    /// The first disk whose page83 equals `disk_name` (§4.4, v1alpha1).
+    pub fn get_disk_number_by_name(&self, name: &str) -> HostResult<u32> {
         for d in self.storage.disks() {
             if let Some(e) = &d.probe_error {
                 return Err(HostError::unknown(e.clone()));
@@ -134,7 +124,8 @@ impl Node {
         )))
     }
 
-    pub(crate) fn list_disk_ids(&self) -> HostResult<BTreeMap<u32, DiskIds>> {
+    /// Page83 and serial of every disk (§4.5).
+    pub fn list_disk_ids(&self) -> HostResult<BTreeMap<u32, DiskIds>> {
         let mut out = BTreeMap::new();
         for d in self.storage.disks() {
             if let Some(e) = &d.probe_error {
@@ -151,14 +142,16 @@ impl Node {
         Ok(out)
     }
 
-    pub(crate) fn get_disk_stats(&self, n: u32) -> HostResult<i64> {
+    /// The disk's capacity in bytes (§4.6).
+    pub fn get_disk_stats(&self, n: u32) -> HostResult<i64> {
         self.storage
             .disk(n)
             .map(|d| d.size as i64)
             .ok_or_else(|| disk_not_found(n))
     }
 
-    pub(crate) fn set_disk_state(&mut self, n: u32, online: bool) -> HostResult<()> {
+    /// Brings the disk online or takes it offline; no-op if already so (§4.7).
+    pub fn set_disk_state(&mut self, n: u32, online: bool) -> HostResult<()> {
         if self.storage.disk(n).is_none() {
             return Err(disk_not_found(n));
         }
@@ -169,45 +162,11 @@ impl Node {
         })
     }
 
-    pub(crate) fn get_disk_state(&self, n: u32) -> HostResult<bool> {
+    /// Whether the disk is online (§4.8).
+    pub fn get_disk_state(&self, n: u32) -> HostResult<bool> {
         self.storage
             .disk(n)
             .map(|d| !d.is_offline)
             .ok_or_else(|| disk_not_found(n))
-    }
-}
-
-impl DiskHost for Host {
-    fn list_disk_locations(&self) -> HostResult<BTreeMap<u32, DiskLocation>> {
-        self.lock().list_disk_locations()
-    }
-
-    fn partition_disk(&self, disk_number: u32) -> HostResult<()> {
-        self.lock().partition_disk(disk_number)
-    }
-
-    fn rescan(&self) -> HostResult<()> {
-        self.lock().storage.rescan();
-        Ok(())
-    }
-
-    fn get_disk_number_by_name(&self, disk_name: &str) -> HostResult<u32> {
-        self.lock().get_disk_number_by_name(disk_name)
-    }
-
-    fn list_disk_ids(&self) -> HostResult<BTreeMap<u32, DiskIds>> {
-        self.lock().list_disk_ids()
-    }
-
-    fn get_disk_stats(&self, disk_number: u32) -> HostResult<i64> {
-        self.lock().get_disk_stats(disk_number)
-    }
-
-    fn set_disk_state(&self, disk_number: u32, is_online: bool) -> HostResult<()> {
-        self.lock().set_disk_state(disk_number, is_online)
-    }
-
-    fn get_disk_state(&self, disk_number: u32) -> HostResult<bool> {
-        self.lock().get_disk_state(disk_number)
     }
 }

@@ -1,5 +1,5 @@
-//! The filesystem group's internal (version-neutral) operations
-//! (filesystem.md §4, §5).
+//! The filesystem group's operations (filesystem.md §4, §5),
+//! version-neutral, as methods of [`Node`] over its namespace.
 //!
 //! Paths are validated against the node's working-dir list with
 //! [`validate_working_path`] (stricter than upstream, see
@@ -9,24 +9,8 @@
 
 use super::error::{HostError, HostResult};
 use super::namespace::{Entry, LinkKind};
-use super::node::{Host, Node};
+use super::node::Node;
 use super::path::{Win32Error, WinPath, validate_working_path};
-
-/// The filesystem group's internal operations.
-pub trait FilesystemHost: Send + Sync {
-    /// Whether the path exists (lstat: a dangling link exists) (§4.1).
-    fn path_exists(&self, path: &str) -> HostResult<bool>;
-    /// Creates the directory and its parents; existing directory is fine (§4.2).
-    fn mkdir(&self, path: &str) -> HostResult<()>;
-    /// Removes one entry, or recursively with `force` (§4.3).
-    fn rmdir(&self, path: &str, force: bool) -> HostResult<()>;
-    /// Removes everything inside a directory, keeping it (§4.4, v2alpha1).
-    fn rmdir_contents(&self, path: &str) -> HostResult<()>;
-    /// Creates the link `target_path` pointing at `source_path` (§4.5).
-    fn create_symlink(&self, source_path: &str, target_path: &str) -> HostResult<()>;
-    /// Whether the path is a link/junction/mount point whose target exists (§4.6).
-    fn is_symlink(&self, path: &str) -> HostResult<bool>;
-}
 
 fn op_err(op: &str, p: &str, e: Win32Error) -> HostError {
     HostError::unknown(format!("{op} {p}: {e}"))
@@ -48,7 +32,8 @@ impl Node {
         validate_working_path(p, &self.working_dirs)
     }
 
-    pub(crate) fn path_exists(&self, p: &str) -> HostResult<bool> {
+    /// Whether the path exists (lstat: a dangling link exists) (§4.1).
+    pub fn path_exists(&self, p: &str) -> HostResult<bool> {
         self.validate(p)?;
         let path = WinPath::parse(p).map_err(|e| op_err("CreateFile", p, e))?;
         match self.ns.lstat(self.ctx(), &path) {
@@ -65,7 +50,8 @@ impl Node {
         }
     }
 
-    pub(crate) fn mkdir(&self, p: &str) -> HostResult<()> {
+    /// Creates the directory and its parents; existing directory is fine (§4.2).
+    pub fn mkdir(&self, p: &str) -> HostResult<()> {
         self.validate(p)?;
         let path = WinPath::parse(p).map_err(|e| op_err("mkdir", p, e))?;
         let Err(e) = self.ns.mkdir_all(self.ctx(), &path) else {
@@ -82,7 +68,8 @@ impl Node {
         Err(op_err("mkdir", p, e))
     }
 
-    pub(crate) fn rmdir(&self, p: &str, force: bool) -> HostResult<()> {
+    /// Removes one entry, or recursively with `force` (§4.3).
+    pub fn rmdir(&self, p: &str, force: bool) -> HostResult<()> {
         self.validate(p)?;
         if force {
             if p == "." || p.ends_with("\\.") || p.ends_with("/.") {
@@ -120,7 +107,8 @@ impl Node {
         }
     }
 
-    pub(crate) fn rmdir_contents(&self, p: &str) -> HostResult<()> {
+    /// Removes everything inside a directory, keeping it (§4.4, v2alpha1).
+    pub fn rmdir_contents(&self, p: &str) -> HostResult<()> {
         self.validate(p)?;
         let path = WinPath::parse(p).map_err(|e| op_err("open", p, e))?;
         let names = self
@@ -134,7 +122,8 @@ impl Node {
         Ok(())
     }
 
-    pub(crate) fn create_symlink(&self, source: &str, target: &str) -> HostResult<()> {
+    /// Creates the link `target` pointing at `source` (§4.5).
+    pub fn create_symlink(&self, source: &str, target: &str) -> HostResult<()> {
         self.validate(target)?;
         self.validate(source)?;
         let err = |e| HostError::unknown(format!("symlink {source} {target}: {e}"));
@@ -142,7 +131,8 @@ impl Node {
         self.ns.symlink(self.ctx(), source, &at).map_err(err)
     }
 
-    pub(crate) fn is_symlink(&self, p: &str) -> HostResult<bool> {
+    /// Whether the path is a link/junction/mount point whose target exists (§4.6).
+    pub fn is_symlink(&self, p: &str) -> HostResult<bool> {
         let path = WinPath::parse(p).map_err(|e| op_err("CreateFile", p, e))?;
         let link = match self
             .ns
@@ -161,31 +151,5 @@ impl Node {
                 .is_some_and(|t| self.ns.lstat(self.ctx(), &t).is_ok())
         };
         Ok(exists)
-    }
-}
-
-impl FilesystemHost for Host {
-    fn path_exists(&self, path: &str) -> HostResult<bool> {
-        self.lock().path_exists(path)
-    }
-
-    fn mkdir(&self, path: &str) -> HostResult<()> {
-        self.lock().mkdir(path)
-    }
-
-    fn rmdir(&self, path: &str, force: bool) -> HostResult<()> {
-        self.lock().rmdir(path, force)
-    }
-
-    fn rmdir_contents(&self, path: &str) -> HostResult<()> {
-        self.lock().rmdir_contents(path)
-    }
-
-    fn create_symlink(&self, source_path: &str, target_path: &str) -> HostResult<()> {
-        self.lock().create_symlink(source_path, target_path)
-    }
-
-    fn is_symlink(&self, path: &str) -> HostResult<bool> {
-        self.lock().is_symlink(path)
     }
 }

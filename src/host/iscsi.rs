@@ -8,8 +8,9 @@
 //! registered portals in insertion order, the targets discovered through
 //! each, sessions and the node-global mutual CHAP secret.
 //!
-//! A session's LUNs become disks of the node through the [`IscsiDiskSink`]
-//! hook (the shared storage model): one [`DiskSpec`] per LUN on connect,
+//! A session's LUNs become disks of the node through an [`IscsiDiskSink`]
+//! (on the node: its disks borrowed apart from the iSCSI state,
+//! [`NodeDisks`](super::NodeDisks)): one [`DiskSpec`] per LUN on connect,
 //! detached again on disconnect.
 //!
 //! Divergences from upstream (stricter, documented): a request without
@@ -19,7 +20,6 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::sync::Mutex;
 
 use serde::Deserialize;
 
@@ -371,18 +371,6 @@ pub trait IscsiDiskSink {
     /// operation fails. Default: always running (no coupling).
     fn initiator_service_running(&self) -> bool {
         true
-    }
-}
-
-impl<T: IscsiDiskSink + ?Sized> IscsiDiskSink for Box<T> {
-    fn attach(&mut self, disk: DiskSpec) -> u32 {
-        (**self).attach(disk)
-    }
-    fn detach(&mut self, number: u32) {
-        (**self).detach(number)
-    }
-    fn initiator_service_running(&self) -> bool {
-        (**self).initiator_service_running()
     }
 }
 
@@ -1114,91 +1102,6 @@ pub fn default_iscsi_portals() -> Vec<IscsiPortalSeed> {
     }]
 }
 
-// ---------------------------------------------------------------------------
-// Trait and adapter
-// ---------------------------------------------------------------------------
-
-/// Version-neutral operations of the iSCSI group.
-pub trait IscsiHost: Send + Sync {
-    /// `AddTargetPortal`.
-    fn add_target_portal(&self, portal: Option<&TargetPortal>) -> HostResult<()>;
-    /// `DiscoverTargetPortal`: the IQNs behind the portal.
-    fn discover_target_portal(&self, portal: Option<&TargetPortal>) -> HostResult<Vec<String>>;
-    /// `RemoveTargetPortal`.
-    fn remove_target_portal(&self, portal: Option<&TargetPortal>) -> HostResult<()>;
-    /// `ListTargetPortals`.
-    fn list_target_portals(&self) -> HostResult<Vec<TargetPortal>>;
-    /// `ConnectTarget`.
-    fn connect_target(&self, req: &ConnectTargetRequest) -> HostResult<()>;
-    /// `DisconnectTarget`.
-    fn disconnect_target(&self, req: &TargetRequest) -> HostResult<()>;
-    /// `GetTargetDisks`: disk numbers as decimal strings.
-    fn get_target_disks(&self, req: &TargetRequest) -> HostResult<Vec<String>>;
-    /// `SetMutualChapSecret`, with the calling API version.
-    fn set_mutual_chap_secret(&self, secret: &str, version: IscsiApiVersion) -> HostResult<()>;
-}
-
-/// An [`IscsiHost`] over a `Mutex` holding the state and the disk sink.
-pub struct IscsiAdapter<S = Box<dyn IscsiDiskSink + Send>> {
-    inner: Mutex<(IscsiState, S)>,
-}
-
-impl<S> fmt::Debug for IscsiAdapter<S> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("IscsiAdapter").finish_non_exhaustive()
-    }
-}
-
-impl<S: IscsiDiskSink + Send> IscsiAdapter<S> {
-    /// Wraps a state and the sink disks go to.
-    pub fn new(state: IscsiState, sink: S) -> Self {
-        Self {
-            inner: Mutex::new((state, sink)),
-        }
-    }
-
-    /// Runs `f` with the state and the sink (test controls, inspection).
-    pub fn with<R>(&self, f: impl FnOnce(&mut IscsiState, &mut S) -> R) -> R {
-        let mut guard = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        let (state, sink) = &mut *guard;
-        f(state, sink)
-    }
-}
-
-impl<S: IscsiDiskSink + Send> IscsiHost for IscsiAdapter<S> {
-    fn add_target_portal(&self, portal: Option<&TargetPortal>) -> HostResult<()> {
-        self.with(|s, sink| s.add_target_portal(sink, portal))
-    }
-
-    fn discover_target_portal(&self, portal: Option<&TargetPortal>) -> HostResult<Vec<String>> {
-        self.with(|s, sink| s.discover_target_portal(sink, portal))
-    }
-
-    fn remove_target_portal(&self, portal: Option<&TargetPortal>) -> HostResult<()> {
-        self.with(|s, sink| s.remove_target_portal(sink, portal))
-    }
-
-    fn list_target_portals(&self) -> HostResult<Vec<TargetPortal>> {
-        self.with(|s, sink| s.list_target_portals(sink))
-    }
-
-    fn connect_target(&self, req: &ConnectTargetRequest) -> HostResult<()> {
-        self.with(|s, sink| s.connect_target(sink, req))
-    }
-
-    fn disconnect_target(&self, req: &TargetRequest) -> HostResult<()> {
-        self.with(|s, sink| s.disconnect_target(sink, req))
-    }
-
-    fn get_target_disks(&self, req: &TargetRequest) -> HostResult<Vec<String>> {
-        self.with(|s, sink| s.get_target_disks(sink, req))
-    }
-
-    fn set_mutual_chap_secret(&self, secret: &str, version: IscsiApiVersion) -> HostResult<()> {
-        self.with(|s, sink| s.set_mutual_chap_secret(sink, secret, version))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1225,13 +1128,65 @@ mod tests {
         }
     }
 
+    /// The iSCSI model and a fake disk sink behind one lock, with the RPCs
+    /// as the node runs them.
+    struct TestIscsi<S> {
+        inner: std::sync::Mutex<(IscsiState, S)>,
+    }
+
+    impl<S: IscsiDiskSink> TestIscsi<S> {
+        fn new(state: IscsiState, sink: S) -> Self {
+            Self {
+                inner: std::sync::Mutex::new((state, sink)),
+            }
+        }
+
+        fn with<R>(&self, f: impl FnOnce(&mut IscsiState, &mut S) -> R) -> R {
+            let mut guard = self.inner.lock().unwrap();
+            let (state, sink) = &mut *guard;
+            f(state, sink)
+        }
+
+        fn add_target_portal(&self, portal: Option<&TargetPortal>) -> HostResult<()> {
+            self.with(|s, sink| s.add_target_portal(sink, portal))
+        }
+
+        fn discover_target_portal(&self, portal: Option<&TargetPortal>) -> HostResult<Vec<String>> {
+            self.with(|s, sink| s.discover_target_portal(sink, portal))
+        }
+
+        fn remove_target_portal(&self, portal: Option<&TargetPortal>) -> HostResult<()> {
+            self.with(|s, sink| s.remove_target_portal(sink, portal))
+        }
+
+        fn list_target_portals(&self) -> HostResult<Vec<TargetPortal>> {
+            self.with(|s, sink| s.list_target_portals(sink))
+        }
+
+        fn connect_target(&self, req: &ConnectTargetRequest) -> HostResult<()> {
+            self.with(|s, sink| s.connect_target(sink, req))
+        }
+
+        fn disconnect_target(&self, req: &TargetRequest) -> HostResult<()> {
+            self.with(|s, sink| s.disconnect_target(sink, req))
+        }
+
+        fn get_target_disks(&self, req: &TargetRequest) -> HostResult<Vec<String>> {
+            self.with(|s, sink| s.get_target_disks(sink, req))
+        }
+
+        fn set_mutual_chap_secret(&self, secret: &str, version: IscsiApiVersion) -> HostResult<()> {
+            self.with(|s, sink| s.set_mutual_chap_secret(sink, secret, version))
+        }
+    }
+
     const ADDR: &str = "10.0.0.20";
     const LUN0: &str = "iqn.1991-05.com.microsoft:storage01-lun0-target";
     const CHAP: &str = "iqn.1991-05.com.microsoft:storage01-chap-target";
     const MUTUAL: &str = "iqn.1991-05.com.microsoft:storage01-mutual-target";
 
-    fn host() -> IscsiAdapter<FakeDisks> {
-        IscsiAdapter::new(IscsiState::default(), FakeDisks::default())
+    fn host() -> TestIscsi<FakeDisks> {
+        TestIscsi::new(IscsiState::default(), FakeDisks::default())
     }
 
     fn portal(port: u32) -> TargetPortal {
@@ -1273,11 +1228,10 @@ mod tests {
     }
 
     #[test]
-    fn adapter_is_a_shareable_iscsi_host() {
-        let sink: Box<dyn IscsiDiskSink + Send> = Box::new(FakeDisks::default());
-        let host: std::sync::Arc<dyn IscsiHost> = std::sync::Arc::new(IscsiAdapter::new(
+    fn concurrent_connects_make_one_session_per_target() {
+        let host = std::sync::Arc::new(TestIscsi::new(
             IscsiSeed::default_node().build().unwrap(),
-            sink,
+            FakeDisks::default(),
         ));
         host.add_target_portal(Some(&portal(0))).unwrap();
         let threads: Vec<_> = [LUN0, LUN0, CHAP, CHAP]
@@ -1635,7 +1589,7 @@ mod tests {
                 IscsiTarget::new("iqn.b", &[4096]),
             ],
         });
-        let h = IscsiAdapter::new(state, FakeDisks::default());
+        let h = TestIscsi::new(state, FakeDisks::default());
         let p = TargetPortal::new("target.example", 3261);
         h.add_target_portal(Some(&p)).unwrap();
         let req = |iqn: &str| ConnectTargetRequest {
@@ -1716,7 +1670,7 @@ lun_sizes = [1073741824]
         assert_eq!(seed.initiator_iqn, DEFAULT_INITIATOR_IQN);
         let state = seed.build().unwrap();
         assert_eq!(state.initiator_iqn(), DEFAULT_INITIATOR_IQN);
-        let h = IscsiAdapter::new(state, FakeDisks::default());
+        let h = TestIscsi::new(state, FakeDisks::default());
         let p = TargetPortal::new("SAN.local", 0);
         h.add_target_portal(Some(&p)).unwrap();
         assert_eq!(

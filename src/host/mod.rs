@@ -14,13 +14,14 @@
 //!   (with the list of divergences from upstream).
 //! - [`namespace`]: the file namespace on the sandbox directory.
 //! - [`storage`]: disks, partitions, volumes.
-//! - [`disk`], [`volume`], [`filesystem`]: the groups' internal operations as
-//!   the traits [`DiskHost`], [`VolumeHost`], [`FilesystemHost`], implemented
-//!   by [`Host`].
-//! - [`smb`], [`iscsi`], [`system`]: those groups' models and the traits
-//!   [`SmbHost`], [`IscsiHost`], [`SystemHost`], also implemented by [`Host`]
-//!   over the same node (so an RPC of any group is atomic).
-//! - [`convert`]: pure helpers for the versioned services (Go `strconv`).
+//! - [`disk`], [`volume`], [`filesystem`]: the groups' operations, methods
+//!   of [`Node`].
+//! - [`smb`], [`iscsi`], [`system`]: those groups' models (`node.smb`,
+//!   `node.iscsi`, `node.system`), with the node's methods where they meet
+//!   the other groups (SMB links, iSCSI disks: [`Node::iscsi`]).
+//!
+//! A service runs every RPC as one call of [`Host::run`], one lock of the
+//! node, so an RPC of any group is atomic.
 //! - [`seed`]: building a node from code or TOML.
 //! - [`node`]: [`Host`], [`HostConfig`], the default node, test hooks.
 //!
@@ -31,7 +32,6 @@
 //! with Win32 error 21 ("The device is not ready."); WMI result codes that
 //! upstream never pinned down are the constants in [`storage::wmi`].
 
-pub mod convert;
 pub mod disk;
 mod error;
 pub mod filesystem;
@@ -46,15 +46,13 @@ pub mod system;
 pub mod volume;
 mod wiring;
 
-pub use disk::{DiskHost, DiskIds, DiskLocation};
+pub use disk::{DiskIds, DiskLocation};
 pub use error::{HostError, HostErrorKind, HostResult};
-pub use filesystem::FilesystemHost;
-pub use iscsi::IscsiHost;
+
 pub use node::{Host, HostConfig, MountPointInfo, Node, Snapshot, temporary_sandbox};
 pub use seed::NodeSeed;
-pub use smb::SmbHost;
-pub use system::SystemHost;
-pub use volume::{VolumeHost, VolumeStats};
+pub use volume::VolumeStats;
+pub use wiring::NodeDisks;
 
 #[cfg(test)]
 mod tests;

@@ -153,14 +153,7 @@ impl Node {
     /// Detaches a disk by handle; its volumes' contents go, mount points
     /// referring to them stay (dangling).
     pub fn detach_disk_handle(&mut self, h: DiskHandle) -> HostResult<()> {
-        let ids = self.storage.detach_disk(h)?;
-        for id in ids {
-            if let Some(g) = volume_id_guid(&id) {
-                self.ns.remove_volume_root(&g).map_err(win_err)?;
-            }
-            self.detached_volumes.insert(id.to_ascii_lowercase());
-        }
-        Ok(())
+        detach_disk(&mut self.storage, &self.ns, &mut self.detached_volumes, h)
     }
 
     /// Creates a partition and, for a volume, its root directory.
@@ -262,6 +255,23 @@ impl Node {
         }
         Ok(())
     }
+}
+
+/// Detaches a disk from the node's parts: its volumes' roots go, their ids
+/// are remembered as detached (mount points may dangle).
+pub(crate) fn detach_disk(
+    storage: &mut Storage,
+    ns: &Namespace,
+    detached_volumes: &mut BTreeSet<String>,
+    h: DiskHandle,
+) -> HostResult<()> {
+    for id in storage.detach_disk(h)? {
+        if let Some(g) = volume_id_guid(&id) {
+            ns.remove_volume_root(&g).map_err(win_err)?;
+        }
+        detached_volumes.insert(id.to_ascii_lowercase());
+    }
+    Ok(())
 }
 
 /// Maps a namespace error to a host error carrying the Win32 text.
@@ -373,8 +383,13 @@ impl Host {
         })
     }
 
-    /// Locks the node. Other host modules and test code use this for
-    /// multi-step atomic access.
+    /// Runs `op` on the node under its lock: the path of every request
+    /// (`host.run(|node| node.partition_disk(1))`), atomic across groups.
+    pub fn run<T>(&self, op: impl FnOnce(&mut Node) -> T) -> T {
+        op(&mut self.lock())
+    }
+
+    /// Locks the node, for multi-step atomic access (test code, hooks).
     pub fn lock(&self) -> MutexGuard<'_, Node> {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }

@@ -6,8 +6,9 @@
 //! *node side* is the table of global mappings ([`GlobalMapping`]) with their
 //! status and `RequirePrivacy` flag.
 //!
-//! What SMB needs from the rest of the host (path validation and links in
-//! the sandbox namespace) comes through the [`SmbNodeSide`] hook; what it
+//! What SMB needs from the rest of the host (path validation and a link in
+//! the sandbox namespace) is a returned effect, the [`UncLink`] that
+//! [`SmbState::new_smb_global_mapping`] hands the node; what it
 //! offers the namespace is [`SmbState::resolve_unc`]: the real directory
 //! behind `\\server\share` while a mapping with status OK grants access.
 //!
@@ -24,7 +25,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 
 use serde::Deserialize;
 
@@ -374,26 +374,25 @@ impl fmt::Debug for NewSmbGlobalMappingRequest {
     }
 }
 
-/// What SMB needs from the rest of the host: the filesystem path validator
-/// and the sandbox namespace.
-pub trait SmbNodeSide {
-    /// Validates `local_path` with the filesystem validator (filesystem.md
-    /// §3, working-dir confinement); the error is returned to the caller
-    /// unchanged.
-    fn validate_local_path(&self, local_path: &str) -> HostResult<()>;
-    /// Creates a directory symbolic link at `local_path` whose target is the
-    /// UNC path `unc_target` (`\\server\share\sub\`, trailing `\`). Errors
-    /// are Windows texts such as `Cannot create a file when that file
-    /// already exists.`; the caller adds the RPC's prefix.
-    fn create_unc_link(&mut self, local_path: &str, unc_target: &str) -> HostResult<()>;
+/// The link a `NewSmbGlobalMapping` with a `local_path` asks the node to
+/// make once the mapping exists (the model's returned effect): a directory
+/// link at `local_path` to the UNC path `target`, after the filesystem
+/// group's working-dir validation of `local_path`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UncLink {
+    /// Where the link goes (as given).
+    pub local_path: String,
+    /// The UNC target (`\\server\share\sub\`, trailing `\`).
+    pub target: String,
+    /// The remote path as reported in errors.
+    remote: String,
 }
 
-impl<T: SmbNodeSide + ?Sized> SmbNodeSide for Box<T> {
-    fn validate_local_path(&self, local_path: &str) -> HostResult<()> {
-        (**self).validate_local_path(local_path)
-    }
-    fn create_unc_link(&mut self, local_path: &str, unc_target: &str) -> HostResult<()> {
-        (**self).create_unc_link(local_path, unc_target)
+impl UncLink {
+    /// The RPC's error when creating the link failed with `e` (a Windows
+    /// text such as `Cannot create a file when that file already exists.`).
+    pub fn failed(&self, e: HostError) -> HostError {
+        e.context(link_failed(&self.local_path, &self.remote, &self.target))
     }
 }
 
@@ -731,13 +730,14 @@ impl SmbState {
 
     /// `NewSmbGlobalMapping` (smb.md §4.1): reuse a valid OK mapping of the
     /// root (ignoring the new credentials), replace an invalid one, create a
-    /// missing one; then validate `local_path` and link it to the remote
-    /// path. A failure after the mapping step does not roll it back.
+    /// missing one; then returns the link to make at `local_path`, if any
+    /// (the node validates and makes it:
+    /// [`Node::new_smb_global_mapping`](super::Node::new_smb_global_mapping)).
+    /// A failure after the mapping step does not roll it back.
     pub fn new_smb_global_mapping(
         &mut self,
-        node: &mut dyn SmbNodeSide,
         req: &NewSmbGlobalMappingRequest,
-    ) -> HostResult<()> {
+    ) -> HostResult<Option<UncLink>> {
         let remote = parse_remote_path(&req.remote_path)?;
         tracing::debug!(remote_path = %remote.normalized, root = %remote.root, "NewSmbGlobalMapping");
         let mut mapped = self.is_mapped(&remote.root);
@@ -756,15 +756,14 @@ impl SmbState {
                     ))
                 })?;
         }
-        if !req.local_path.is_empty() {
-            node.validate_local_path(&req.local_path)?;
-            let target = remote.link_target();
-            node.create_unc_link(&req.local_path, &target)
-                .map_err(|e| {
-                    e.context(link_failed(&req.local_path, &remote.normalized, &target))
-                })?;
+        if req.local_path.is_empty() {
+            return Ok(None);
         }
-        Ok(())
+        Ok(Some(UncLink {
+            local_path: req.local_path.clone(),
+            target: remote.link_target(),
+            remote: remote.normalized,
+        }))
     }
 
     /// `RemoveSmbGlobalMapping` (smb.md §4.2): removes the root mapping of
@@ -983,56 +982,6 @@ impl SmbState {
     }
 }
 
-// ---------------------------------------------------------------------------
-// Trait and adapter
-// ---------------------------------------------------------------------------
-
-/// Version-neutral operations of the SMB group.
-pub trait SmbHost: Send + Sync {
-    /// `NewSmbGlobalMapping`.
-    fn new_smb_global_mapping(&self, req: &NewSmbGlobalMappingRequest) -> HostResult<()>;
-    /// `RemoveSmbGlobalMapping`.
-    fn remove_smb_global_mapping(&self, remote_path: &str) -> HostResult<()>;
-}
-
-/// An [`SmbHost`] over a `Mutex` holding the state and the node-side hook.
-pub struct SmbAdapter<N = Box<dyn SmbNodeSide + Send>> {
-    inner: Mutex<(SmbState, N)>,
-}
-
-impl<N> fmt::Debug for SmbAdapter<N> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SmbAdapter").finish_non_exhaustive()
-    }
-}
-
-impl<N: SmbNodeSide + Send> SmbAdapter<N> {
-    /// Wraps a state and its node-side hook.
-    pub fn new(state: SmbState, node: N) -> Self {
-        Self {
-            inner: Mutex::new((state, node)),
-        }
-    }
-
-    /// Runs `f` with the state and the hook (test controls, inspection,
-    /// UNC resolution for the namespace).
-    pub fn with<R>(&self, f: impl FnOnce(&mut SmbState, &mut N) -> R) -> R {
-        let mut guard = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        let (state, node) = &mut *guard;
-        f(state, node)
-    }
-}
-
-impl<N: SmbNodeSide + Send> SmbHost for SmbAdapter<N> {
-    fn new_smb_global_mapping(&self, req: &NewSmbGlobalMappingRequest) -> HostResult<()> {
-        self.with(|s, node| s.new_smb_global_mapping(node, req))
-    }
-
-    fn remove_smb_global_mapping(&self, remote_path: &str) -> HostResult<()> {
-        self.with(|s, _| s.remove_smb_global_mapping(remote_path))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1045,30 +994,50 @@ mod tests {
         links: BTreeMap<String, String>,
     }
 
-    impl SmbNodeSide for FakeNode {
-        fn validate_local_path(&self, p: &str) -> HostResult<()> {
-            if p.to_lowercase().starts_with("c:\\var\\lib\\kubelet") {
-                Ok(())
-            } else {
-                Err(HostError::unknown(format!(
+    impl FakeNode {
+        /// Makes the model's returned link as the node would.
+        fn make(&mut self, link: UncLink) -> HostResult<()> {
+            let p = &link.local_path;
+            if !p.to_lowercase().starts_with("c:\\var\\lib\\kubelet") {
+                return Err(HostError::unknown(format!(
                     "path: {p} is not within the working directories: [C:\\var\\lib\\kubelet]"
-                )))
+                )));
             }
-        }
-        fn create_unc_link(&mut self, local: &str, target: &str) -> HostResult<()> {
-            if self.links.contains_key(&local.to_lowercase()) {
-                return Err(HostError::unknown(
+            if self.links.contains_key(&p.to_lowercase()) {
+                return Err(link.failed(HostError::unknown(
                     "Cannot create a file when that file already exists.",
-                ));
+                )));
             }
-            self.links.insert(local.to_lowercase(), target.to_owned());
+            self.links.insert(p.to_lowercase(), link.target);
             Ok(())
+        }
+    }
+
+    /// The SMB model and a fake node side behind one lock.
+    struct TestSmb(std::sync::Mutex<(SmbState, FakeNode)>);
+
+    impl TestSmb {
+        fn with<R>(&self, f: impl FnOnce(&mut SmbState, &mut FakeNode) -> R) -> R {
+            let mut guard = self.0.lock().unwrap();
+            let (state, node) = &mut *guard;
+            f(state, node)
+        }
+
+        fn new_smb_global_mapping(&self, req: &NewSmbGlobalMappingRequest) -> HostResult<()> {
+            self.with(|s, n| match s.new_smb_global_mapping(req)? {
+                Some(link) => n.make(link),
+                None => Ok(()),
+            })
+        }
+
+        fn remove_smb_global_mapping(&self, remote_path: &str) -> HostResult<()> {
+            self.with(|s, _| s.remove_smb_global_mapping(remote_path))
         }
     }
 
     struct Fixture {
         _dir: tempfile::TempDir,
-        host: SmbAdapter<FakeNode>,
+        host: TestSmb,
     }
 
     fn fixture() -> Fixture {
@@ -1086,7 +1055,7 @@ mod tests {
         let state = SmbState::from_seed(dir.path(), SmbConfig::default(), &shares).unwrap();
         Fixture {
             _dir: dir,
-            host: SmbAdapter::new(state, FakeNode::default()),
+            host: TestSmb(std::sync::Mutex::new((state, FakeNode::default()))),
         }
     }
 
@@ -1106,11 +1075,11 @@ mod tests {
     const ROOT: &str = r"\\fileserver\share";
 
     #[test]
-    fn adapter_is_a_shareable_smb_host() {
+    fn concurrent_mappings_of_one_root_make_one() {
         let dir = tempfile::tempdir().unwrap();
-        let node: Box<dyn SmbNodeSide + Send> = Box::new(FakeNode::default());
         let state = SmbSeed::default_node().build(dir.path(), true).unwrap();
-        let host: std::sync::Arc<dyn SmbHost> = std::sync::Arc::new(SmbAdapter::new(state, node));
+        let host =
+            std::sync::Arc::new(TestSmb(std::sync::Mutex::new((state, FakeNode::default()))));
         // Concurrent mappings of one root: all succeed, one mapping results.
         let threads: Vec<_> = (0..4)
             .map(|i| {

@@ -10,8 +10,8 @@
 //! State changes are driven by [`SystemState`] (pure, given the current
 //! instant); the waiting loops of `StartService`/`StopService` (poll every
 //! [`ServiceTiming::poll_interval`], give up after [`ServiceTiming::timeout`])
-//! live in [`start_service`] and [`stop_service`], which work over any
-//! [`SystemStateAccess`] so the shared host can run them under its own lock.
+//! are [`Host::start_service`] and [`Host::stop_service`], which take the
+//! node's lock for each poll only.
 //! These loops **block the calling thread** while they sleep between polls;
 //! async callers should run them on a blocking thread.
 //!
@@ -24,12 +24,12 @@
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt;
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use serde::Deserialize;
 
 use super::error::{HostError, HostResult};
+use super::node::Host;
 
 /// `Win32_Service.StartService`/`StopService` return code: accepted.
 pub const CODE_ACCEPTED: u32 = 0;
@@ -859,168 +859,120 @@ impl SystemState {
     }
 }
 
-/// Access to the [`SystemState`] under whatever lock the host uses; lets
-/// [`start_service`] and [`stop_service`] release the lock between polls.
-pub trait SystemStateAccess {
-    /// Runs `f` with exclusive access to the state.
-    fn with_system<R>(&self, f: impl FnOnce(&mut SystemState) -> R) -> R;
-}
-
-/// `StartService` (system.md §4.3): start, then poll until the state seen on
-/// the previous poll is `Running`, or time out. Blocks between polls.
-pub fn start_service(access: &impl SystemStateAccess, name: &str) -> HostResult<()> {
-    let wait_failed = |e: String| {
-        HostError::unknown(format!(
-            "failed to wait for service {name} state change. error: {e}"
-        ))
-    };
-    let started = Instant::now();
-    let (code, timing) = access.with_system(|s| (s.invoke_start(name, Instant::now()), s.timing()));
-    let Some(code) = code else {
-        return Err(HostError::unknown(get_failed(name)));
-    };
-    if code != CODE_ACCEPTED && code != CODE_ALREADY_RUNNING {
-        return Err(wait_failed(format!(
-            "error starting service name {name}. return value: {code}"
-        )));
-    }
-    // Upstream quirk: the "done" test looks at the state read on the previous
-    // poll, so even a running service needs one poll.
-    let mut previous = None;
-    loop {
-        if previous == Some(ServiceStatus::Running) {
-            return Ok(());
-        }
-        if started.elapsed() >= timing.timeout {
-            break;
-        }
-        std::thread::sleep(timing.poll_interval);
-        previous = access.with_system(|s| s.refresh(name, Instant::now()));
-    }
-    match access.with_system(|s| s.refresh(name, Instant::now())) {
-        Some(ServiceStatus::Running) => Ok(()),
-        _ => Err(HostError::unknown(format!(
-            "timed out waiting for service {name} to become running"
-        ))),
-    }
-}
-
 /// Why a single-service stop failed.
 enum StopFailure {
     DependentsRunning(String),
     Other(String),
 }
 
-fn stop_single(access: &impl SystemStateAccess, name: &str) -> Result<(), StopFailure> {
-    let (status, timing) = access.with_system(|s| (s.refresh(name, Instant::now()), s.timing()));
-    match status {
-        None => return Err(StopFailure::Other(get_failed(name))),
-        Some(ServiceStatus::Stopped) => return Ok(()),
-        Some(_) => {}
+/// The System group's waiting RPCs: they poll the node and hold its lock
+/// only for each poll, never while sleeping.
+impl Host {
+    /// Runs `f` on the node's System state under one short lock.
+    fn with_system<R>(&self, f: impl FnOnce(&mut SystemState) -> R) -> R {
+        self.run(|node| f(&mut node.system))
     }
-    let started = Instant::now();
-    let (code, state) = access.with_system(|s| {
-        let code = s.invoke_stop(name, Instant::now());
-        (code, s.refresh(name, Instant::now()))
-    });
-    let state = state.unwrap_or(ServiceStatus::Unknown);
-    // Upstream quirk: the failure text is the service's state, not the code.
-    let refused = format!("error stopping service name {name}. current state: {state}");
-    match code {
-        None => return Err(StopFailure::Other(get_failed(name))),
-        Some(CODE_ACCEPTED | CODE_CANNOT_ACCEPT_CONTROL) => {}
-        Some(CODE_DEPENDENT_SERVICES_RUNNING) => {
-            return Err(StopFailure::DependentsRunning(refused));
-        }
-        Some(_) => return Err(StopFailure::Other(refused)),
-    }
-    loop {
-        if access.with_system(|s| s.refresh(name, Instant::now())) == Some(ServiceStatus::Stopped) {
-            return Ok(());
-        }
-        if started.elapsed() >= timing.timeout {
-            return Err(StopFailure::Other(format!(
-                "timed out waiting for service {name} to stop"
+
+    /// `StartService` (system.md §4.3): start, then poll until the state seen on
+    /// the previous poll is `Running`, or time out. Blocks between polls.
+    pub fn start_service(&self, name: &str) -> HostResult<()> {
+        let wait_failed = |e: String| {
+            HostError::unknown(format!(
+                "failed to wait for service {name} state change. error: {e}"
+            ))
+        };
+        let started = Instant::now();
+        let (code, timing) =
+            self.with_system(|s| (s.invoke_start(name, Instant::now()), s.timing()));
+        let Some(code) = code else {
+            return Err(HostError::unknown(get_failed(name)));
+        };
+        if code != CODE_ACCEPTED && code != CODE_ALREADY_RUNNING {
+            return Err(wait_failed(format!(
+                "error starting service name {name}. return value: {code}"
             )));
         }
-        std::thread::sleep(timing.poll_interval);
+        // Upstream quirk: the "done" test looks at the state read on the previous
+        // poll, so even a running service needs one poll.
+        let mut previous = None;
+        loop {
+            if previous == Some(ServiceStatus::Running) {
+                return Ok(());
+            }
+            if started.elapsed() >= timing.timeout {
+                break;
+            }
+            std::thread::sleep(timing.poll_interval);
+            previous = self.with_system(|s| s.refresh(name, Instant::now()));
+        }
+        match self.with_system(|s| s.refresh(name, Instant::now())) {
+            Some(ServiceStatus::Running) => Ok(()),
+            _ => Err(HostError::unknown(format!(
+                "timed out waiting for service {name} to become running"
+            ))),
+        }
     }
-}
 
-/// `StopService` (system.md §4.4): a single stop; with `force`, when refused
-/// because dependents are running, stops the running dependents deepest
-/// first and then the service. Blocks between polls.
-pub fn stop_service(access: &impl SystemStateAccess, name: &str, force: bool) -> HostResult<()> {
-    let failed =
-        |e: String| HostError::unknown(format!("failed to stop service {name}. error: {e}"));
-    match stop_single(access, name) {
-        Ok(()) => Ok(()),
-        Err(StopFailure::Other(e)) => Err(failed(e)),
-        Err(StopFailure::DependentsRunning(e)) if !force => Err(failed(e)),
-        Err(StopFailure::DependentsRunning(_)) => {
-            let order = access.with_system(|s| s.force_stop_order(name, Instant::now()));
-            for service in order {
-                match stop_single(access, &service) {
-                    Ok(()) => {}
-                    Err(StopFailure::Other(e) | StopFailure::DependentsRunning(e)) => {
-                        return Err(failed(e));
+    fn stop_single(&self, name: &str) -> Result<(), StopFailure> {
+        let (status, timing) = self.with_system(|s| (s.refresh(name, Instant::now()), s.timing()));
+        match status {
+            None => return Err(StopFailure::Other(get_failed(name))),
+            Some(ServiceStatus::Stopped) => return Ok(()),
+            Some(_) => {}
+        }
+        let started = Instant::now();
+        let (code, state) = self.with_system(|s| {
+            let code = s.invoke_stop(name, Instant::now());
+            (code, s.refresh(name, Instant::now()))
+        });
+        let state = state.unwrap_or(ServiceStatus::Unknown);
+        // Upstream quirk: the failure text is the service's state, not the code.
+        let refused = format!("error stopping service name {name}. current state: {state}");
+        match code {
+            None => return Err(StopFailure::Other(get_failed(name))),
+            Some(CODE_ACCEPTED | CODE_CANNOT_ACCEPT_CONTROL) => {}
+            Some(CODE_DEPENDENT_SERVICES_RUNNING) => {
+                return Err(StopFailure::DependentsRunning(refused));
+            }
+            Some(_) => return Err(StopFailure::Other(refused)),
+        }
+        loop {
+            if self.with_system(|s| s.refresh(name, Instant::now())) == Some(ServiceStatus::Stopped)
+            {
+                return Ok(());
+            }
+            if started.elapsed() >= timing.timeout {
+                return Err(StopFailure::Other(format!(
+                    "timed out waiting for service {name} to stop"
+                )));
+            }
+            std::thread::sleep(timing.poll_interval);
+        }
+    }
+
+    /// `StopService` (system.md §4.4): a single stop; with `force`, when refused
+    /// because dependents are running, stops the running dependents deepest
+    /// first and then the service. Blocks between polls.
+    pub fn stop_service(&self, name: &str, force: bool) -> HostResult<()> {
+        let failed =
+            |e: String| HostError::unknown(format!("failed to stop service {name}. error: {e}"));
+        match self.stop_single(name) {
+            Ok(()) => Ok(()),
+            Err(StopFailure::Other(e)) => Err(failed(e)),
+            Err(StopFailure::DependentsRunning(e)) if !force => Err(failed(e)),
+            Err(StopFailure::DependentsRunning(_)) => {
+                let order = self.with_system(|s| s.force_stop_order(name, Instant::now()));
+                for service in order {
+                    match self.stop_single(&service) {
+                        Ok(()) => {}
+                        Err(StopFailure::Other(e) | StopFailure::DependentsRunning(e)) => {
+                            return Err(failed(e));
+                        }
                     }
                 }
+                Ok(())
             }
-            Ok(())
         }
-    }
-}
-
-/// Version-neutral operations of the System group.
-pub trait SystemHost: Send + Sync {
-    /// `GetBIOSSerialNumber`.
-    fn get_bios_serial_number(&self) -> HostResult<String>;
-    /// `StartService`: blocks until running or timed out.
-    fn start_service(&self, name: &str) -> HostResult<()>;
-    /// `StopService`: blocks until stopped or timed out.
-    fn stop_service(&self, name: &str, force: bool) -> HostResult<()>;
-    /// `GetService`.
-    fn get_service(&self, name: &str) -> HostResult<ServiceInfo>;
-}
-
-/// A [`SystemHost`] over its own `Mutex<SystemState>`.
-#[derive(Debug, Default)]
-pub struct SystemAdapter {
-    state: Mutex<SystemState>,
-}
-
-impl SystemAdapter {
-    /// Wraps a state.
-    pub fn new(state: SystemState) -> Self {
-        Self {
-            state: Mutex::new(state),
-        }
-    }
-}
-
-impl SystemStateAccess for SystemAdapter {
-    fn with_system<R>(&self, f: impl FnOnce(&mut SystemState) -> R) -> R {
-        let mut guard = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        f(&mut guard)
-    }
-}
-
-impl SystemHost for SystemAdapter {
-    fn get_bios_serial_number(&self) -> HostResult<String> {
-        self.with_system(|s| s.bios_serial_number())
-    }
-
-    fn start_service(&self, name: &str) -> HostResult<()> {
-        start_service(self, name)
-    }
-
-    fn stop_service(&self, name: &str, force: bool) -> HostResult<()> {
-        stop_service(self, name, force)
-    }
-
-    fn get_service(&self, name: &str) -> HostResult<ServiceInfo> {
-        self.with_system(|s| s.get_service(name, Instant::now()))
     }
 }
 
@@ -1045,29 +997,55 @@ mod tests {
         .with_dependencies(deps.iter().copied())
     }
 
-    fn adapter(services: Vec<Service>) -> SystemAdapter {
+    /// A node in its own sandbox (dropped with it).
+    struct Node1 {
+        host: Host,
+        _dir: tempfile::TempDir,
+    }
+
+    impl std::ops::Deref for Node1 {
+        type Target = Host;
+        fn deref(&self) -> &Host {
+            &self.host
+        }
+    }
+
+    /// A node whose System state is exactly `state`.
+    fn node_with(state: SystemState) -> Node1 {
+        let dir = tempfile::tempdir().unwrap();
+        let host = Host::new(crate::host::HostConfig::new(dir.path())).unwrap();
+        host.lock().system = state;
+        Node1 { host, _dir: dir }
+    }
+
+    fn adapter(services: Vec<Service>) -> Node1 {
         let mut state = SystemState::new(Some("SER-1".into()));
         state.set_timing(fast());
         for s in services {
             state.insert_service(s);
         }
-        SystemAdapter::new(state)
+        node_with(state)
     }
 
-    fn status(a: &SystemAdapter, name: &str) -> ServiceStatus {
-        a.get_service(name).unwrap().status
+    fn status(a: &Host, name: &str) -> ServiceStatus {
+        get_service(a, name).unwrap().status
+    }
+
+    fn get_service(h: &Host, name: &str) -> HostResult<ServiceInfo> {
+        h.run(|node| node.system.get_service(name, Instant::now()))
     }
 
     #[test]
-    fn adapter_is_a_shareable_system_host() {
-        let host: std::sync::Arc<dyn SystemHost> = std::sync::Arc::new(SystemAdapter::default());
+    fn default_node_has_the_default_system_seed() {
+        let dir = tempfile::tempdir().unwrap();
+        let host = Host::new(crate::host::HostConfig::new(dir.path())).unwrap();
         assert_eq!(
             SystemSeed::default_node()
                 .build()
                 .unwrap()
                 .bios_serial_number()
                 .unwrap(),
-            host.get_bios_serial_number().unwrap()
+            host.with_system(|s| s.bios_serial_number()).unwrap()
         );
     }
 
@@ -1102,10 +1080,13 @@ mod tests {
 
     #[test]
     fn bios_serial_and_missing_bios() {
-        let a = SystemAdapter::default();
-        assert_eq!(a.get_bios_serial_number().unwrap(), DEFAULT_BIOS_SERIAL);
+        let a = node_with(SystemState::default());
+        assert_eq!(
+            a.with_system(|s| s.bios_serial_number()).unwrap(),
+            DEFAULT_BIOS_SERIAL
+        );
         a.with_system(|s| s.set_bios_serial(None));
-        let err = a.get_bios_serial_number().unwrap_err();
+        let err = a.with_system(|s| s.bios_serial_number()).unwrap_err();
         assert_eq!(err.kind(), crate::host::HostErrorKind::Unknown);
         assert_eq!(
             err.message(),
@@ -1115,8 +1096,8 @@ mod tests {
 
     #[test]
     fn get_service_fields_of_default_msiscsi() {
-        let a = SystemAdapter::default();
-        let info = a.get_service("msiscsi").unwrap();
+        let a = node_with(SystemState::default());
+        let info = get_service(&a, "msiscsi").unwrap();
         assert_eq!(
             info,
             ServiceInfo {
@@ -1133,7 +1114,7 @@ mod tests {
     fn unknown_service_errors() {
         let a = adapter(vec![]);
         assert_eq!(
-            a.get_service("").unwrap_err().message(),
+            get_service(&a, "").unwrap_err().message(),
             "failed to get service . error: failed to query service : not found"
         );
         assert_eq!(
@@ -1184,7 +1165,7 @@ mod tests {
 
     #[test]
     fn start_then_stop_state_machine() {
-        let a = SystemAdapter::default();
+        let a = node_with(SystemState::default());
         a.with_system(|s| s.set_timing(fast()));
         assert_eq!(status(&a, "MSiSCSI"), ServiceStatus::Stopped);
         a.start_service("MSiSCSI").unwrap();
@@ -1345,7 +1326,7 @@ mod tests {
 
     #[test]
     fn default_node_force_stop_of_samss() {
-        let a = SystemAdapter::default();
+        let a = node_with(SystemState::default());
         a.with_system(|s| s.set_timing(fast()));
         let order = a.with_system(|s| s.force_stop_order("SamSS", Instant::now()));
         assert_eq!(order, ["Browser", "LanmanServer", "SamSS"]);

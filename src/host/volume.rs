@@ -1,14 +1,15 @@
-//! The volume group's internal (version-neutral) operations (volume.md §3, §5).
+//! The volume group's operations (volume.md §3, §5), version-neutral, as
+//! methods of [`Node`] over its storage and namespace.
 //!
 //! Every error is [`HostError::unknown`] with upstream's text. The old
 //! versions' `Forward to <Op> failed, err=` wrappers are added by the services
-//! ([`forward_error`](super::convert::forward_error)); `disk_id` strings are
-//! parsed with [`parse_legacy_disk_id`](super::convert::parse_legacy_disk_id)
+//! (`forward_error`); `disk_id` strings are
+//! parsed with `parse_legacy_disk_id` (`server::convert`)
 //! and failures reported as `Failed to parse diskId: err=<strconv error>`.
 
 use super::error::{HostError, HostResult};
 use super::namespace::{Entry, LinkKind};
-use super::node::{Host, Node, win_err};
+use super::node::{Node, win_err};
 use super::path::{Win32Error, WinPath, WinRoot};
 use super::storage::{FileSystem, volume_not_found};
 
@@ -26,37 +27,6 @@ pub struct VolumeStats {
     pub used_bytes: i64,
 }
 
-/// The volume group's internal operations.
-pub trait VolumeHost: Send + Sync {
-    /// Volume ids on a disk, in partition order; `partition_number` 0 = all.
-    /// Unknown/offline disks and partitions give `[]` (§5.1).
-    fn list_volumes_on_disk(
-        &self,
-        disk_number: u32,
-        partition_number: u32,
-    ) -> HostResult<Vec<String>>;
-    /// Mounts a volume on an existing empty directory (§5.2).
-    fn mount_volume(&self, volume_id: &str, target_path: &str) -> HostResult<()>;
-    /// Flushes the volume, then removes the mount point at the path (§5.3).
-    fn unmount_volume(&self, volume_id: &str, target_path: &str) -> HostResult<()>;
-    /// Whether the volume has any file system (§5.4).
-    fn is_volume_formatted(&self, volume_id: &str) -> HostResult<bool>;
-    /// Formats NTFS, forced, destructive (§5.5).
-    fn format_volume(&self, volume_id: &str) -> HostResult<()>;
-    /// Grows the volume's partition; 0 = maximum (§5.6).
-    fn resize_volume(&self, volume_id: &str, size_bytes: i64) -> HostResult<()>;
-    /// Total and used bytes (§5.7).
-    fn get_volume_stats(&self, volume_id: &str) -> HostResult<VolumeStats>;
-    /// The number of the disk holding the volume (§5.11).
-    fn get_disk_number_from_volume_id(&self, volume_id: &str) -> HostResult<u32>;
-    /// The volume mounted at (or linked from) a reparse point (§5.8).
-    fn get_volume_id_from_target_path(&self, target_path: &str) -> HostResult<String>;
-    /// The volume holding the path, walking up to the drive letter (§5.9).
-    fn get_closest_volume_id_from_target_path(&self, target_path: &str) -> HostResult<String>;
-    /// Flushes the volume's cache (§5.10).
-    fn write_volume_cache(&self, volume_id: &str) -> HostResult<()>;
-}
-
 fn query_error(id: &str) -> HostError {
     volume_not_found(id).context(format!("error querying volume ({id}). error: "))
 }
@@ -69,7 +39,18 @@ fn require_id(id: &str) -> HostResult<()> {
 }
 
 impl Node {
-    pub(crate) fn mount_volume(&mut self, id: &str, target: &str) -> HostResult<()> {
+    /// Volume ids on a disk, in partition order; `partition_number` 0 = all.
+    /// Unknown/offline disks and partitions give `[]` (§5.1).
+    pub fn list_volumes_on_disk(
+        &self,
+        disk_number: u32,
+        partition_number: u32,
+    ) -> HostResult<Vec<String>> {
+        Ok(self.storage.volumes_on_disk(disk_number, partition_number))
+    }
+
+    /// Mounts a volume on an existing empty directory (§5.2).
+    pub fn mount_volume(&mut self, id: &str, target: &str) -> HostResult<()> {
         if id.is_empty() {
             return Err(HostError::unknown("MountVolumeRequest.VolumeId is empty"));
         }
@@ -85,7 +66,7 @@ impl Node {
         match self.ns.set_mount_point(self.ctx(), &path, id) {
             Ok(()) => Ok(()),
             Err(e) if e.code() == Win32Error::DIR_NOT_EMPTY => {
-                match self.volume_id_from_target_path(target) {
+                match self.get_volume_id_from_target_path(target) {
                     Err(r) => Err(r.context(format!(
                         "error get target volume ({id}) to path {target}. error: "
                     ))),
@@ -97,7 +78,8 @@ impl Node {
         }
     }
 
-    pub(crate) fn unmount_volume(&mut self, id: &str, target: &str) -> HostResult<()> {
+    /// Flushes the volume, then removes the mount point at the path (§5.3).
+    pub fn unmount_volume(&mut self, id: &str, target: &str) -> HostResult<()> {
         require_id(id)?;
         if target.is_empty() {
             return Err(HostError::unknown("target path empty"));
@@ -112,13 +94,15 @@ impl Node {
         self.ns.delete_mount_point(self.ctx(), &path).map_err(fail)
     }
 
-    pub(crate) fn is_volume_formatted(&self, id: &str) -> HostResult<bool> {
+    /// Whether the volume has any file system (§5.4).
+    pub fn is_volume_formatted(&self, id: &str) -> HostResult<bool> {
         require_id(id)?;
         let v = self.storage.volume(id).ok_or_else(|| query_error(id))?;
         Ok(v.fs.is_formatted())
     }
 
-    pub(crate) fn format_volume(&mut self, id: &str) -> HostResult<()> {
+    /// Formats NTFS, forced, destructive (§5.5).
+    pub fn format_volume(&mut self, id: &str) -> HostResult<()> {
         require_id(id)?;
         if self.storage.volume(id).is_none() {
             return Err(query_error(id));
@@ -127,7 +111,8 @@ impl Node {
             .map_err(|e| e.context(format!("error formatting volume ({id}). error: ")))
     }
 
-    pub(crate) fn resize_volume(&mut self, id: &str, size_bytes: i64) -> HostResult<()> {
+    /// Grows the volume's partition; 0 = maximum (§5.6).
+    pub fn resize_volume(&mut self, id: &str, size_bytes: i64) -> HostResult<()> {
         require_id(id)?;
         let current = self
             .storage
@@ -157,7 +142,8 @@ impl Node {
         })
     }
 
-    pub(crate) fn get_volume_stats(&self, id: &str) -> HostResult<VolumeStats> {
+    /// Total and used bytes (§5.7).
+    pub fn get_volume_stats(&self, id: &str) -> HostResult<VolumeStats> {
         require_id(id)?;
         let v = self.storage.volume(id).ok_or_else(|| query_error(id))?;
         let total = self.storage.volume_size(id).unwrap_or(0);
@@ -172,7 +158,8 @@ impl Node {
         })
     }
 
-    pub(crate) fn get_disk_number_from_volume_id(&self, id: &str) -> HostResult<u32> {
+    /// The number of the disk holding the volume (§5.11).
+    pub fn get_disk_number_from_volume_id(&self, id: &str) -> HostResult<u32> {
         require_id(id)?;
         self.storage
             .volume(id)
@@ -194,7 +181,8 @@ impl Node {
             .ok_or_else(|| win_err(Win32Error::new(Win32Error::NOT_READY)))
     }
 
-    pub(crate) fn volume_id_from_target_path(&self, target: &str) -> HostResult<String> {
+    /// The volume mounted at (or linked from) a reparse point (§5.8).
+    pub fn get_volume_id_from_target_path(&self, target: &str) -> HostResult<String> {
         if target.is_empty() {
             return Err(HostError::unknown("target path is empty"));
         }
@@ -205,7 +193,8 @@ impl Node {
         }
     }
 
-    pub(crate) fn closest_volume_id(&self, target: &str) -> HostResult<String> {
+    /// The volume holding the path, walking up to the drive letter (§5.9).
+    pub fn get_closest_volume_id_from_target_path(&self, target: &str) -> HostResult<String> {
         if target.is_empty() {
             return Err(HostError::unknown("target path is empty"));
         }
@@ -252,62 +241,10 @@ impl Node {
         )))
     }
 
-    pub(crate) fn write_volume_cache(&mut self, id: &str) -> HostResult<()> {
+    /// Flushes the volume's cache (§5.10).
+    pub fn write_volume_cache(&mut self, id: &str) -> HostResult<()> {
         require_id(id)?;
         self.storage.flush(id).map_err(|_| query_error(id))
-    }
-}
-
-impl VolumeHost for Host {
-    fn list_volumes_on_disk(
-        &self,
-        disk_number: u32,
-        partition_number: u32,
-    ) -> HostResult<Vec<String>> {
-        Ok(self
-            .lock()
-            .storage
-            .volumes_on_disk(disk_number, partition_number))
-    }
-
-    fn mount_volume(&self, volume_id: &str, target_path: &str) -> HostResult<()> {
-        self.lock().mount_volume(volume_id, target_path)
-    }
-
-    fn unmount_volume(&self, volume_id: &str, target_path: &str) -> HostResult<()> {
-        self.lock().unmount_volume(volume_id, target_path)
-    }
-
-    fn is_volume_formatted(&self, volume_id: &str) -> HostResult<bool> {
-        self.lock().is_volume_formatted(volume_id)
-    }
-
-    fn format_volume(&self, volume_id: &str) -> HostResult<()> {
-        self.lock().format_volume(volume_id)
-    }
-
-    fn resize_volume(&self, volume_id: &str, size_bytes: i64) -> HostResult<()> {
-        self.lock().resize_volume(volume_id, size_bytes)
-    }
-
-    fn get_volume_stats(&self, volume_id: &str) -> HostResult<VolumeStats> {
-        self.lock().get_volume_stats(volume_id)
-    }
-
-    fn get_disk_number_from_volume_id(&self, volume_id: &str) -> HostResult<u32> {
-        self.lock().get_disk_number_from_volume_id(volume_id)
-    }
-
-    fn get_volume_id_from_target_path(&self, target_path: &str) -> HostResult<String> {
-        self.lock().volume_id_from_target_path(target_path)
-    }
-
-    fn get_closest_volume_id_from_target_path(&self, target_path: &str) -> HostResult<String> {
-        self.lock().closest_volume_id(target_path)
-    }
-
-    fn write_volume_cache(&self, volume_id: &str) -> HostResult<()> {
-        self.lock().write_volume_cache(volume_id)
     }
 }
 

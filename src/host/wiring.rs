@@ -1,40 +1,33 @@
-//! Wiring of the SMB, iSCSI and System models into the shared [`Node`]:
-//! their hook traits implemented over the node, and [`SmbHost`],
-//! [`IscsiHost`], [`SystemHost`] implemented for [`Host`].
+//! Where the SMB, iSCSI and System models meet the rest of the [`Node`]:
 //!
 //! - The namespace resolves UNC roots through [`SmbState`] (its
 //!   [`UncResolver`]): a share is reachable while a global mapping with
 //!   status OK grants access to it.
-//! - SMB validates `local_path` with the filesystem group's working-dir
-//!   validation and creates the link in the namespace ([`LinkKind::Dir`] to
-//!   the UNC path). The link is made right after the SMB model returns, so
-//!   that the namespace resolves through the SMB state *including* the
-//!   mapping the same call just made; the error text is the one the model
-//!   would give.
-//! - iSCSI sessions attach their LUNs with [`Node::attach_disk`] (offline,
-//!   RAW, sizes rounded up to whole sectors) and detach them with
-//!   [`Node::detach_disk_handle`]; every iSCSI call fails while `MSiSCSI` is
-//!   not running.
-//! - `StartService`/`StopService` run their waiting loops over the [`Host`]
+//! - `NewSmbGlobalMapping`: the SMB model maps and returns the link to make
+//!   (an [`UncLink`](super::smb::UncLink)); the node validates `local_path`
+//!   with the filesystem group's working-dir validation and creates the
+//!   link ([`LinkKind::Dir`] to the UNC path) right after, so that it
+//!   resolves through the mapping the same call just made.
+//! - iSCSI runs with [`NodeDisks`], the node's disks borrowed apart from its
+//!   iSCSI state ([`Node::iscsi`]): sessions attach their LUNs (offline,
+//!   RAW, sizes rounded up to whole sectors) and detach them; every iSCSI
+//!   call fails while `MSiSCSI` is not running.
+//! - `StartService`/`StopService` run their waiting loops over the [`Host`](super::Host)
 //!   and hold its lock only for each poll, never while sleeping.
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use super::error::HostResult;
-use super::iscsi::{
-    self, ConnectTargetRequest, IscsiApiVersion, IscsiDiskSink, IscsiHost, IscsiState,
-    TargetPortal, TargetRequest,
-};
+use super::iscsi::{self, IscsiDiskSink, IscsiState};
+use super::namespace::Namespace;
 use super::namespace::{LinkKind, UncResolver};
-use super::node::{Host, Node, win_err};
+use super::node::{Node, detach_disk, win_err};
 use super::path::{Win32Error, WinPath, validate_working_path};
-use super::smb::{
-    NewSmbGlobalMappingRequest, SmbHost, SmbNodeSide, SmbState, link_failed, parse_remote_path,
-    split_unc,
-};
-use super::storage::{DiskSpec, Page83};
-use super::system::{self, ServiceInfo, ServiceStatus, SystemHost, SystemStateAccess};
+use super::smb::{NewSmbGlobalMappingRequest, SmbState, split_unc};
+use super::storage::{DiskHandle, DiskSpec, Page83, Storage};
+use super::system::ServiceStatus;
 
 /// Key name of the Microsoft iSCSI Initiator Service.
 pub(crate) const MSISCSI: &str = "MSiSCSI";
@@ -44,25 +37,6 @@ impl UncResolver for SmbState {
         SmbState::share_root(self, server, share)
             .map(Path::to_path_buf)
             .map_err(|e| Win32Error::new(e.code))
-    }
-}
-
-/// The node side of one `NewSmbGlobalMapping` call: validates `local_path`
-/// against the working dirs and records the link to create once the SMB
-/// model has made (or kept) the mapping.
-struct SmbLinkRequest<'a> {
-    working_dirs: &'a [String],
-    link: Option<(String, String)>,
-}
-
-impl SmbNodeSide for SmbLinkRequest<'_> {
-    fn validate_local_path(&self, local_path: &str) -> HostResult<()> {
-        validate_working_path(local_path, self.working_dirs)
-    }
-
-    fn create_unc_link(&mut self, local_path: &str, unc_target: &str) -> HostResult<()> {
-        self.link = Some((local_path.to_owned(), unc_target.to_owned()));
-        Ok(())
     }
 }
 
@@ -76,33 +50,42 @@ impl Node {
             .map_err(win_err)
     }
 
-    /// `NewSmbGlobalMapping` on this node (smb.md §4.1).
+    /// `NewSmbGlobalMapping` on this node (smb.md §4.1): the SMB model maps,
+    /// then the link it asks for is validated and made in the namespace
+    /// (after the mapping, so the link resolves through it).
     pub fn new_smb_global_mapping(&mut self, req: &NewSmbGlobalMappingRequest) -> HostResult<()> {
-        let mut side = SmbLinkRequest {
-            working_dirs: &self.working_dirs,
-            link: None,
+        let Some(link) = self.smb.new_smb_global_mapping(req)? else {
+            return Ok(());
         };
-        self.smb.new_smb_global_mapping(&mut side, req)?;
-        if let Some((local, target)) = side.link {
-            self.create_unc_link(&local, &target).map_err(|e| {
-                let normalized = parse_remote_path(&req.remote_path)
-                    .map(|r| r.normalized)
-                    .unwrap_or_else(|_| req.remote_path.clone());
-                e.context(link_failed(&local, &normalized, &target))
-            })?;
-        }
-        Ok(())
+        validate_working_path(&link.local_path, &self.working_dirs)?;
+        self.create_unc_link(&link.local_path, &link.target)
+            .map_err(|e| link.failed(e))
     }
 
-    /// Runs an iSCSI operation with the node as its disk sink. The iSCSI
-    /// state is moved out of the node for the call (the sink never touches
-    /// it); `MSiSCSI`'s state is refreshed first.
-    pub fn with_iscsi<R>(&mut self, f: impl FnOnce(&mut IscsiState, &mut Node) -> R) -> R {
+    /// Runs an iSCSI RPC: the iSCSI model with the node's disks as its
+    /// sink, borrowed apart from it (`MSiSCSI`'s state refreshed first).
+    pub fn iscsi<R>(&mut self, op: impl FnOnce(&mut IscsiState, &mut NodeDisks<'_>) -> R) -> R {
         self.system.refresh(MSISCSI, Instant::now());
-        let mut state = std::mem::replace(&mut self.iscsi, IscsiState::new(String::new()));
-        let result = f(&mut state, self);
-        self.iscsi = state;
-        result
+        let msiscsi_running = self
+            .system
+            .service(MSISCSI)
+            .is_some_and(|s| s.status() == ServiceStatus::Running);
+        let Node {
+            iscsi,
+            storage,
+            ns,
+            detached_volumes,
+            iscsi_disks,
+            ..
+        } = self;
+        let mut disks = NodeDisks {
+            storage,
+            ns,
+            detached_volumes,
+            iscsi_disks,
+            msiscsi_running,
+        };
+        op(iscsi, &mut disks)
     }
 
     /// Violations of the cross-group invariants (see
@@ -139,7 +122,18 @@ impl Node {
     }
 }
 
-impl IscsiDiskSink for Node {
+/// The node's disk side, borrowed apart from its iSCSI state: where an
+/// iSCSI session attaches and detaches the disks of its LUNs.
+#[derive(Debug)]
+pub struct NodeDisks<'a> {
+    storage: &'a mut Storage,
+    ns: &'a Namespace,
+    detached_volumes: &'a mut BTreeSet<String>,
+    iscsi_disks: &'a mut BTreeMap<u32, DiskHandle>,
+    msiscsi_running: bool,
+}
+
+impl IscsiDiskSink for NodeDisks<'_> {
     fn attach(&mut self, disk: iscsi::DiskSpec) -> u32 {
         // Disks are whole sectors; seeds already enforce it, test hooks may not.
         let size = disk.size.max(1).div_ceil(512) * 512;
@@ -151,6 +145,7 @@ impl IscsiDiskSink for Node {
             ..DiskSpec::new(size)
         };
         let (number, handle) = self
+            .storage
             .attach_disk(spec)
             .expect("a whole-sector disk with a free number always attaches");
         self.iscsi_disks.insert(number, handle);
@@ -164,93 +159,14 @@ impl IscsiDiskSink for Node {
             return;
         };
         if self.storage.all_disks().any(|d| d.handle == handle)
-            && let Err(e) = self.detach_disk_handle(handle)
+            && let Err(e) = detach_disk(self.storage, self.ns, self.detached_volumes, handle)
         {
             tracing::warn!(disk = number, error = %e, "detaching iSCSI disk failed");
         }
     }
 
     fn initiator_service_running(&self) -> bool {
-        self.system
-            .service(MSISCSI)
-            .is_some_and(|s| s.status() == ServiceStatus::Running)
-    }
-}
-
-impl SmbHost for Host {
-    fn new_smb_global_mapping(&self, req: &NewSmbGlobalMappingRequest) -> HostResult<()> {
-        self.lock().new_smb_global_mapping(req)
-    }
-
-    fn remove_smb_global_mapping(&self, remote_path: &str) -> HostResult<()> {
-        self.lock().smb.remove_smb_global_mapping(remote_path)
-    }
-}
-
-impl IscsiHost for Host {
-    fn add_target_portal(&self, portal: Option<&TargetPortal>) -> HostResult<()> {
-        self.lock()
-            .with_iscsi(|s, node| s.add_target_portal(node, portal))
-    }
-
-    fn discover_target_portal(&self, portal: Option<&TargetPortal>) -> HostResult<Vec<String>> {
-        self.lock()
-            .with_iscsi(|s, node| s.discover_target_portal(node, portal))
-    }
-
-    fn remove_target_portal(&self, portal: Option<&TargetPortal>) -> HostResult<()> {
-        self.lock()
-            .with_iscsi(|s, node| s.remove_target_portal(node, portal))
-    }
-
-    fn list_target_portals(&self) -> HostResult<Vec<TargetPortal>> {
-        self.lock()
-            .with_iscsi(|s, node| s.list_target_portals(node))
-    }
-
-    fn connect_target(&self, req: &ConnectTargetRequest) -> HostResult<()> {
-        self.lock()
-            .with_iscsi(|s, node| s.connect_target(node, req))
-    }
-
-    fn disconnect_target(&self, req: &TargetRequest) -> HostResult<()> {
-        self.lock()
-            .with_iscsi(|s, node| s.disconnect_target(node, req))
-    }
-
-    fn get_target_disks(&self, req: &TargetRequest) -> HostResult<Vec<String>> {
-        self.lock()
-            .with_iscsi(|s, node| s.get_target_disks(node, req))
-    }
-
-    fn set_mutual_chap_secret(&self, secret: &str, version: IscsiApiVersion) -> HostResult<()> {
-        self.lock()
-            .with_iscsi(|s, node| s.set_mutual_chap_secret(node, secret, version))
-    }
-}
-
-impl SystemStateAccess for Host {
-    /// Locks the node for the duration of `f` only.
-    fn with_system<R>(&self, f: impl FnOnce(&mut system::SystemState) -> R) -> R {
-        f(&mut self.lock().system)
-    }
-}
-
-impl SystemHost for Host {
-    fn get_bios_serial_number(&self) -> HostResult<String> {
-        self.lock().system.bios_serial_number()
-    }
-
-    fn start_service(&self, name: &str) -> HostResult<()> {
-        system::start_service(self, name)
-    }
-
-    fn stop_service(&self, name: &str, force: bool) -> HostResult<()> {
-        system::stop_service(self, name, force)
-    }
-
-    fn get_service(&self, name: &str) -> HostResult<ServiceInfo> {
-        self.lock().system.get_service(name, Instant::now())
+        self.msiscsi_running
     }
 }
 
@@ -259,14 +175,13 @@ mod tests {
     use std::time::Duration;
 
     use super::*;
-    use crate::host::disk::DiskHost;
-    use crate::host::filesystem::FilesystemHost;
+    use crate::host::iscsi::{ConnectTargetRequest, TargetPortal, TargetRequest};
     use crate::host::namespace::Entry;
     use crate::host::seed::NodeSeed;
     use crate::host::smb::{DEFAULT_SMB_PASSWORD, MappingStatus};
     use crate::host::storage::PartitionStyle;
     use crate::host::system::ServiceTiming;
-    use crate::host::{HostConfig, HostErrorKind};
+    use crate::host::{Host, HostConfig, HostErrorKind};
 
     const LUN0: &str = "iqn.1991-05.com.microsoft:storage01-lun0-target";
 
@@ -319,8 +234,9 @@ mod tests {
         let t = host();
         let h = &t.host;
         let link = r"C:\var\lib\kubelet\pods\p1\volumes\smb";
-        h.mkdir(r"C:\var\lib\kubelet\pods\p1\volumes").unwrap();
-        h.new_smb_global_mapping(&mapping(r"\\FileServer\Share\vol1", link))
+        h.run(|node| node.mkdir(r"C:\var\lib\kubelet\pods\p1\volumes"))
+            .unwrap();
+        h.run(|node| node.new_smb_global_mapping(&mapping(r"\\FileServer\Share\vol1", link)))
             .unwrap();
         assert_eq!(
             h.entry(link).unwrap(),
@@ -348,10 +264,11 @@ mod tests {
             h.read_file(&format!(r"{link}\HELLO.TXT")).unwrap(),
             b"hello"
         );
-        assert!(h.is_symlink(link).unwrap());
+        assert!(h.run(|node| node.is_symlink(link)).unwrap());
         ok_invariants(h);
 
-        h.remove_smb_global_mapping(r"\\fileserver\share").unwrap();
+        h.run(|node| node.smb.remove_smb_global_mapping(r"\\fileserver\share"))
+            .unwrap();
         assert!(h.lock().smb.mappings().is_empty());
         let e = h.read_file(&format!(r"{link}\hello.txt")).unwrap_err();
         assert_eq!(e.message(), "Access is denied.");
@@ -361,9 +278,9 @@ mod tests {
         );
         // The link itself stays (RemoveSmbGlobalMapping leaves it) and is now
         // dangling; Rmdir removes only the link, never the share's content.
-        assert!(h.path_exists(link).unwrap());
-        assert!(!h.is_symlink(link).unwrap());
-        h.rmdir(link, false).unwrap();
+        assert!(h.run(|node| node.path_exists(link)).unwrap());
+        assert!(!h.run(|node| node.is_symlink(link)).unwrap());
+        h.run(|node| node.rmdir(link, false)).unwrap();
         assert!(share_dir.join("vol1").join("hello.txt").is_file());
         ok_invariants(h);
     }
@@ -373,10 +290,12 @@ mod tests {
         let t = host();
         let h = &t.host;
         let e = h
-            .new_smb_global_mapping(&mapping(
-                r"\\fileserver\share",
-                r"C:\var\lib\kubelet-evil\x",
-            ))
+            .run(|node| {
+                node.new_smb_global_mapping(&mapping(
+                    r"\\fileserver\share",
+                    r"C:\var\lib\kubelet-evil\x",
+                ))
+            })
             .unwrap_err();
         assert_eq!(
             e.message(),
@@ -385,10 +304,12 @@ mod tests {
         assert_eq!(h.lock().smb.mappings().len(), 1);
         // Parent missing: the namespace's error with the RPC's prefix.
         let e = h
-            .new_smb_global_mapping(&mapping(
-                "//fileserver/share/sub",
-                r"C:\var\lib\kubelet\missing\x",
-            ))
+            .run(|node| {
+                node.new_smb_global_mapping(&mapping(
+                    "//fileserver/share/sub",
+                    r"C:\var\lib\kubelet\missing\x",
+                ))
+            })
             .unwrap_err();
         assert_eq!(
             e.message(),
@@ -397,10 +318,10 @@ mod tests {
              err: The system cannot find the path specified."
         );
         let link = r"C:\var\lib\kubelet\l";
-        h.new_smb_global_mapping(&mapping(r"\\fileserver\share", link))
+        h.run(|node| node.new_smb_global_mapping(&mapping(r"\\fileserver\share", link)))
             .unwrap();
         let e = h
-            .new_smb_global_mapping(&mapping(r"\\fileserver\share", link))
+            .run(|node| node.new_smb_global_mapping(&mapping(r"\\fileserver\share", link)))
             .unwrap_err();
         assert_eq!(
             e.message(),
@@ -411,7 +332,7 @@ mod tests {
             .smb
             .set_mapping_status(r"\\fileserver\share", MappingStatus::Paused)
             .unwrap();
-        assert!(!h.is_symlink(link).unwrap());
+        assert!(!h.run(|node| node.is_symlink(link)).unwrap());
         ok_invariants(h);
     }
 
@@ -421,40 +342,64 @@ mod tests {
         let h = &t.host;
         fast(h);
         h.start_service(MSISCSI).unwrap();
-        h.add_target_portal(portal().as_ref()).unwrap();
+        h.run(|node| node.iscsi(|iscsi, disks| iscsi.add_target_portal(disks, portal().as_ref())))
+            .unwrap();
         assert!(
-            h.discover_target_portal(portal().as_ref())
+            h.run(|node| node
+                .iscsi(|iscsi, disks| iscsi.discover_target_portal(disks, portal().as_ref())))
                 .unwrap()
                 .contains(&LUN0.to_string())
         );
-        h.connect_target(&ConnectTargetRequest {
-            target_portal: portal(),
-            iqn: LUN0.into(),
-            ..Default::default()
+        h.run(|node| {
+            node.iscsi(|iscsi, disks| {
+                iscsi.connect_target(
+                    disks,
+                    &ConnectTargetRequest {
+                        target_portal: portal(),
+                        iqn: LUN0.into(),
+                        ..Default::default()
+                    },
+                )
+            })
         })
         .unwrap();
-        let disks = h.get_target_disks(&target(LUN0)).unwrap();
+        let disks = h
+            .run(|node| node.iscsi(|iscsi, disks| iscsi.get_target_disks(disks, &target(LUN0))))
+            .unwrap();
         assert_eq!(disks, ["3"], "lowest free number after local disks 0-2");
         let n: u32 = disks[0].parse().unwrap();
         let d = h.snapshot().disk(n).cloned().unwrap();
         assert!(d.is_offline);
         assert_eq!(d.partition_style, PartitionStyle::Raw);
         assert_eq!(d.size, 1 << 30);
-        assert!(h.list_disk_locations().unwrap().contains_key(&n));
-        assert!(h.list_disk_ids().unwrap().contains_key(&n));
-        assert!(!h.get_disk_state(n).unwrap());
-        h.set_disk_state(n, true).unwrap();
-        h.partition_disk(n).unwrap();
+        assert!(
+            h.run(|node| node.list_disk_locations())
+                .unwrap()
+                .contains_key(&n)
+        );
+        assert!(h.run(|node| node.list_disk_ids()).unwrap().contains_key(&n));
+        assert!(!h.run(|node| node.get_disk_state(n)).unwrap());
+        h.run(|node| node.set_disk_state(n, true)).unwrap();
+        h.run(|node| node.partition_disk(n)).unwrap();
         let d = h.snapshot().disk(n).cloned().unwrap();
         assert_eq!(d.partition_style, PartitionStyle::Gpt);
         assert!(!d.partitions.is_empty());
-        h.set_disk_state(n, false).unwrap();
+        h.run(|node| node.set_disk_state(n, false)).unwrap();
         ok_invariants(h);
 
-        h.disconnect_target(&target(LUN0)).unwrap();
+        h.run(|node| node.iscsi(|iscsi, disks| iscsi.disconnect_target(disks, &target(LUN0))))
+            .unwrap();
         assert!(h.snapshot().disk(n).is_none());
-        assert!(!h.list_disk_locations().unwrap().contains_key(&n));
-        assert!(h.get_target_disks(&target(LUN0)).unwrap().is_empty());
+        assert!(
+            !h.run(|node| node.list_disk_locations())
+                .unwrap()
+                .contains_key(&n)
+        );
+        assert!(
+            h.run(|node| node.iscsi(|iscsi, disks| iscsi.get_target_disks(disks, &target(LUN0))))
+                .unwrap()
+                .is_empty()
+        );
         assert!(h.lock().iscsi_disks.is_empty());
         ok_invariants(h);
     }
@@ -467,11 +412,19 @@ mod tests {
             .system
             .set_status(MSISCSI, ServiceStatus::Running)
             .unwrap();
-        h.add_target_portal(portal().as_ref()).unwrap();
-        h.connect_target(&ConnectTargetRequest {
-            target_portal: portal(),
-            iqn: LUN0.into(),
-            ..Default::default()
+        h.run(|node| node.iscsi(|iscsi, disks| iscsi.add_target_portal(disks, portal().as_ref())))
+            .unwrap();
+        h.run(|node| {
+            node.iscsi(|iscsi, disks| {
+                iscsi.connect_target(
+                    disks,
+                    &ConnectTargetRequest {
+                        target_portal: portal(),
+                        iqn: LUN0.into(),
+                        ..Default::default()
+                    },
+                )
+            })
         })
         .unwrap();
         h.detach_disk(3).unwrap();
@@ -483,7 +436,8 @@ mod tests {
         // A new disk taking the number is not the session's: disconnect
         // leaves it alone.
         h.attach_disk(DiskSpec::new(1 << 30)).unwrap();
-        h.disconnect_target(&target(LUN0)).unwrap();
+        h.run(|node| node.iscsi(|iscsi, disks| iscsi.disconnect_target(disks, &target(LUN0))))
+            .unwrap();
         assert!(h.snapshot().disk(3).is_some());
         ok_invariants(h);
     }
@@ -492,23 +446,44 @@ mod tests {
     fn iscsi_fails_while_msiscsi_is_stopped() {
         let t = host();
         let h = &t.host;
-        let e = h.add_target_portal(portal().as_ref()).unwrap_err();
+        let e = h
+            .run(|node| {
+                node.iscsi(|iscsi, disks| iscsi.add_target_portal(disks, portal().as_ref()))
+            })
+            .unwrap_err();
         assert_eq!(e.kind(), HostErrorKind::Unknown);
         assert_eq!(
             e.message(),
             "error adding target portal at (10.0.0.20:3260). err: the Microsoft iSCSI \
              Initiator Service (MSiSCSI) is not running"
         );
-        assert!(h.list_target_portals().is_err());
+        assert!(
+            h.run(|node| node.iscsi(|iscsi, disks| iscsi.list_target_portals(disks)))
+                .is_err()
+        );
         fast(h);
         h.start_service(MSISCSI).unwrap();
-        h.add_target_portal(portal().as_ref()).unwrap();
-        assert_eq!(h.list_target_portals().unwrap().len(), 1);
+        h.run(|node| node.iscsi(|iscsi, disks| iscsi.add_target_portal(disks, portal().as_ref())))
+            .unwrap();
+        assert_eq!(
+            h.run(|node| node.iscsi(|iscsi, disks| iscsi.list_target_portals(disks)))
+                .unwrap()
+                .len(),
+            1
+        );
         h.stop_service(MSISCSI, false).unwrap();
-        assert!(h.list_target_portals().is_err());
+        assert!(
+            h.run(|node| node.iscsi(|iscsi, disks| iscsi.list_target_portals(disks)))
+                .is_err()
+        );
         // State survives the stop.
         h.start_service(MSISCSI).unwrap();
-        assert_eq!(h.list_target_portals().unwrap().len(), 1);
+        assert_eq!(
+            h.run(|node| node.iscsi(|iscsi, disks| iscsi.list_target_portals(disks)))
+                .unwrap()
+                .len(),
+            1
+        );
     }
 
     #[test]
@@ -525,19 +500,24 @@ mod tests {
         let start = std::thread::spawn(move || h2.start_service("W32Time"));
         std::thread::sleep(Duration::from_millis(100));
         let before = Instant::now();
-        let info = h.get_service("W32Time").unwrap();
+        let info = h
+            .run(|node| node.system.get_service("W32Time", Instant::now()))
+            .unwrap();
         assert!(before.elapsed() < Duration::from_millis(200));
         assert_eq!(info.status, ServiceStatus::StartPending);
         assert!(!start.is_finished());
-        h.mkdir(r"C:\var\lib\kubelet\during-start").unwrap();
+        h.run(|node| node.mkdir(r"C:\var\lib\kubelet\during-start"))
+            .unwrap();
         start.join().unwrap().unwrap();
         assert_eq!(
-            h.get_service("W32Time").unwrap().status,
+            h.run(|node| node.system.get_service("W32Time", Instant::now()))
+                .unwrap()
+                .status,
             ServiceStatus::Running
         );
         assert_eq!(
-            h.get_bios_serial_number().unwrap(),
-            system::DEFAULT_BIOS_SERIAL
+            h.run(|node| node.system.bios_serial_number()).unwrap(),
+            crate::host::system::DEFAULT_BIOS_SERIAL
         );
     }
 
@@ -585,9 +565,21 @@ status = "Running"
             ..HostConfig::new(dir.path())
         })
         .unwrap();
-        assert_eq!(h.get_bios_serial_number().unwrap(), "SER-42");
-        assert_eq!(h.get_service("msiscsi").unwrap().display_name, "MSiSCSI");
-        assert!(h.get_service("W32Time").is_err(), "only seeded services");
+        assert_eq!(
+            h.run(|node| node.system.bios_serial_number()).unwrap(),
+            "SER-42"
+        );
+        assert_eq!(
+            h.run(|node| node.system.get_service("msiscsi", Instant::now()))
+                .unwrap()
+                .display_name,
+            "MSiSCSI"
+        );
+        assert!(
+            h.run(|node| node.system.get_service("W32Time", Instant::now()))
+                .is_err(),
+            "only seeded services"
+        );
         assert!(h.lock().smb.server("NAS").unwrap().has_account("alice"));
         assert!(h.lock().smb.server("fileserver").is_none());
         assert_eq!(
@@ -595,17 +587,32 @@ status = "Running"
             "iqn.1991-05.com.microsoft:node7"
         );
         let p = Some(TargetPortal::new("192.168.1.5", 3261));
-        h.add_target_portal(p.as_ref()).unwrap();
-        h.connect_target(&ConnectTargetRequest {
-            target_portal: p.clone(),
-            iqn: "iqn.2000-01.com.example:t1".into(),
-            ..Default::default()
+        h.run(|node| node.iscsi(|iscsi, disks| iscsi.add_target_portal(disks, p.as_ref())))
+            .unwrap();
+        h.run(|node| {
+            node.iscsi(|iscsi, disks| {
+                iscsi.connect_target(
+                    disks,
+                    &ConnectTargetRequest {
+                        target_portal: p.clone(),
+                        iqn: "iqn.2000-01.com.example:t1".into(),
+                        ..Default::default()
+                    },
+                )
+            })
         })
         .unwrap();
         let disks = h
-            .get_target_disks(&TargetRequest {
-                target_portal: p,
-                iqn: "iqn.2000-01.com.example:t1".into(),
+            .run(|node| {
+                node.iscsi(|iscsi, disks| {
+                    iscsi.get_target_disks(
+                        disks,
+                        &TargetRequest {
+                            target_portal: p,
+                            iqn: "iqn.2000-01.com.example:t1".into(),
+                        },
+                    )
+                })
             })
             .unwrap();
         assert_eq!(disks, ["1", "2"]);
@@ -621,12 +628,14 @@ status = "Running"
         })
         .unwrap();
         assert_eq!(
-            h.get_bios_serial_number().unwrap(),
-            system::DEFAULT_BIOS_SERIAL
+            h.run(|node| node.system.bios_serial_number()).unwrap(),
+            crate::host::system::DEFAULT_BIOS_SERIAL
         );
         assert!(h.lock().smb.server("fileserver").is_some());
         assert_eq!(
-            h.get_service(MSISCSI).unwrap().status,
+            h.run(|node| node.system.get_service(MSISCSI, Instant::now()))
+                .unwrap()
+                .status,
             ServiceStatus::Stopped
         );
         // An empty section is taken as written.
@@ -637,8 +646,11 @@ status = "Running"
             ..HostConfig::new(dir.path())
         })
         .unwrap();
-        assert!(h.get_bios_serial_number().is_err());
-        assert!(h.list_target_portals().is_err());
+        assert!(h.run(|node| node.system.bios_serial_number()).is_err());
+        assert!(
+            h.run(|node| node.iscsi(|iscsi, disks| iscsi.list_target_portals(disks)))
+                .is_err()
+        );
     }
 
     #[test]

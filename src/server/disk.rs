@@ -9,16 +9,15 @@
 //!
 //! The string-id shapes parse with Go's `strconv.ParseUint(s, 10, 64)` and
 //! truncate to 32 bits, failing with the texts of disk.md §3
-//! ([`crate::host::convert`]). Errors of forwarded calls are not wrapped in
+//! (`server::convert`). Errors of forwarded calls are not wrapped in
 //! this group.
 
-use tonic::{Request, Response, Status};
+use tonic::Request;
 
-use super::{ProxyService, reply};
+use super::convert;
+use super::{ProxyService, Reply, reply};
 use crate::disk::{v1, v1alpha1, v1beta1, v1beta2, v1beta3};
-use crate::host::{DiskHost, DiskLocation, convert};
-
-type Reply<T> = Result<Response<T>, Status>;
+use crate::host::DiskLocation;
 
 /// `DiskLocation` has the same four string fields in every version.
 macro_rules! disk_location_from_host {
@@ -61,7 +60,7 @@ macro_rules! disk_service {
                 &self,
                 _request: Request<$v::ListDiskLocationsRequest>,
             ) -> Reply<$v::ListDiskLocationsResponse> {
-                reply(self.host.list_disk_locations().map(|locations| {
+                reply(self.host.run(|node| node.list_disk_locations()).map(|locations| {
                     $v::ListDiskLocationsResponse {
                         disk_locations: locations
                             .into_iter()
@@ -80,7 +79,7 @@ macro_rules! disk_service {
                 &self,
                 _request: Request<$v::ListDiskLocationsRequest>,
             ) -> Reply<$v::ListDiskLocationsResponse> {
-                reply(self.host.list_disk_locations().map(|locations| {
+                reply(self.host.run(|node| node.list_disk_locations()).map(|locations| {
                     $v::ListDiskLocationsResponse {
                         disk_locations: locations.into_iter().map(|(n, l)| (n, l.into())).collect(),
                     }
@@ -99,7 +98,7 @@ macro_rules! disk_service {
                 let request = request.into_inner();
                 reply(
                     convert::partition_disk_id(stringify!($v), &request.disk_id)
-                        .and_then(|n| self.host.partition_disk(n))
+                        .and_then(|n| self.host.run(|node| node.partition_disk(n)))
                         .map(|()| $v::PartitionDiskResponse {}),
                 )
             }
@@ -115,8 +114,7 @@ macro_rules! disk_service {
             ) -> Reply<$v::PartitionDiskResponse> {
                 let request = request.into_inner();
                 reply(
-                    self.host
-                        .partition_disk(request.disk_number)
+                    self.host.run(|node| node.partition_disk(request.disk_number))
                         .map(|()| $v::PartitionDiskResponse {}),
                 )
             }
@@ -130,7 +128,7 @@ macro_rules! disk_service {
                 &self,
                 _request: Request<$v::RescanRequest>,
             ) -> Reply<$v::RescanResponse> {
-                reply(self.host.rescan().map(|()| $v::RescanResponse {}))
+                reply(self.host.run(|node| node.rescan()).map(|()| $v::RescanResponse {}))
             }
         ] $($rest)*);
     };
@@ -143,7 +141,8 @@ macro_rules! disk_service {
                 request: Request<$v::GetDiskNumberByNameRequest>,
             ) -> Reply<$v::GetDiskNumberByNameResponse> {
                 let request = request.into_inner();
-                reply(self.host.get_disk_number_by_name(&request.disk_name).map(|n| {
+                let found = self.host.run(|node| node.get_disk_number_by_name(&request.disk_name));
+                reply(found.map(|n| {
                     $v::GetDiskNumberByNameResponse {
                         disk_number: n.to_string(),
                     }
@@ -160,7 +159,7 @@ macro_rules! disk_service {
                 &self,
                 _request: Request<$v::ListDiskIDsRequest>,
             ) -> Reply<$v::ListDiskIDsResponse> {
-                reply(self.host.list_disk_ids().map(|ids| $v::ListDiskIDsResponse {
+                reply(self.host.run(|node| node.list_disk_ids()).map(|ids| $v::ListDiskIDsResponse {
                     disk_i_ds: ids
                         .into_iter()
                         .map(|(n, i)| {
@@ -185,7 +184,7 @@ macro_rules! disk_service {
                 &self,
                 _request: Request<$v::ListDiskIDsRequest>,
             ) -> Reply<$v::ListDiskIDsResponse> {
-                reply(self.host.list_disk_ids().map(|ids| $v::ListDiskIDsResponse {
+                reply(self.host.run(|node| node.list_disk_ids()).map(|ids| $v::ListDiskIDsResponse {
                     disk_i_ds: ids
                         .into_iter()
                         .map(|(n, i)| {
@@ -207,7 +206,7 @@ macro_rules! disk_service {
                 let request = request.into_inner();
                 reply(
                     convert::disk_stats_id(&request.disk_id)
-                        .and_then(|n| self.host.get_disk_stats(n))
+                        .and_then(|n| self.host.run(|node| node.get_disk_stats(n)))
                         .map(|disk_size| $v::DiskStatsResponse { disk_size }),
                 )
             }
@@ -223,8 +222,7 @@ macro_rules! disk_service {
             ) -> Reply<$v::GetDiskStatsResponse> {
                 let request = request.into_inner();
                 reply(
-                    self.host
-                        .get_disk_stats(request.disk_number)
+                    self.host.run(|node| node.get_disk_stats(request.disk_number))
                         .map(|total_bytes| $v::GetDiskStatsResponse { total_bytes }),
                 )
             }
@@ -241,7 +239,9 @@ macro_rules! disk_service {
                 let request = request.into_inner();
                 reply(
                     convert::set_attach_state_id(&request.disk_id)
-                        .and_then(|n| self.host.set_disk_state(n, request.is_online))
+                        .and_then(|n| {
+                            self.host.run(|node| node.set_disk_state(n, request.is_online))
+                        })
                         .map(|()| $v::SetAttachStateResponse {}),
                 )
             }
@@ -258,7 +258,7 @@ macro_rules! disk_service {
                 let request = request.into_inner();
                 reply(
                     convert::get_attach_state_id(&request.disk_id)
-                        .and_then(|n| self.host.get_disk_state(n))
+                        .and_then(|n| self.host.run(|node| node.get_disk_state(n)))
                         .map(|is_online| $v::GetAttachStateResponse { is_online }),
                 )
             }
@@ -274,8 +274,9 @@ macro_rules! disk_service {
             ) -> Reply<$v::SetDiskStateResponse> {
                 let request = request.into_inner();
                 reply(
-                    self.host
-                        .set_disk_state(request.disk_number, request.is_online)
+                    self.host.run(|node| {
+                        node.set_disk_state(request.disk_number, request.is_online)
+                    })
                         .map(|()| $v::SetDiskStateResponse {}),
                 )
             }
@@ -291,8 +292,7 @@ macro_rules! disk_service {
             ) -> Reply<$v::GetDiskStateResponse> {
                 let request = request.into_inner();
                 reply(
-                    self.host
-                        .get_disk_state(request.disk_number)
+                    self.host.run(|node| node.get_disk_state(request.disk_number))
                         .map(|is_online| $v::GetDiskStateResponse { is_online }),
                 )
             }
@@ -319,11 +319,11 @@ pub(super) mod tests {
     use std::collections::HashMap;
     use std::convert::Infallible;
 
-    use tonic::{Code, Request};
+    use tonic::{Code, Request, Status};
 
     use super::*;
     use crate::host::storage::{DiskSpec, Page83, PartitionStyle};
-    use crate::host::{Host, HostConfig, VolumeHost};
+    use crate::host::{Host, HostConfig};
 
     pub(crate) const GIB: u64 = 1 << 30;
     /// Bad string disk ids and the `strconv` error each gives.
@@ -492,7 +492,7 @@ pub(super) mod tests {
                 );
 
                 let ids = ok(s.list_disk_i_ds(Request::new(ListDiskIDsRequest {})).await).disk_i_ds;
-                let host_ids = f.host().list_disk_ids().unwrap();
+                let host_ids = f.host().run(|node| node.list_disk_ids()).unwrap();
                 assert_eq!(ids.len(), 3);
                 assert_eq!(ids[&1].page83, host_ids[&1].page83);
                 assert_eq!(ids[&1].page83.len(), 48, "MSFT + GUID binary id as hex");
@@ -506,7 +506,7 @@ pub(super) mod tests {
                 assert_eq!(d1.partitions.len(), 2);
                 assert!(d1.partitions[0].kind.is_msr());
                 assert_eq!(d1.partitions[1].offset, 16 * 1024 * 1024);
-                assert_eq!(f.host().list_volumes_on_disk(1, 0).unwrap().len(), 1);
+                assert_eq!(f.host().run(|node| node.list_volumes_on_disk(1, 0)).unwrap().len(), 1);
                 // idempotent
                 ok(s.partition_disk(Request::new(PartitionDiskRequest { disk_number: 1 })).await);
                 assert_eq!(partition_count(f.host(), 1), 2);
@@ -529,7 +529,7 @@ pub(super) mod tests {
                     .await);
                 assert!(f.host().snapshot().disk(1).unwrap().is_offline);
                 assert!(!ok(s.get_disk_state(Request::new(state(1))).await).is_online);
-                assert!(f.host().list_volumes_on_disk(1, 0).unwrap().is_empty());
+                assert!(f.host().run(|node| node.list_volumes_on_disk(1, 0)).unwrap().is_empty());
                 ok(s
                     .set_disk_state(Request::new(SetDiskStateRequest {
                         disk_number: 1,
@@ -579,7 +579,7 @@ pub(super) mod tests {
         assert_eq!(locations["1"].adapter, "3");
 
         let ids = ok(s.list_disk_i_ds(Request::new(ListDiskIDsRequest {})).await).disk_i_ds;
-        let host_ids = f.host().list_disk_ids().unwrap();
+        let host_ids = f.host().run(|node| node.list_disk_ids()).unwrap();
         assert_eq!(ids.len(), 3);
         for (n, i) in &host_ids {
             let expected: HashMap<String, String> = [
@@ -596,7 +596,13 @@ pub(super) mod tests {
         }))
         .await);
         assert_eq!(partition_count(f.host(), 2), 2);
-        assert_eq!(f.host().list_volumes_on_disk(2, 0).unwrap().len(), 1);
+        assert_eq!(
+            f.host()
+                .run(|node| node.list_volumes_on_disk(2, 0))
+                .unwrap()
+                .len(),
+            1
+        );
 
         // leading zeros are fine
         let size = ok(s

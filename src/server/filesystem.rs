@@ -1,195 +1,180 @@
 //! The filesystem group's services (filesystem.md §2, §5): five versions
-//! over [`FilesystemHost`].
+//! over the node's namespace.
 //!
-//! Two message shapes, one macro body each:
-//! - [`legacy`](filesystem_legacy) (v1alpha1, v1beta1): `LinkPath` and
+//! Two message families:
+//! - legacy (v1alpha1, v1beta1): `LinkPath` and
 //!   `IsMountPoint` are `CreateSymlink` and `IsSymlink`; the `context` field
 //!   of requests is ignored (any value, also undefined enum numbers); the
 //!   `error` field of responses is always empty (a failure is a status).
-//! - [`current`](filesystem_current) (v1beta2, v1, v2alpha1): field-for-field;
+//! - current (v1beta2, v1, v2alpha1): field-for-field;
 //!   v2alpha1 adds `RmdirContents`.
 
-use tonic::{Request, Response, Status};
+use tonic::Request;
 
-use super::{ProxyService, reply};
-use crate::host::FilesystemHost;
+use super::{ProxyService, Reply, reply};
+use crate::filesystem::{v1, v1alpha1, v1beta1, v1beta2, v2alpha1};
 
-/// Implements the v1alpha1/v1beta1 `Filesystem` service of version `$v`.
-macro_rules! filesystem_legacy {
-    ($v:ident) => {
+/// `filesystem_service!(<version>: <rpc> <rpc> ...)` implements the
+/// version's `Filesystem` trait with one method per RPC shape (a
+/// tt-muncher, as for every group).
+macro_rules! filesystem_service {
+    ($v:ident: $($shape:ident)+) => {
+        filesystem_service!(@acc $v [] $($shape)+);
+    };
+
+    (@acc $v:ident [$($methods:tt)*]) => {
         #[tonic::async_trait]
-        impl crate::filesystem::$v::filesystem_server::Filesystem for ProxyService {
-            async fn path_exists(
-                &self,
-                request: Request<crate::filesystem::$v::PathExistsRequest>,
-            ) -> Result<Response<crate::filesystem::$v::PathExistsResponse>, Status> {
-                let r = request.into_inner();
-                reply(self.host().path_exists(&r.path).map(|exists| {
-                    crate::filesystem::$v::PathExistsResponse {
-                        error: String::new(),
-                        exists,
-                    }
-                }))
-            }
-
-            async fn mkdir(
-                &self,
-                request: Request<crate::filesystem::$v::MkdirRequest>,
-            ) -> Result<Response<crate::filesystem::$v::MkdirResponse>, Status> {
-                let r = request.into_inner();
-                reply(
-                    self.host()
-                        .mkdir(&r.path)
-                        .map(|()| crate::filesystem::$v::MkdirResponse {
-                            error: String::new(),
-                        }),
-                )
-            }
-
-            async fn rmdir(
-                &self,
-                request: Request<crate::filesystem::$v::RmdirRequest>,
-            ) -> Result<Response<crate::filesystem::$v::RmdirResponse>, Status> {
-                let r = request.into_inner();
-                reply(self.host().rmdir(&r.path, r.force).map(|()| {
-                    crate::filesystem::$v::RmdirResponse {
-                        error: String::new(),
-                    }
-                }))
-            }
-
-            async fn link_path(
-                &self,
-                request: Request<crate::filesystem::$v::LinkPathRequest>,
-            ) -> Result<Response<crate::filesystem::$v::LinkPathResponse>, Status> {
-                let r = request.into_inner();
-                reply(
-                    self.host()
-                        .create_symlink(&r.source_path, &r.target_path)
-                        .map(|()| crate::filesystem::$v::LinkPathResponse {
-                            error: String::new(),
-                        }),
-                )
-            }
-
-            async fn is_mount_point(
-                &self,
-                request: Request<crate::filesystem::$v::IsMountPointRequest>,
-            ) -> Result<Response<crate::filesystem::$v::IsMountPointResponse>, Status> {
-                let r = request.into_inner();
-                reply(self.host().is_symlink(&r.path).map(|is_mount_point| {
-                    crate::filesystem::$v::IsMountPointResponse {
-                        error: String::new(),
-                        is_mount_point,
-                    }
-                }))
-            }
+        impl $v::filesystem_server::Filesystem for ProxyService {
+            $($methods)*
         }
     };
-}
 
-/// Implements the v1beta2/v1/v2alpha1 `Filesystem` service of version `$v`,
-/// with `RmdirContents` when asked for (v2alpha1).
-macro_rules! filesystem_current {
-    ($v:ident) => {
-        filesystem_current!(@impl $v {});
+    // `..Default::default()` leaves the legacy `error` field empty (v1alpha1,
+    // v1beta1) and is a no-op elsewhere.
+    (@acc $v:ident [$($m:tt)*] path_exists $($rest:ident)*) => {
+        filesystem_service!(@acc $v [$($m)*
+            #[allow(clippy::needless_update)]
+            async fn path_exists(
+                &self,
+                request: Request<$v::PathExistsRequest>,
+            ) -> Reply<$v::PathExistsResponse> {
+                let r = request.into_inner();
+                reply(
+                    self.host
+                        .run(|node| node.path_exists(&r.path))
+                        .map(|exists| $v::PathExistsResponse { exists, ..Default::default() }),
+                )
+            }
+        ] $($rest)*);
     };
-    ($v:ident, rmdir_contents) => {
-        filesystem_current!(@impl $v {
+
+    (@acc $v:ident [$($m:tt)*] mkdir $($rest:ident)*) => {
+        filesystem_service!(@acc $v [$($m)*
+            async fn mkdir(
+                &self,
+                request: Request<$v::MkdirRequest>,
+            ) -> Reply<$v::MkdirResponse> {
+                let r = request.into_inner();
+                reply(
+                    self.host
+                        .run(|node| node.mkdir(&r.path))
+                        .map(|()| $v::MkdirResponse::default()),
+                )
+            }
+        ] $($rest)*);
+    };
+
+    (@acc $v:ident [$($m:tt)*] rmdir $($rest:ident)*) => {
+        filesystem_service!(@acc $v [$($m)*
+            async fn rmdir(
+                &self,
+                request: Request<$v::RmdirRequest>,
+            ) -> Reply<$v::RmdirResponse> {
+                let r = request.into_inner();
+                reply(
+                    self.host
+                        .run(|node| node.rmdir(&r.path, r.force))
+                        .map(|()| $v::RmdirResponse::default()),
+                )
+            }
+        ] $($rest)*);
+    };
+
+    (@acc $v:ident [$($m:tt)*] rmdir_contents $($rest:ident)*) => {
+        filesystem_service!(@acc $v [$($m)*
             async fn rmdir_contents(
                 &self,
-                request: Request<crate::filesystem::$v::RmdirContentsRequest>,
-            ) -> Result<Response<crate::filesystem::$v::RmdirContentsResponse>, Status> {
+                request: Request<$v::RmdirContentsRequest>,
+            ) -> Reply<$v::RmdirContentsResponse> {
                 let r = request.into_inner();
                 reply(
-                    self.host()
-                        .rmdir_contents(&r.path)
-                        .map(|()| crate::filesystem::$v::RmdirContentsResponse {}),
+                    self.host
+                        .run(|node| node.rmdir_contents(&r.path))
+                        .map(|()| $v::RmdirContentsResponse::default()),
                 )
             }
-        });
+        ] $($rest)*);
     };
-    // The methods every version has, then `$extra` spliced in before
-    // `async_trait` rewrites the impl.
-    (@impl $v:ident { $($extra:tt)* }) => {
-        #[tonic::async_trait]
-        impl crate::filesystem::$v::filesystem_server::Filesystem for ProxyService {
-            async fn path_exists(
-                &self,
-                request: Request<crate::filesystem::$v::PathExistsRequest>,
-            ) -> Result<Response<crate::filesystem::$v::PathExistsResponse>, Status> {
-                let r = request.into_inner();
-                reply(
-                    self.host()
-                        .path_exists(&r.path)
-                        .map(|exists| crate::filesystem::$v::PathExistsResponse { exists }),
-                )
-            }
 
-            async fn mkdir(
-                &self,
-                request: Request<crate::filesystem::$v::MkdirRequest>,
-            ) -> Result<Response<crate::filesystem::$v::MkdirResponse>, Status> {
-                let r = request.into_inner();
-                reply(
-                    self.host()
-                        .mkdir(&r.path)
-                        .map(|()| crate::filesystem::$v::MkdirResponse {}),
-                )
-            }
-
-            async fn rmdir(
-                &self,
-                request: Request<crate::filesystem::$v::RmdirRequest>,
-            ) -> Result<Response<crate::filesystem::$v::RmdirResponse>, Status> {
-                let r = request.into_inner();
-                reply(
-                    self.host()
-                        .rmdir(&r.path, r.force)
-                        .map(|()| crate::filesystem::$v::RmdirResponse {}),
-                )
-            }
-
+    (@acc $v:ident [$($m:tt)*] create_symlink $($rest:ident)*) => {
+        filesystem_service!(@acc $v [$($m)*
             async fn create_symlink(
                 &self,
-                request: Request<crate::filesystem::$v::CreateSymlinkRequest>,
-            ) -> Result<Response<crate::filesystem::$v::CreateSymlinkResponse>, Status> {
+                request: Request<$v::CreateSymlinkRequest>,
+            ) -> Reply<$v::CreateSymlinkResponse> {
                 let r = request.into_inner();
                 reply(
-                    self.host()
-                        .create_symlink(&r.source_path, &r.target_path)
-                        .map(|()| crate::filesystem::$v::CreateSymlinkResponse {}),
+                    self.host
+                        .run(|node| node.create_symlink(&r.source_path, &r.target_path))
+                        .map(|()| $v::CreateSymlinkResponse::default()),
                 )
             }
+        ] $($rest)*);
+    };
 
+    (@acc $v:ident [$($m:tt)*] is_symlink $($rest:ident)*) => {
+        filesystem_service!(@acc $v [$($m)*
             async fn is_symlink(
                 &self,
-                request: Request<crate::filesystem::$v::IsSymlinkRequest>,
-            ) -> Result<Response<crate::filesystem::$v::IsSymlinkResponse>, Status> {
+                request: Request<$v::IsSymlinkRequest>,
+            ) -> Reply<$v::IsSymlinkResponse> {
                 let r = request.into_inner();
                 reply(
-                    self.host()
-                        .is_symlink(&r.path)
-                        .map(|is_symlink| crate::filesystem::$v::IsSymlinkResponse { is_symlink }),
+                    self.host
+                        .run(|node| node.is_symlink(&r.path))
+                        .map(|is_symlink| $v::IsSymlinkResponse { is_symlink }),
                 )
             }
+        ] $($rest)*);
+    };
 
-            $($extra)*
-        }
+    // LinkPath (v1alpha1, v1beta1) is CreateSymlink.
+    (@acc $v:ident [$($m:tt)*] link_path $($rest:ident)*) => {
+        filesystem_service!(@acc $v [$($m)*
+            async fn link_path(
+                &self,
+                request: Request<$v::LinkPathRequest>,
+            ) -> Reply<$v::LinkPathResponse> {
+                let r = request.into_inner();
+                reply(
+                    self.host
+                        .run(|node| node.create_symlink(&r.source_path, &r.target_path))
+                        .map(|()| $v::LinkPathResponse::default()),
+                )
+            }
+        ] $($rest)*);
+    };
+
+    // IsMountPoint (v1alpha1, v1beta1) is IsSymlink.
+    (@acc $v:ident [$($m:tt)*] is_mount_point $($rest:ident)*) => {
+        filesystem_service!(@acc $v [$($m)*
+            #[allow(clippy::needless_update)]
+            async fn is_mount_point(
+                &self,
+                request: Request<$v::IsMountPointRequest>,
+            ) -> Reply<$v::IsMountPointResponse> {
+                let r = request.into_inner();
+                reply(
+                    self.host
+                        .run(|node| node.is_symlink(&r.path))
+                        .map(|is_mount_point| $v::IsMountPointResponse { is_mount_point, ..Default::default() }),
+                )
+            }
+        ] $($rest)*);
     };
 }
 
-filesystem_legacy!(v1alpha1);
-filesystem_legacy!(v1beta1);
-filesystem_current!(v1beta2);
-filesystem_current!(v1);
-filesystem_current!(v2alpha1, rmdir_contents);
+filesystem_service!(v1alpha1: path_exists mkdir rmdir link_path is_mount_point);
+filesystem_service!(v1beta1: path_exists mkdir rmdir link_path is_mount_point);
+filesystem_service!(v1beta2: path_exists mkdir rmdir create_symlink is_symlink);
+filesystem_service!(v1: path_exists mkdir rmdir create_symlink is_symlink);
+filesystem_service!(v2alpha1: path_exists mkdir rmdir create_symlink is_symlink rmdir_contents);
 
 #[cfg(test)]
 pub(crate) mod tests {
     use std::fmt::Debug;
 
-    use tonic::Code;
+    use tonic::{Code, Response, Status};
     use tower::ServiceExt;
 
     use super::*;

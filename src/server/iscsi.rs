@@ -1,44 +1,28 @@
 //! The iSCSI group's services (iscsi.md §2, §5): v1alpha1 and v1alpha2 over
-//! [`IscsiHost`].
+//! the node's iSCSI model.
 //!
 //! Both versions have the same messages; v1alpha2 adds
 //! `SetMutualChapSecret` (on v1alpha1 the generated stub answers
-//! `UNIMPLEMENTED`, as upstream). One macro body converts field-for-field:
+//! `UNIMPLEMENTED`, as upstream). Every shape converts field-for-field:
 //! the auth type stays its wire number (the host rejects numbers outside
 //! 0..=2 with upstream's text), port 0 becomes 3260 in the host, and a
 //! request without `target_portal` is `INVALID_ARGUMENT`
 //! (`target_portal is required`) where upstream's process crashes.
 
-use tonic::{Request, Response, Status};
+use tonic::Request;
 
-use super::{ProxyService, reply};
-use crate::host::IscsiHost;
+use super::{ProxyService, Reply, reply};
 use crate::host::iscsi::{ConnectTargetRequest, IscsiApiVersion, TargetPortal, TargetRequest};
+use crate::iscsi::{v1alpha1, v1alpha2};
 
-/// Implements the `Iscsi` service of version `$v` (calling the host as API
-/// version `$api`), with `SetMutualChapSecret` when asked for.
+/// `iscsi_service!(<version> (<host API version>): <rpc> <rpc> ...)`
+/// implements the version's `Iscsi` trait with one method per RPC shape (a
+/// tt-muncher, as for every group). Every RPC runs the iSCSI model with the
+/// node's disks ([`Node::iscsi`](crate::host::Node::iscsi)).
 macro_rules! iscsi_service {
-    ($v:ident, $api:path) => {
-        iscsi_service!(@impl $v, $api {});
-    };
-    ($v:ident, $api:path, set_mutual_chap_secret) => {
-        iscsi_service!(@impl $v, $api {
-            async fn set_mutual_chap_secret(
-                &self,
-                request: Request<crate::iscsi::$v::SetMutualChapSecretRequest>,
-            ) -> Result<Response<crate::iscsi::$v::SetMutualChapSecretResponse>, Status> {
-                let r = request.into_inner();
-                reply(
-                    self.host()
-                        .set_mutual_chap_secret(&r.mutual_chap_secret, $api)
-                        .map(|()| crate::iscsi::$v::SetMutualChapSecretResponse {}),
-                )
-            }
-        });
-    };
-    (@impl $v:ident, $api:path { $($extra:tt)* }) => {
-        impl From<crate::iscsi::$v::TargetPortal> for TargetPortal {
-            fn from(p: crate::iscsi::$v::TargetPortal) -> Self {
+    ($v:ident ($api:path): $($shape:ident)+) => {
+        impl From<$v::TargetPortal> for TargetPortal {
+            fn from(p: $v::TargetPortal) -> Self {
                 Self {
                     target_address: p.target_address,
                     target_port: p.target_port,
@@ -46,7 +30,7 @@ macro_rules! iscsi_service {
             }
         }
 
-        impl From<TargetPortal> for crate::iscsi::$v::TargetPortal {
+        impl From<TargetPortal> for $v::TargetPortal {
             fn from(p: TargetPortal) -> Self {
                 Self {
                     target_address: p.target_address,
@@ -55,8 +39,8 @@ macro_rules! iscsi_service {
             }
         }
 
-        impl From<crate::iscsi::$v::ConnectTargetRequest> for ConnectTargetRequest {
-            fn from(r: crate::iscsi::$v::ConnectTargetRequest) -> Self {
+        impl From<$v::ConnectTargetRequest> for ConnectTargetRequest {
+            fn from(r: $v::ConnectTargetRequest) -> Self {
                 Self {
                     target_portal: r.target_portal.map(Into::into),
                     iqn: r.iqn,
@@ -67,8 +51,8 @@ macro_rules! iscsi_service {
             }
         }
 
-        impl From<crate::iscsi::$v::DisconnectTargetRequest> for TargetRequest {
-            fn from(r: crate::iscsi::$v::DisconnectTargetRequest) -> Self {
+        impl From<$v::DisconnectTargetRequest> for TargetRequest {
+            fn from(r: $v::DisconnectTargetRequest) -> Self {
                 Self {
                     target_portal: r.target_portal.map(Into::into),
                     iqn: r.iqn,
@@ -76,8 +60,8 @@ macro_rules! iscsi_service {
             }
         }
 
-        impl From<crate::iscsi::$v::GetTargetDisksRequest> for TargetRequest {
-            fn from(r: crate::iscsi::$v::GetTargetDisksRequest) -> Self {
+        impl From<$v::GetTargetDisksRequest> for TargetRequest {
+            fn from(r: $v::GetTargetDisksRequest) -> Self {
                 Self {
                     target_portal: r.target_portal.map(Into::into),
                     iqn: r.iqn,
@@ -85,98 +69,152 @@ macro_rules! iscsi_service {
             }
         }
 
+        iscsi_service!(@acc $v $api [] $($shape)+);
+    };
+
+    (@acc $v:ident $api:path [$($methods:tt)*]) => {
         #[tonic::async_trait]
-        impl crate::iscsi::$v::iscsi_server::Iscsi for ProxyService {
+        impl $v::iscsi_server::Iscsi for ProxyService {
+            $($methods)*
+        }
+    };
+
+    (@acc $v:ident $api:path [$($m:tt)*] add_target_portal $($rest:ident)*) => {
+        iscsi_service!(@acc $v $api [$($m)*
             async fn add_target_portal(
                 &self,
-                request: Request<crate::iscsi::$v::AddTargetPortalRequest>,
-            ) -> Result<Response<crate::iscsi::$v::AddTargetPortalResponse>, Status> {
+                request: Request<$v::AddTargetPortalRequest>,
+            ) -> Reply<$v::AddTargetPortalResponse> {
                 let portal = request.into_inner().target_portal.map(TargetPortal::from);
                 reply(
-                    self.host()
-                        .add_target_portal(portal.as_ref())
-                        .map(|()| crate::iscsi::$v::AddTargetPortalResponse {}),
+                    self.host
+                        .run(|node| node.iscsi(|iscsi, disks| iscsi.add_target_portal(disks, portal.as_ref())))
+                        .map(|()| $v::AddTargetPortalResponse {}),
                 )
             }
+        ] $($rest)*);
+    };
 
+    (@acc $v:ident $api:path [$($m:tt)*] discover_target_portal $($rest:ident)*) => {
+        iscsi_service!(@acc $v $api [$($m)*
             async fn discover_target_portal(
                 &self,
-                request: Request<crate::iscsi::$v::DiscoverTargetPortalRequest>,
-            ) -> Result<Response<crate::iscsi::$v::DiscoverTargetPortalResponse>, Status> {
+                request: Request<$v::DiscoverTargetPortalRequest>,
+            ) -> Reply<$v::DiscoverTargetPortalResponse> {
                 let portal = request.into_inner().target_portal.map(TargetPortal::from);
                 reply(
-                    self.host()
-                        .discover_target_portal(portal.as_ref())
-                        .map(|iqns| crate::iscsi::$v::DiscoverTargetPortalResponse { iqns }),
+                    self.host
+                        .run(|node| node.iscsi(|iscsi, disks| iscsi.discover_target_portal(disks, portal.as_ref())))
+                        .map(|iqns| $v::DiscoverTargetPortalResponse { iqns }),
                 )
             }
+        ] $($rest)*);
+    };
 
+    (@acc $v:ident $api:path [$($m:tt)*] remove_target_portal $($rest:ident)*) => {
+        iscsi_service!(@acc $v $api [$($m)*
             async fn remove_target_portal(
                 &self,
-                request: Request<crate::iscsi::$v::RemoveTargetPortalRequest>,
-            ) -> Result<Response<crate::iscsi::$v::RemoveTargetPortalResponse>, Status> {
+                request: Request<$v::RemoveTargetPortalRequest>,
+            ) -> Reply<$v::RemoveTargetPortalResponse> {
                 let portal = request.into_inner().target_portal.map(TargetPortal::from);
                 reply(
-                    self.host()
-                        .remove_target_portal(portal.as_ref())
-                        .map(|()| crate::iscsi::$v::RemoveTargetPortalResponse {}),
+                    self.host
+                        .run(|node| node.iscsi(|iscsi, disks| iscsi.remove_target_portal(disks, portal.as_ref())))
+                        .map(|()| $v::RemoveTargetPortalResponse {}),
                 )
             }
+        ] $($rest)*);
+    };
 
+    (@acc $v:ident $api:path [$($m:tt)*] list_target_portals $($rest:ident)*) => {
+        iscsi_service!(@acc $v $api [$($m)*
             async fn list_target_portals(
                 &self,
-                _request: Request<crate::iscsi::$v::ListTargetPortalsRequest>,
-            ) -> Result<Response<crate::iscsi::$v::ListTargetPortalsResponse>, Status> {
-                reply(self.host().list_target_portals().map(|portals| {
-                    crate::iscsi::$v::ListTargetPortalsResponse {
-                        target_portals: portals.into_iter().map(Into::into).collect(),
-                    }
-                }))
+                _request: Request<$v::ListTargetPortalsRequest>,
+            ) -> Reply<$v::ListTargetPortalsResponse> {
+                reply(
+                    self.host
+                        .run(|node| node.iscsi(|iscsi, disks| iscsi.list_target_portals(disks)))
+                        .map(|portals| $v::ListTargetPortalsResponse {
+                            target_portals: portals.into_iter().map(Into::into).collect(),
+                        }),
+                )
             }
+        ] $($rest)*);
+    };
 
+    (@acc $v:ident $api:path [$($m:tt)*] connect_target $($rest:ident)*) => {
+        iscsi_service!(@acc $v $api [$($m)*
             async fn connect_target(
                 &self,
-                request: Request<crate::iscsi::$v::ConnectTargetRequest>,
-            ) -> Result<Response<crate::iscsi::$v::ConnectTargetResponse>, Status> {
+                request: Request<$v::ConnectTargetRequest>,
+            ) -> Reply<$v::ConnectTargetResponse> {
                 let r = ConnectTargetRequest::from(request.into_inner());
                 reply(
-                    self.host()
-                        .connect_target(&r)
-                        .map(|()| crate::iscsi::$v::ConnectTargetResponse {}),
+                    self.host
+                        .run(|node| node.iscsi(|iscsi, disks| iscsi.connect_target(disks, &r)))
+                        .map(|()| $v::ConnectTargetResponse {}),
                 )
             }
+        ] $($rest)*);
+    };
 
+    (@acc $v:ident $api:path [$($m:tt)*] disconnect_target $($rest:ident)*) => {
+        iscsi_service!(@acc $v $api [$($m)*
             async fn disconnect_target(
                 &self,
-                request: Request<crate::iscsi::$v::DisconnectTargetRequest>,
-            ) -> Result<Response<crate::iscsi::$v::DisconnectTargetResponse>, Status> {
+                request: Request<$v::DisconnectTargetRequest>,
+            ) -> Reply<$v::DisconnectTargetResponse> {
                 let r = TargetRequest::from(request.into_inner());
                 reply(
-                    self.host()
-                        .disconnect_target(&r)
-                        .map(|()| crate::iscsi::$v::DisconnectTargetResponse {}),
+                    self.host
+                        .run(|node| node.iscsi(|iscsi, disks| iscsi.disconnect_target(disks, &r)))
+                        .map(|()| $v::DisconnectTargetResponse {}),
                 )
             }
+        ] $($rest)*);
+    };
 
+    (@acc $v:ident $api:path [$($m:tt)*] get_target_disks $($rest:ident)*) => {
+        iscsi_service!(@acc $v $api [$($m)*
             async fn get_target_disks(
                 &self,
-                request: Request<crate::iscsi::$v::GetTargetDisksRequest>,
-            ) -> Result<Response<crate::iscsi::$v::GetTargetDisksResponse>, Status> {
+                request: Request<$v::GetTargetDisksRequest>,
+            ) -> Reply<$v::GetTargetDisksResponse> {
                 let r = TargetRequest::from(request.into_inner());
                 reply(
-                    self.host()
-                        .get_target_disks(&r)
-                        .map(|disk_i_ds| crate::iscsi::$v::GetTargetDisksResponse { disk_i_ds }),
+                    self.host
+                        .run(|node| node.iscsi(|iscsi, disks| iscsi.get_target_disks(disks, &r)))
+                        .map(|disk_i_ds| $v::GetTargetDisksResponse { disk_i_ds }),
                 )
             }
+        ] $($rest)*);
+    };
 
-            $($extra)*
-        }
+    (@acc $v:ident $api:path [$($m:tt)*] set_mutual_chap_secret $($rest:ident)*) => {
+        iscsi_service!(@acc $v $api [$($m)*
+            async fn set_mutual_chap_secret(
+                &self,
+                request: Request<$v::SetMutualChapSecretRequest>,
+            ) -> Reply<$v::SetMutualChapSecretResponse> {
+                let secret = request.into_inner().mutual_chap_secret;
+                reply(
+                    self.host
+                        .run(|node| node.iscsi(|iscsi, disks| iscsi.set_mutual_chap_secret(disks, &secret, $api)))
+                        .map(|()| $v::SetMutualChapSecretResponse {}),
+                )
+            }
+        ] $($rest)*);
     };
 }
 
-iscsi_service!(v1alpha1, IscsiApiVersion::V1alpha1);
-iscsi_service!(v1alpha2, IscsiApiVersion::V1alpha2, set_mutual_chap_secret);
+iscsi_service!(v1alpha1 (IscsiApiVersion::V1alpha1):
+    add_target_portal discover_target_portal remove_target_portal list_target_portals
+    connect_target disconnect_target get_target_disks);
+iscsi_service!(v1alpha2 (IscsiApiVersion::V1alpha2):
+    add_target_portal discover_target_portal remove_target_portal list_target_portals
+    connect_target disconnect_target get_target_disks set_mutual_chap_secret);
 
 #[cfg(test)]
 mod tests {
@@ -252,7 +290,6 @@ mod tests {
         ($v:ident) => {
             mod $v {
                 use super::*;
-                use crate::host::DiskHost;
                 use crate::iscsi::$v::iscsi_server::Iscsi;
                 use crate::iscsi::$v::*;
                 use tonic::Request;
@@ -388,9 +425,9 @@ mod tests {
                     assert_eq!(ids, ["3"]);
                     let n: u32 = ids[0].parse().unwrap();
                     // The disk group sees it: offline, then online and partitioned.
-                    assert!(!h.get_disk_state(n).unwrap());
-                    h.set_disk_state(n, true).unwrap();
-                    h.partition_disk(n).unwrap();
+                    assert!(!h.run(|node| node.get_disk_state(n)).unwrap());
+                    h.run(|node| node.set_disk_state(n, true)).unwrap();
+                    h.run(|node| node.partition_disk(n)).unwrap();
                     // Connecting again is a no-op, even with other credentials.
                     s.connect_target(connect(LUN0, AuthenticationType::OneWayChap, "x", "y"))
                         .await

@@ -9,6 +9,7 @@
 //! [`status`].
 
 mod authority;
+mod convert;
 mod disk;
 mod filesystem;
 mod iscsi;
@@ -75,7 +76,10 @@ pub fn status(error: HostError) -> Status {
     }
 }
 
+/// The result of every service method.
+pub(crate) type Reply<T> = Result<tonic::Response<T>, Status>;
+
 /// Maps a host result to a tonic response.
-pub(crate) fn reply<T>(result: HostResult<T>) -> Result<tonic::Response<T>, Status> {
+pub(crate) fn reply<T>(result: HostResult<T>) -> Reply<T> {
     result.map(tonic::Response::new).map_err(status)
 }

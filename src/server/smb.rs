@@ -1,22 +1,24 @@
-//! The SMB group's services (smb.md §2, §5): four versions over [`SmbHost`].
+//! The SMB group's services (smb.md §2, §5): four versions over the node's
+//! SMB model.
 //!
 //! All versions have the same requests; v1alpha1/v1beta1 responses carry a
 //! legacy `error` field that is always empty (a failure is a status), v1beta2
-//! and v1 responses are empty. One macro body, instantiated per version with
-//! the fields its responses have.
+//! and v1 responses are empty.
 
-use tonic::{Request, Response, Status};
+use tonic::Request;
 
-use super::{ProxyService, reply};
-use crate::host::SmbHost;
+use super::{ProxyService, Reply, reply};
 use crate::host::smb::NewSmbGlobalMappingRequest;
+use crate::smb::{v1, v1alpha1, v1beta1, v1beta2};
 
-/// Implements the `Smb` service of version `$v`; `{ $($resp)* }` are the
-/// fields of its (otherwise empty) responses.
+/// `smb_service!(<version>: <rpc> <rpc> ...)` implements the version's `Smb`
+/// trait with one method per RPC shape (a tt-muncher, as for every group).
+/// Responses are built with `..Default::default()`, which leaves the legacy
+/// `error` field of v1alpha1/v1beta1 empty and is a no-op elsewhere.
 macro_rules! smb_service {
-    ($v:ident { $($resp:tt)* }) => {
-        impl From<crate::smb::$v::NewSmbGlobalMappingRequest> for NewSmbGlobalMappingRequest {
-            fn from(r: crate::smb::$v::NewSmbGlobalMappingRequest) -> Self {
+    ($v:ident: $($shape:ident)+) => {
+        impl From<$v::NewSmbGlobalMappingRequest> for NewSmbGlobalMappingRequest {
+            fn from(r: $v::NewSmbGlobalMappingRequest) -> Self {
                 Self {
                     remote_path: r.remote_path,
                     local_path: r.local_path,
@@ -26,43 +28,56 @@ macro_rules! smb_service {
             }
         }
 
+        smb_service!(@acc $v [] $($shape)+);
+    };
+
+    (@acc $v:ident [$($methods:tt)*]) => {
         #[tonic::async_trait]
-        impl crate::smb::$v::smb_server::Smb for ProxyService {
+        impl $v::smb_server::Smb for ProxyService {
+            $($methods)*
+        }
+    };
+
+    // Maps on the node: the mapping, then the local link (a node-wide RPC).
+    (@acc $v:ident [$($m:tt)*] new_smb_global_mapping $($rest:ident)*) => {
+        smb_service!(@acc $v [$($m)*
+            #[allow(clippy::needless_update)]
             async fn new_smb_global_mapping(
                 &self,
-                request: Request<crate::smb::$v::NewSmbGlobalMappingRequest>,
-            ) -> Result<Response<crate::smb::$v::NewSmbGlobalMappingResponse>, Status> {
+                request: Request<$v::NewSmbGlobalMappingRequest>,
+            ) -> Reply<$v::NewSmbGlobalMappingResponse> {
                 let r = NewSmbGlobalMappingRequest::from(request.into_inner());
                 reply(
-                    self.host()
-                        .new_smb_global_mapping(&r)
-                        .map(|()| crate::smb::$v::NewSmbGlobalMappingResponse { $($resp)* }),
+                    self.host
+                        .run(|node| node.new_smb_global_mapping(&r))
+                        .map(|()| $v::NewSmbGlobalMappingResponse { ..Default::default() }),
                 )
             }
+        ] $($rest)*);
+    };
 
+    (@acc $v:ident [$($m:tt)*] remove_smb_global_mapping $($rest:ident)*) => {
+        smb_service!(@acc $v [$($m)*
+            #[allow(clippy::needless_update)]
             async fn remove_smb_global_mapping(
                 &self,
-                request: Request<crate::smb::$v::RemoveSmbGlobalMappingRequest>,
-            ) -> Result<Response<crate::smb::$v::RemoveSmbGlobalMappingResponse>, Status> {
+                request: Request<$v::RemoveSmbGlobalMappingRequest>,
+            ) -> Reply<$v::RemoveSmbGlobalMappingResponse> {
                 let r = request.into_inner();
                 reply(
-                    self.host()
-                        .remove_smb_global_mapping(&r.remote_path)
-                        .map(|()| crate::smb::$v::RemoveSmbGlobalMappingResponse { $($resp)* }),
+                    self.host
+                        .run(|node| node.smb.remove_smb_global_mapping(&r.remote_path))
+                        .map(|()| $v::RemoveSmbGlobalMappingResponse { ..Default::default() }),
                 )
             }
-        }
+        ] $($rest)*);
     };
 }
 
-smb_service!(v1alpha1 {
-    error: String::new()
-});
-smb_service!(v1beta1 {
-    error: String::new()
-});
-smb_service!(v1beta2 {});
-smb_service!(v1 {});
+smb_service!(v1alpha1: new_smb_global_mapping remove_smb_global_mapping);
+smb_service!(v1beta1: new_smb_global_mapping remove_smb_global_mapping);
+smb_service!(v1beta2: new_smb_global_mapping remove_smb_global_mapping);
+smb_service!(v1: new_smb_global_mapping remove_smb_global_mapping);
 
 #[cfg(test)]
 mod tests {

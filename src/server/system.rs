@@ -1,5 +1,5 @@
-//! The System group's service (system.md §2, §5): v1alpha1 over
-//! [`SystemHost`].
+//! The System group's service (system.md §2, §5): v1alpha1 over the node's
+//! System model.
 //!
 //! Field-for-field; the host's status and start type map one-to-one onto
 //! the proto enums (an unrecognised state is `UNKNOWN`, an unrecognised
@@ -7,85 +7,131 @@
 //! `StopService` wait for the service (polling), so they run on the blocking
 //! pool.
 
-use tonic::{Request, Response, Status};
+use std::time::Instant;
 
-use super::{ProxyService, reply};
-use crate::host::SystemHost;
+use tonic::{Request, Response};
+
+use super::{ProxyService, Reply, reply};
 use crate::host::system::{ServiceStatus, StartType};
-use crate::system::v1alpha1 as api;
+use crate::system::v1alpha1;
 
-fn status_to_api(status: ServiceStatus) -> api::ServiceStatus {
-    match status {
-        ServiceStatus::Unknown => api::ServiceStatus::Unknown,
-        ServiceStatus::Stopped => api::ServiceStatus::Stopped,
-        ServiceStatus::StartPending => api::ServiceStatus::StartPending,
-        ServiceStatus::StopPending => api::ServiceStatus::StopPending,
-        ServiceStatus::Running => api::ServiceStatus::Running,
-        ServiceStatus::ContinuePending => api::ServiceStatus::ContinuePending,
-        ServiceStatus::PausePending => api::ServiceStatus::PausePending,
-        ServiceStatus::Paused => api::ServiceStatus::Paused,
-    }
+/// The host's service status and start type map one-to-one onto the
+/// version's enums.
+macro_rules! system_enums_from_host {
+    ($v:ident) => {
+        impl From<ServiceStatus> for $v::ServiceStatus {
+            fn from(status: ServiceStatus) -> Self {
+                match status {
+                    ServiceStatus::Unknown => Self::Unknown,
+                    ServiceStatus::Stopped => Self::Stopped,
+                    ServiceStatus::StartPending => Self::StartPending,
+                    ServiceStatus::StopPending => Self::StopPending,
+                    ServiceStatus::Running => Self::Running,
+                    ServiceStatus::ContinuePending => Self::ContinuePending,
+                    ServiceStatus::PausePending => Self::PausePending,
+                    ServiceStatus::Paused => Self::Paused,
+                }
+            }
+        }
+
+        impl From<StartType> for $v::StartType {
+            fn from(start_type: StartType) -> Self {
+                match start_type {
+                    StartType::Boot => Self::Boot,
+                    StartType::System => Self::System,
+                    StartType::Automatic => Self::Automatic,
+                    StartType::Manual => Self::Manual,
+                    StartType::Disabled => Self::Disabled,
+                }
+            }
+        }
+    };
 }
 
-fn start_type_to_api(start_type: StartType) -> api::StartType {
-    match start_type {
-        StartType::Boot => api::StartType::Boot,
-        StartType::System => api::StartType::System,
-        StartType::Automatic => api::StartType::Automatic,
-        StartType::Manual => api::StartType::Manual,
-        StartType::Disabled => api::StartType::Disabled,
-    }
+system_enums_from_host!(v1alpha1);
+
+/// `system_service!(<version>: <rpc> <rpc> ...)` implements the version's
+/// `System` trait with one method per RPC shape (a tt-muncher, as for every
+/// group: each rule appends one method, the last emits the impl block).
+macro_rules! system_service {
+    ($v:ident: $($shape:ident)+) => {
+        system_service!(@acc $v [] $($shape)+);
+    };
+
+    (@acc $v:ident [$($methods:tt)*]) => {
+        #[tonic::async_trait]
+        impl $v::system_server::System for ProxyService {
+            $($methods)*
+        }
+    };
+
+    (@acc $v:ident [$($m:tt)*] get_bios_serial_number $($rest:ident)*) => {
+        system_service!(@acc $v [$($m)*
+            async fn get_bios_serial_number(
+                &self,
+                _request: Request<$v::GetBiosSerialNumberRequest>,
+            ) -> Reply<$v::GetBiosSerialNumberResponse> {
+                reply(
+                    self.host
+                        .run(|node| node.system.bios_serial_number())
+                        .map(|serial_number| $v::GetBiosSerialNumberResponse { serial_number }),
+                )
+            }
+        ] $($rest)*);
+    };
+
+    // Waits for the service (polling), so runs on the blocking pool.
+    (@acc $v:ident [$($m:tt)*] start_service $($rest:ident)*) => {
+        system_service!(@acc $v [$($m)*
+            async fn start_service(
+                &self,
+                request: Request<$v::StartServiceRequest>,
+            ) -> Reply<$v::StartServiceResponse> {
+                let name = request.into_inner().name;
+                self.blocking(move |host| host.start_service(&name))
+                    .await
+                    .map(|()| Response::new($v::StartServiceResponse {}))
+            }
+        ] $($rest)*);
+    };
+
+    // Waits for the service (polling), so runs on the blocking pool.
+    (@acc $v:ident [$($m:tt)*] stop_service $($rest:ident)*) => {
+        system_service!(@acc $v [$($m)*
+            async fn stop_service(
+                &self,
+                request: Request<$v::StopServiceRequest>,
+            ) -> Reply<$v::StopServiceResponse> {
+                let r = request.into_inner();
+                self.blocking(move |host| host.stop_service(&r.name, r.force))
+                    .await
+                    .map(|()| Response::new($v::StopServiceResponse {}))
+            }
+        ] $($rest)*);
+    };
+
+    (@acc $v:ident [$($m:tt)*] get_service $($rest:ident)*) => {
+        system_service!(@acc $v [$($m)*
+            async fn get_service(
+                &self,
+                request: Request<$v::GetServiceRequest>,
+            ) -> Reply<$v::GetServiceResponse> {
+                let r = request.into_inner();
+                reply(
+                    self.host
+                        .run(|node| node.system.get_service(&r.name, Instant::now()))
+                        .map(|info| $v::GetServiceResponse {
+                            display_name: info.display_name,
+                            start_type: $v::StartType::from(info.start_type).into(),
+                            status: $v::ServiceStatus::from(info.status).into(),
+                        }),
+                )
+            }
+        ] $($rest)*);
+    };
 }
 
-#[tonic::async_trait]
-impl api::system_server::System for ProxyService {
-    async fn get_bios_serial_number(
-        &self,
-        _request: Request<api::GetBiosSerialNumberRequest>,
-    ) -> Result<Response<api::GetBiosSerialNumberResponse>, Status> {
-        reply(
-            self.host()
-                .get_bios_serial_number()
-                .map(|serial_number| api::GetBiosSerialNumberResponse { serial_number }),
-        )
-    }
-
-    async fn start_service(
-        &self,
-        request: Request<api::StartServiceRequest>,
-    ) -> Result<Response<api::StartServiceResponse>, Status> {
-        let name = request.into_inner().name;
-        self.blocking(move |host| SystemHost::start_service(host, &name))
-            .await
-            .map(|()| Response::new(api::StartServiceResponse {}))
-    }
-
-    async fn stop_service(
-        &self,
-        request: Request<api::StopServiceRequest>,
-    ) -> Result<Response<api::StopServiceResponse>, Status> {
-        let r = request.into_inner();
-        self.blocking(move |host| SystemHost::stop_service(host, &r.name, r.force))
-            .await
-            .map(|()| Response::new(api::StopServiceResponse {}))
-    }
-
-    async fn get_service(
-        &self,
-        request: Request<api::GetServiceRequest>,
-    ) -> Result<Response<api::GetServiceResponse>, Status> {
-        let r = request.into_inner();
-        reply(
-            self.host()
-                .get_service(&r.name)
-                .map(|info| api::GetServiceResponse {
-                    display_name: info.display_name,
-                    start_type: start_type_to_api(info.start_type).into(),
-                    status: status_to_api(info.status).into(),
-                }),
-        )
-    }
-}
+system_service!(v1alpha1: get_bios_serial_number start_service stop_service get_service);
 
 #[cfg(test)]
 mod tests {
@@ -98,6 +144,7 @@ mod tests {
     use crate::server::filesystem::tests::{
         Fixture, assert_no_rpc_unimplemented, assert_status, fixture,
     };
+    use crate::system::v1alpha1 as api;
     use api::system_server::System;
 
     /// A default node with fast service polling.
@@ -264,11 +311,11 @@ mod tests {
         // Every host value maps onto the proto enum of the same number.
         for code in 0..=7 {
             let st = ServiceStatus::from_code(code).unwrap();
-            assert_eq!(i32::from(status_to_api(st)), code);
+            assert_eq!(i32::from(api::ServiceStatus::from(st)), code);
         }
         for code in 0..=4 {
             let t = StartType::from_code(code).unwrap();
-            assert_eq!(i32::from(start_type_to_api(t)), code);
+            assert_eq!(i32::from(api::StartType::from(t)), code);
         }
         // A disabled service cannot start; an unrecognised start mode is BOOT.
         {

@@ -18,13 +18,11 @@
 //! FormatVolume, which wipes the volume's tree in the sandbox and therefore
 //! runs on the blocking pool ([`ProxyService::blocking`]).
 
-use tonic::{Request, Response, Status};
+use tonic::{Request, Response};
 
-use super::{ProxyService, reply};
-use crate::host::{VolumeHost, convert};
+use super::convert;
+use super::{ProxyService, Reply, reply};
 use crate::volume::{v1, v1alpha1, v1beta1, v1beta2, v1beta3, v2alpha1};
-
-type Reply<T> = Result<Response<T>, Status>;
 
 /// `volume_service!(<version>: <shape> <shape> ...)` implements the
 /// version's `Volume` trait with one method per shape (a tt-muncher: each
@@ -51,7 +49,7 @@ macro_rules! volume_service {
                 let request = request.into_inner();
                 reply(
                     convert::list_volumes_disk_id(&request.disk_id)
-                        .and_then(|n| self.host.list_volumes_on_disk(n, 0))
+                        .and_then(|n| self.host.run(|node| node.list_volumes_on_disk(n, 0)))
                         .map(|volume_ids| $v::ListVolumesOnDiskResponse { volume_ids }),
                 )
             }
@@ -67,8 +65,9 @@ macro_rules! volume_service {
             ) -> Reply<$v::ListVolumesOnDiskResponse> {
                 let request = request.into_inner();
                 reply(
-                    self.host
-                        .list_volumes_on_disk(request.disk_number, request.partition_number)
+                    self.host.run(|node| {
+                        node.list_volumes_on_disk(request.disk_number, request.partition_number)
+                    })
                         .map(|volume_ids| $v::ListVolumesOnDiskResponse { volume_ids }),
                 )
             }
@@ -84,8 +83,7 @@ macro_rules! volume_service {
             ) -> Reply<$v::MountVolumeResponse> {
                 let request = request.into_inner();
                 reply(
-                    self.host
-                        .mount_volume(&request.volume_id, &request.path)
+                    self.host.run(|node| node.mount_volume(&request.volume_id, &request.path))
                         .map(|()| $v::MountVolumeResponse {}),
                 )
             }
@@ -101,8 +99,9 @@ macro_rules! volume_service {
             ) -> Reply<$v::MountVolumeResponse> {
                 let request = request.into_inner();
                 reply(
-                    self.host
-                        .mount_volume(&request.volume_id, &request.target_path)
+                    self.host.run(|node| {
+                        node.mount_volume(&request.volume_id, &request.target_path)
+                    })
                         .map(|()| $v::MountVolumeResponse {}),
                 )
             }
@@ -118,8 +117,7 @@ macro_rules! volume_service {
             ) -> Reply<$v::DismountVolumeResponse> {
                 let request = request.into_inner();
                 reply(
-                    self.host
-                        .unmount_volume(&request.volume_id, &request.path)
+                    self.host.run(|node| node.unmount_volume(&request.volume_id, &request.path))
                         .map_err(|e| convert::forward_error("UnmountVolume", e))
                         .map(|()| $v::DismountVolumeResponse {}),
                 )
@@ -136,8 +134,9 @@ macro_rules! volume_service {
             ) -> Reply<$v::UnmountVolumeResponse> {
                 let request = request.into_inner();
                 reply(
-                    self.host
-                        .unmount_volume(&request.volume_id, &request.target_path)
+                    self.host.run(|node| {
+                        node.unmount_volume(&request.volume_id, &request.target_path)
+                    })
                         .map(|()| $v::UnmountVolumeResponse {}),
                 )
             }
@@ -153,8 +152,7 @@ macro_rules! volume_service {
             ) -> Reply<$v::IsVolumeFormattedResponse> {
                 let request = request.into_inner();
                 reply(
-                    self.host
-                        .is_volume_formatted(&request.volume_id)
+                    self.host.run(|node| node.is_volume_formatted(&request.volume_id))
                         .map(|formatted| $v::IsVolumeFormattedResponse { formatted }),
                 )
             }
@@ -172,7 +170,7 @@ macro_rules! volume_service {
                 // file-system work whose cost grows with the data, so it
                 // runs on the blocking pool
                 let volume_id = request.into_inner().volume_id;
-                self.blocking(move |host| host.format_volume(&volume_id))
+                self.blocking(move |host| host.run(|node| node.format_volume(&volume_id)))
                     .await
                     .map(|()| Response::new($v::FormatVolumeResponse {}))
             }
@@ -188,8 +186,7 @@ macro_rules! volume_service {
             ) -> Reply<$v::ResizeVolumeResponse> {
                 let request = request.into_inner();
                 reply(
-                    self.host
-                        .resize_volume(&request.volume_id, request.size)
+                    self.host.run(|node| node.resize_volume(&request.volume_id, request.size))
                         .map(|()| $v::ResizeVolumeResponse {}),
                 )
             }
@@ -205,8 +202,7 @@ macro_rules! volume_service {
             ) -> Reply<$v::ResizeVolumeResponse> {
                 let request = request.into_inner();
                 reply(
-                    self.host
-                        .resize_volume(&request.volume_id, request.size_bytes)
+                    self.host.run(|node| node.resize_volume(&request.volume_id, request.size_bytes))
                         .map(|()| $v::ResizeVolumeResponse {}),
                 )
             }
@@ -222,8 +218,7 @@ macro_rules! volume_service {
             ) -> Reply<$v::VolumeStatsResponse> {
                 let request = request.into_inner();
                 reply(
-                    self.host
-                        .get_volume_stats(&request.volume_id)
+                    self.host.run(|node| node.get_volume_stats(&request.volume_id))
                         .map_err(|e| convert::forward_error("GetVolumeStats", e))
                         .map(|s| $v::VolumeStatsResponse {
                             volume_size: s.total_bytes,
@@ -242,7 +237,7 @@ macro_rules! volume_service {
                 request: Request<$v::GetVolumeStatsRequest>,
             ) -> Reply<$v::GetVolumeStatsResponse> {
                 let request = request.into_inner();
-                reply(self.host.get_volume_stats(&request.volume_id).map(|s| {
+                reply(self.host.run(|node| node.get_volume_stats(&request.volume_id)).map(|s| {
                     $v::GetVolumeStatsResponse {
                         total_bytes: s.total_bytes,
                         used_bytes: s.used_bytes,
@@ -261,8 +256,7 @@ macro_rules! volume_service {
             ) -> Reply<$v::VolumeDiskNumberResponse> {
                 let request = request.into_inner();
                 reply(
-                    self.host
-                        .get_disk_number_from_volume_id(&request.volume_id)
+                    self.host.run(|node| node.get_disk_number_from_volume_id(&request.volume_id))
                         .map_err(|e| convert::forward_error("GetDiskNumberFromVolumeID", e))
                         .map(|n| $v::VolumeDiskNumberResponse {
                             disk_number: i64::from(n),
@@ -281,8 +275,7 @@ macro_rules! volume_service {
             ) -> Reply<$v::GetDiskNumberFromVolumeIdResponse> {
                 let request = request.into_inner();
                 reply(
-                    self.host
-                        .get_disk_number_from_volume_id(&request.volume_id)
+                    self.host.run(|node| node.get_disk_number_from_volume_id(&request.volume_id))
                         .map(|disk_number| $v::GetDiskNumberFromVolumeIdResponse { disk_number }),
                 )
             }
@@ -298,8 +291,7 @@ macro_rules! volume_service {
             ) -> Reply<$v::VolumeIdFromMountResponse> {
                 let request = request.into_inner();
                 reply(
-                    self.host
-                        .get_volume_id_from_target_path(&request.mount)
+                    self.host.run(|node| node.get_volume_id_from_target_path(&request.mount))
                         .map_err(|e| convert::forward_error("GetVolumeIDFromTargetPath", e))
                         .map(|volume_id| $v::VolumeIdFromMountResponse { volume_id }),
                 )
@@ -316,8 +308,7 @@ macro_rules! volume_service {
             ) -> Reply<$v::GetVolumeIdFromTargetPathResponse> {
                 let request = request.into_inner();
                 reply(
-                    self.host
-                        .get_volume_id_from_target_path(&request.target_path)
+                    self.host.run(|node| node.get_volume_id_from_target_path(&request.target_path))
                         .map(|volume_id| $v::GetVolumeIdFromTargetPathResponse { volume_id }),
                 )
             }
@@ -333,8 +324,9 @@ macro_rules! volume_service {
             ) -> Reply<$v::GetClosestVolumeIdFromTargetPathResponse> {
                 let request = request.into_inner();
                 reply(
-                    self.host
-                        .get_closest_volume_id_from_target_path(&request.target_path)
+                    self.host.run(|node| {
+                        node.get_closest_volume_id_from_target_path(&request.target_path)
+                    })
                         .map(|volume_id| $v::GetClosestVolumeIdFromTargetPathResponse {
                             volume_id,
                         }),
@@ -352,8 +344,7 @@ macro_rules! volume_service {
             ) -> Reply<$v::WriteVolumeCacheResponse> {
                 let request = request.into_inner();
                 reply(
-                    self.host
-                        .write_volume_cache(&request.volume_id)
+                    self.host.run(|node| node.write_volume_cache(&request.volume_id))
                         .map(|()| $v::WriteVolumeCacheResponse {}),
                 )
             }
@@ -391,8 +382,8 @@ mod tests {
     use tonic::Request;
 
     use super::super::disk::tests::{BAD_IDS, Fixture, GIB, assert_all_implemented, ok, unknown};
+    use crate::host::Host;
     use crate::host::storage::{DiskSpec, FileSystem, Page83};
-    use crate::host::{DiskHost, FilesystemHost, Host, VolumeHost};
 
     const MIB: u64 = 1 << 20;
     const K: &str = r"C:\var\lib\kubelet";
@@ -558,7 +549,7 @@ mod tests {
         .await);
         assert_eq!(fs_of(h, &id), FileSystem::Ntfs);
         assert!(ok(s.is_volume_formatted(Request::new(formatted(&id))).await).formatted);
-        h.mkdir(&staging).unwrap();
+        h.run(|node| node.mkdir(&staging)).unwrap();
         let mount = MountVolumeRequest {
             volume_id: id.clone(),
             target_path: staging.clone(),
@@ -573,11 +564,14 @@ mod tests {
         assert_eq!(mount_points(h).len(), 1);
 
         // NodePublishVolume: publish becomes a directory symlink to staging
-        h.mkdir(&format!(
-            r"{K}\pods\6a1e\volumes\kubernetes.io~csi\pvc-7d0c"
-        ))
+        h.run(|node| {
+            node.mkdir(&format!(
+                r"{K}\pods\6a1e\volumes\kubernetes.io~csi\pvc-7d0c"
+            ))
+        })
         .unwrap();
-        h.create_symlink(&staging, &publish).unwrap();
+        h.run(|node| node.create_symlink(&staging, &publish))
+            .unwrap();
         h.write_file(
             &format!(r"{publish}\data.bin"),
             &vec![7u8; 10 * MIB as usize],
@@ -632,8 +626,8 @@ mod tests {
         }))
         .await);
         assert_eq!(flushes(h, &vid), before + 1);
-        h.rmdir(&publish, false).unwrap();
-        assert!(!h.path_exists(&publish).unwrap());
+        h.run(|node| node.rmdir(&publish, false)).unwrap();
+        assert!(!h.run(|node| node.path_exists(&publish)).unwrap());
 
         // NodeUnstageVolume (GCE): unmount, rmdir, disk offline
         let vid = ok(s
@@ -653,7 +647,7 @@ mod tests {
                 "error umount volume ({vid}) from path {staging}. error: The file or directory is not a reparse point."
             )
         );
-        h.rmdir(&staging, false).unwrap();
+        h.run(|node| node.rmdir(&staging, false)).unwrap();
         let dn = ok(s
             .get_disk_number_from_volume_id(Request::new(GetDiskNumberFromVolumeIdRequest {
                 volume_id: vid.clone(),
@@ -738,7 +732,7 @@ mod tests {
         }))
         .await);
         assert!(ok(s.is_volume_formatted(Request::new(formatted(&id))).await).formatted);
-        h.mkdir(&staging).unwrap();
+        h.run(|node| node.mkdir(&staging)).unwrap();
         ok(s.mount_volume(Request::new(MountVolumeRequest {
             volume_id: id.clone(),
             path: staging.clone(),
@@ -750,9 +744,10 @@ mod tests {
         );
 
         // NodePublishVolume
-        h.mkdir(&format!(r"{K}\pods\p2\volumes\kubernetes.io~csi\pvc-1b2f"))
+        h.run(|node| node.mkdir(&format!(r"{K}\pods\p2\volumes\kubernetes.io~csi\pvc-1b2f")))
             .unwrap();
-        h.create_symlink(&staging, &publish).unwrap();
+        h.run(|node| node.create_symlink(&staging, &publish))
+            .unwrap();
 
         // NodeGetVolumeStats: GetVolumeIDFromMount -> VolumeStats
         let from_mount = |p: &str| VolumeIdFromMountRequest { mount: p.into() };
@@ -793,7 +788,7 @@ mod tests {
         }))
         .await);
         assert_eq!(flushes(h, &vid), before + 1);
-        h.rmdir(&publish, false).unwrap();
+        h.run(|node| node.rmdir(&publish, false)).unwrap();
 
         // NodeUnstageVolume
         let vid = ok(s
@@ -806,7 +801,7 @@ mod tests {
         }))
         .await);
         assert!(mount_points(h).is_empty());
-        h.rmdir(&staging, false).unwrap();
+        h.run(|node| node.rmdir(&staging, false)).unwrap();
         let dn = ok(s
             .get_volume_disk_number(Request::new(VolumeDiskNumberRequest {
                 volume_id: vid.clone(),
@@ -991,11 +986,11 @@ mod tests {
     async fn legacy_list_volumes_bad_ids_and_truncation() {
         let f = Fixture::new();
         let (s, h) = (&f.svc, f.host());
-        h.partition_disk(1).unwrap();
-        let on_disk_1 = h.list_volumes_on_disk(1, 0).unwrap();
+        h.run(|node| node.partition_disk(1)).unwrap();
+        let on_disk_1 = h.run(|node| node.list_volumes_on_disk(1, 0)).unwrap();
         assert_eq!(on_disk_1.len(), 1);
         // disk 0: EFI + C: volumes, in partition order, the MSR contributes nothing
-        let on_disk_0 = h.list_volumes_on_disk(0, 0).unwrap();
+        let on_disk_0 = h.run(|node| node.list_volumes_on_disk(0, 0)).unwrap();
         assert_eq!(on_disk_0.len(), 2);
         assert_eq!(on_disk_0[1], c_volume(h));
 
@@ -1056,7 +1051,7 @@ mod tests {
         let f = Fixture::new();
         let (s, h) = (&f.svc, f.host());
         let n = attach_gce_disk(h, "pvc-a1");
-        h.partition_disk(n).unwrap();
+        h.run(|node| node.partition_disk(n)).unwrap();
         let id = ok(s
             .list_volumes_on_disk(Request::new(ListVolumesOnDiskRequest {
                 disk_id: n.to_string(),
@@ -1080,7 +1075,7 @@ mod tests {
             .formatted
         );
         let mnt = format!(r"{K}\plugins\p\mount-1");
-        h.mkdir(&mnt).unwrap();
+        h.run(|node| node.mkdir(&mnt)).unwrap();
         ok(s.mount_volume(Request::new(MountVolumeRequest {
             volume_id: id.clone(),
             path: mnt.clone(),
@@ -1108,7 +1103,10 @@ mod tests {
         }))
         .await);
         assert!(mount_points(h).is_empty());
-        assert!(h.path_exists(&mnt).unwrap(), "an empty directory stays");
+        assert!(
+            h.run(|node| node.path_exists(&mnt)).unwrap(),
+            "an empty directory stays"
+        );
         assert_eq!(
             unknown(
                 s.dismount_volume(Request::new(DismountVolumeRequest {
@@ -1130,7 +1128,7 @@ mod tests {
         let f = Fixture::new();
         let (s, h) = (&f.svc, f.host());
         let n = attach_gce_disk(h, "pvc-b1");
-        h.partition_disk(n).unwrap();
+        h.run(|node| node.partition_disk(n)).unwrap();
         let id = ok(s
             .list_volumes_on_disk(Request::new(ListVolumesOnDiskRequest {
                 disk_id: n.to_string(),
@@ -1143,7 +1141,7 @@ mod tests {
         }))
         .await);
         let mnt = format!(r"{K}\plugins\p\mount-2");
-        h.mkdir(&mnt).unwrap();
+        h.run(|node| node.mkdir(&mnt)).unwrap();
         ok(s.mount_volume(Request::new(MountVolumeRequest {
             volume_id: id.clone(),
             path: mnt.clone(),
@@ -1198,8 +1196,11 @@ mod tests {
         use crate::volume::v1beta3::*;
         let f = Fixture::new();
         let (s, h) = (&f.svc, f.host());
-        h.partition_disk(2).unwrap();
-        let id = h.list_volumes_on_disk(2, 0).unwrap().remove(0);
+        h.run(|node| node.partition_disk(2)).unwrap();
+        let id = h
+            .run(|node| node.list_volumes_on_disk(2, 0))
+            .unwrap()
+            .remove(0);
         let list = |d, p| {
             Request::new(ListVolumesOnDiskRequest {
                 disk_number: d,
@@ -1335,7 +1336,7 @@ mod tests {
         let f = Fixture::new();
         let (s, h) = (&f.svc, f.host());
         let c = c_volume(h);
-        h.partition_disk(1).unwrap();
+        h.run(|node| node.partition_disk(1)).unwrap();
         let id = ok(s
             .list_volumes_on_disk(Request::new(ListVolumesOnDiskRequest {
                 disk_number: 1,
@@ -1349,7 +1350,7 @@ mod tests {
         }))
         .await);
         let mnt = format!(r"{K}\plugins\p\mount-3");
-        h.mkdir(&mnt).unwrap();
+        h.run(|node| node.mkdir(&mnt)).unwrap();
         let closest = |p: &str| {
             Request::new(GetClosestVolumeIdFromTargetPathRequest {
                 target_path: p.into(),
@@ -1368,7 +1369,7 @@ mod tests {
         }))
         .await);
         let deep = format!(r"{mnt}\foo\bar");
-        h.mkdir(&deep).unwrap();
+        h.run(|node| node.mkdir(&deep)).unwrap();
         assert_eq!(
             ok(s.get_closest_volume_id_from_target_path(closest(&deep))
                 .await)
@@ -1376,7 +1377,7 @@ mod tests {
             id
         );
         let link = format!(r"{K}\plugins\p\link-3");
-        h.create_symlink(&mnt, &link).unwrap();
+        h.run(|node| node.create_symlink(&mnt, &link)).unwrap();
         assert_eq!(
             ok(s.get_closest_volume_id_from_target_path(closest(&link))
                 .await)

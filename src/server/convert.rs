@@ -2,7 +2,7 @@
 //! emulation for the string disk ids of the old API versions (disk.md §3,
 //! volume.md §3) and the error wrappers those versions add.
 
-use super::error::{HostError, HostResult};
+use crate::host::{HostError, HostResult};
 
 /// Go's `strconv.Quote`: the string in double quotes with Go escapes.
 pub fn go_quote(s: &str) -> String {
