@@ -105,6 +105,14 @@ impl Proxy {
         Ok(Proxy::Embedded { server, dir })
     }
 
+    /// The socket directory; `None` for the proxy's default endpoints.
+    pub fn socket_dir(&self) -> Option<PathBuf> {
+        match self {
+            Proxy::Embedded { dir, .. } => Some(dir.path().to_path_buf()),
+            Proxy::Elsewhere { socket_dir } => socket_dir.clone(),
+        }
+    }
+
     /// Node options pointing at this proxy.
     pub fn node_options(&self) -> csi_proxy_client::node::NodeOptions {
         let options = csi_proxy_client::node::NodeOptions::default();
