@@ -172,10 +172,10 @@ mod unix {
         group
             .sample_size(30)
             .measurement_time(Duration::from_secs(8));
+        group.bench_function("node", |b| b.to_async(&runtime).iter(|| node_cycle(&node)));
         group.bench_function("raw_v1_clients", |b| {
             b.to_async(&runtime).iter(|| raw.cycle())
         });
-        group.bench_function("node", |b| b.to_async(&runtime).iter(|| node_cycle(&node)));
         group.finish();
         drop((node, raw));
         runtime.block_on(server.shutdown()).unwrap();
