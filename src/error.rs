@@ -78,7 +78,7 @@ pub enum Error {
 
     /// A path given to the node layer is not one it will send to the proxy
     /// (relative, with `..`, UNC for a local target, ...); nothing was called.
-    #[error("refused path {path:?}: {reason}")]
+    #[error("refused path \"{path}\": {reason}")]
     InvalidPath {
         /// The path as given.
         path: String,

@@ -489,35 +489,26 @@ impl Node {
         }
     }
 
+    fn need<'a, G>(&self, group: &'a Option<G>, name: &'static str) -> Result<&'a G, Error> {
+        group.as_ref().ok_or_else(|| self.missing(name))
+    }
     fn disk(&self) -> Result<&DiskGroup, Error> {
-        self.inner.disk.as_ref().ok_or_else(|| self.missing("disk"))
+        self.need(&self.inner.disk, "disk")
     }
     fn volume(&self) -> Result<&VolumeGroup, Error> {
-        self.inner
-            .volume
-            .as_ref()
-            .ok_or_else(|| self.missing("volume"))
+        self.need(&self.inner.volume, "volume")
     }
     fn fs(&self) -> Result<&FilesystemGroup, Error> {
-        self.inner
-            .filesystem
-            .as_ref()
-            .ok_or_else(|| self.missing("filesystem"))
+        self.need(&self.inner.filesystem, "filesystem")
     }
     fn smb(&self) -> Result<&SmbGroup, Error> {
-        self.inner.smb.as_ref().ok_or_else(|| self.missing("smb"))
+        self.need(&self.inner.smb, "smb")
     }
     fn iscsi(&self) -> Result<&IscsiGroup, Error> {
-        self.inner
-            .iscsi
-            .as_ref()
-            .ok_or_else(|| self.missing("iscsi"))
+        self.need(&self.inner.iscsi, "iscsi")
     }
     fn system(&self) -> Result<&SystemGroup, Error> {
-        self.inner
-            .system
-            .as_ref()
-            .ok_or_else(|| self.missing("system"))
+        self.need(&self.inner.system, "system")
     }
 
     /// Runs `work` within the operation deadline.
