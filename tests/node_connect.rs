@@ -6,13 +6,16 @@ mod node_support;
 
 use std::time::Duration;
 
+use csi_proxy_client::host::Host;
+#[cfg(unix)]
+use csi_proxy_client::host::HostConfig;
 use csi_proxy_client::host::storage::DiskSpec;
 use csi_proxy_client::host::system::ServiceStatus;
-use csi_proxy_client::host::{Host, HostConfig};
 use csi_proxy_client::mock::MockHost;
 use csi_proxy_client::node::{
     DiskSelector, IscsiAuth, IscsiTarget, Node, NodeOptions, NodeVersions, SmbCredentials,
 };
+#[cfg(unix)]
 use csi_proxy_client::server::{GroupVersion, Server};
 use csi_proxy_client::{Error, ErrorKind};
 use node_support::*;
