@@ -1,0 +1,3 @@
+//! `csi-node-plugin`: serves the CSI Identity and Node services.
+
+fn main() {}
