@@ -14,8 +14,10 @@ pub struct GetPluginInfoResponse {
     pub vendor_version: ::prost::alloc::string::String,
     /// Free-form facts about the plugin.
     #[prost(map = "string, string", tag = "3")]
-    pub manifest:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub manifest: ::std::collections::HashMap<
+        ::prost::alloc::string::String,
+        ::prost::alloc::string::String,
+    >,
 }
 /// Request of GetPluginCapabilities.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
@@ -47,14 +49,27 @@ pub mod plugin_capability {
     pub mod service {
         /// Kinds of service.
         #[derive(
-            Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration,
+            Clone,
+            Copy,
+            Debug,
+            PartialEq,
+            Eq,
+            Hash,
+            PartialOrd,
+            Ord,
+            ::prost::Enumeration
         )]
         #[repr(i32)]
         pub enum Type {
+            /// Not set.
             Unknown = 0,
+            /// The plugin serves the Controller service.
             ControllerService = 1,
+            /// Volumes are reachable from some nodes only.
             VolumeAccessibilityConstraints = 2,
+            /// The plugin serves the GroupController service.
             GroupControllerService = 3,
+            /// The plugin serves the SnapshotMetadata service.
             SnapshotMetadataService = 4,
         }
         impl Type {
@@ -66,7 +81,9 @@ pub mod plugin_capability {
                 match self {
                     Self::Unknown => "UNKNOWN",
                     Self::ControllerService => "CONTROLLER_SERVICE",
-                    Self::VolumeAccessibilityConstraints => "VOLUME_ACCESSIBILITY_CONSTRAINTS",
+                    Self::VolumeAccessibilityConstraints => {
+                        "VOLUME_ACCESSIBILITY_CONSTRAINTS"
+                    }
                     Self::GroupControllerService => "GROUP_CONTROLLER_SERVICE",
                     Self::SnapshotMetadataService => "SNAPSHOT_METADATA_SERVICE",
                 }
@@ -97,12 +114,23 @@ pub mod plugin_capability {
     pub mod volume_expansion {
         /// Online (while in use) or offline growth.
         #[derive(
-            Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration,
+            Clone,
+            Copy,
+            Debug,
+            PartialEq,
+            Eq,
+            Hash,
+            PartialOrd,
+            Ord,
+            ::prost::Enumeration
         )]
         #[repr(i32)]
         pub enum Type {
+            /// Not set.
             Unknown = 0,
+            /// Grows volumes while they are in use.
             Online = 1,
+            /// Grows volumes only while they are not in use.
             Offline = 2,
         }
         impl Type {
@@ -155,8 +183,10 @@ pub struct NodeStageVolumeRequest {
     pub volume_id: ::prost::alloc::string::String,
     /// What the controller's publish step returned (here: the disk's LUN).
     #[prost(map = "string, string", tag = "2")]
-    pub publish_context:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub publish_context: ::std::collections::HashMap<
+        ::prost::alloc::string::String,
+        ::prost::alloc::string::String,
+    >,
     /// Node-wide directory to stage the volume at.
     #[prost(string, tag = "3")]
     pub staging_target_path: ::prost::alloc::string::String,
@@ -165,12 +195,16 @@ pub struct NodeStageVolumeRequest {
     pub volume_capability: ::core::option::Option<VolumeCapability>,
     /// Credentials (here: for SMB shares).
     #[prost(map = "string, string", tag = "5")]
-    pub secrets:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub secrets: ::std::collections::HashMap<
+        ::prost::alloc::string::String,
+        ::prost::alloc::string::String,
+    >,
     /// Attributes of the volume (here: the SMB source).
     #[prost(map = "string, string", tag = "6")]
-    pub volume_context:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub volume_context: ::std::collections::HashMap<
+        ::prost::alloc::string::String,
+        ::prost::alloc::string::String,
+    >,
 }
 /// Reply of NodeStageVolume.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
@@ -196,8 +230,10 @@ pub struct NodePublishVolumeRequest {
     pub volume_id: ::prost::alloc::string::String,
     /// What the controller's publish step returned.
     #[prost(map = "string, string", tag = "2")]
-    pub publish_context:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub publish_context: ::std::collections::HashMap<
+        ::prost::alloc::string::String,
+        ::prost::alloc::string::String,
+    >,
     /// Where the volume was staged.
     #[prost(string, tag = "3")]
     pub staging_target_path: ::prost::alloc::string::String,
@@ -212,12 +248,16 @@ pub struct NodePublishVolumeRequest {
     pub readonly: bool,
     /// Credentials.
     #[prost(map = "string, string", tag = "7")]
-    pub secrets:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub secrets: ::std::collections::HashMap<
+        ::prost::alloc::string::String,
+        ::prost::alloc::string::String,
+    >,
     /// Attributes of the volume.
     #[prost(map = "string, string", tag = "8")]
-    pub volume_context:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub volume_context: ::std::collections::HashMap<
+        ::prost::alloc::string::String,
+        ::prost::alloc::string::String,
+    >,
 }
 /// Reply of NodePublishVolume.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
@@ -277,11 +317,24 @@ pub struct VolumeUsage {
 /// Nested message and enum types in `VolumeUsage`.
 pub mod volume_usage {
     /// Units of an amount.
-    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration)]
+    #[derive(
+        Clone,
+        Copy,
+        Debug,
+        PartialEq,
+        Eq,
+        Hash,
+        PartialOrd,
+        Ord,
+        ::prost::Enumeration
+    )]
     #[repr(i32)]
     pub enum Unit {
+        /// Not set.
         Unknown = 0,
+        /// Bytes.
         Bytes = 1,
+        /// File system inodes.
         Inodes = 2,
     }
     impl Unit {
@@ -347,16 +400,31 @@ pub mod node_service_capability {
     pub mod rpc {
         /// The optional RPCs and behaviours.
         #[derive(
-            Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration,
+            Clone,
+            Copy,
+            Debug,
+            PartialEq,
+            Eq,
+            Hash,
+            PartialOrd,
+            Ord,
+            ::prost::Enumeration
         )]
         #[repr(i32)]
         pub enum Type {
+            /// Not set.
             Unknown = 0,
+            /// Serves NodeStageVolume and NodeUnstageVolume.
             StageUnstageVolume = 1,
+            /// Serves NodeGetVolumeStats.
             GetVolumeStats = 2,
+            /// Serves NodeExpandVolume.
             ExpandVolume = 3,
+            /// Reports volume health in NodeGetVolumeStats.
             VolumeCondition = 4,
+            /// Knows the single-node single- and multi-writer access modes.
             SingleNodeMultiWriter = 5,
+            /// Honours the mount group of a volume capability.
             VolumeMountGroup = 6,
         }
         impl Type {
@@ -418,8 +486,10 @@ pub struct NodeGetInfoResponse {
 pub struct Topology {
     /// Label names and values.
     #[prost(map = "string, string", tag = "1")]
-    pub segments:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub segments: ::std::collections::HashMap<
+        ::prost::alloc::string::String,
+        ::prost::alloc::string::String,
+    >,
 }
 /// Request of NodeExpandVolume.
 #[derive(Clone, PartialEq, ::prost::Message)]
@@ -441,8 +511,10 @@ pub struct NodeExpandVolumeRequest {
     pub volume_capability: ::core::option::Option<VolumeCapability>,
     /// Credentials.
     #[prost(map = "string, string", tag = "6")]
-    pub secrets:
-        ::std::collections::HashMap<::prost::alloc::string::String, ::prost::alloc::string::String>,
+    pub secrets: ::std::collections::HashMap<
+        ::prost::alloc::string::String,
+        ::prost::alloc::string::String,
+    >,
 }
 /// Reply of NodeExpandVolume.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, ::prost::Message)]
@@ -500,17 +572,33 @@ pub mod volume_capability {
     pub mod access_mode {
         /// The access modes.
         #[derive(
-            Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, ::prost::Enumeration,
+            Clone,
+            Copy,
+            Debug,
+            PartialEq,
+            Eq,
+            Hash,
+            PartialOrd,
+            Ord,
+            ::prost::Enumeration
         )]
         #[repr(i32)]
         pub enum Mode {
+            /// Not set.
             Unknown = 0,
+            /// Read and write on one node.
             SingleNodeWriter = 1,
+            /// Read only, on one node.
             SingleNodeReaderOnly = 2,
+            /// Read only, on many nodes.
             MultiNodeReaderOnly = 3,
+            /// Read on many nodes, written from one.
             MultiNodeSingleWriter = 4,
+            /// Read and write on many nodes.
             MultiNodeMultiWriter = 5,
+            /// Read and write by one workload on one node.
             SingleNodeSingleWriter = 6,
+            /// Knows the single-node single- and multi-writer access modes.
             SingleNodeMultiWriter = 7,
         }
         impl Mode {
@@ -562,20 +650,29 @@ pub mod identity_server {
         dead_code,
         missing_docs,
         clippy::wildcard_imports,
-        clippy::let_unit_value
+        clippy::let_unit_value,
     )]
     use tonic::codegen::*;
     /// Generated trait containing gRPC methods that should be implemented for use with IdentityServer.
     #[async_trait]
     pub trait Identity: std::marker::Send + std::marker::Sync + 'static {
+        /// Name and version of the plugin.
         async fn get_plugin_info(
             &self,
             request: tonic::Request<super::GetPluginInfoRequest>,
-        ) -> std::result::Result<tonic::Response<super::GetPluginInfoResponse>, tonic::Status>;
+        ) -> std::result::Result<
+            tonic::Response<super::GetPluginInfoResponse>,
+            tonic::Status,
+        >;
+        /// What the plugin offers besides the Node service.
         async fn get_plugin_capabilities(
             &self,
             request: tonic::Request<super::GetPluginCapabilitiesRequest>,
-        ) -> std::result::Result<tonic::Response<super::GetPluginCapabilitiesResponse>, tonic::Status>;
+        ) -> std::result::Result<
+            tonic::Response<super::GetPluginCapabilitiesResponse>,
+            tonic::Status,
+        >;
+        /// Whether the plugin is ready.
         async fn probe(
             &self,
             request: tonic::Request<super::ProbeRequest>,
@@ -603,7 +700,10 @@ pub mod identity_server {
                 max_encoding_message_size: None,
             }
         }
-        pub fn with_interceptor<F>(inner: T, interceptor: F) -> InterceptedService<Self, F>
+        pub fn with_interceptor<F>(
+            inner: T,
+            interceptor: F,
+        ) -> InterceptedService<Self, F>
         where
             F: tonic::service::Interceptor,
         {
@@ -658,9 +758,15 @@ pub mod identity_server {
                 "/csi.v1.Identity/GetPluginInfo" => {
                     #[allow(non_camel_case_types)]
                     struct GetPluginInfoSvc<T: Identity>(pub Arc<T>);
-                    impl<T: Identity> tonic::server::UnaryService<super::GetPluginInfoRequest> for GetPluginInfoSvc<T> {
+                    impl<
+                        T: Identity,
+                    > tonic::server::UnaryService<super::GetPluginInfoRequest>
+                    for GetPluginInfoSvc<T> {
                         type Response = super::GetPluginInfoResponse;
-                        type Future = BoxFuture<tonic::Response<Self::Response>, tonic::Status>;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
                         fn call(
                             &mut self,
                             request: tonic::Request<super::GetPluginInfoRequest>,
@@ -697,19 +803,23 @@ pub mod identity_server {
                 "/csi.v1.Identity/GetPluginCapabilities" => {
                     #[allow(non_camel_case_types)]
                     struct GetPluginCapabilitiesSvc<T: Identity>(pub Arc<T>);
-                    impl<T: Identity>
-                        tonic::server::UnaryService<super::GetPluginCapabilitiesRequest>
-                        for GetPluginCapabilitiesSvc<T>
-                    {
+                    impl<
+                        T: Identity,
+                    > tonic::server::UnaryService<super::GetPluginCapabilitiesRequest>
+                    for GetPluginCapabilitiesSvc<T> {
                         type Response = super::GetPluginCapabilitiesResponse;
-                        type Future = BoxFuture<tonic::Response<Self::Response>, tonic::Status>;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
                         fn call(
                             &mut self,
                             request: tonic::Request<super::GetPluginCapabilitiesRequest>,
                         ) -> Self::Future {
                             let inner = Arc::clone(&self.0);
                             let fut = async move {
-                                <T as Identity>::get_plugin_capabilities(&inner, request).await
+                                <T as Identity>::get_plugin_capabilities(&inner, request)
+                                    .await
                             };
                             Box::pin(fut)
                         }
@@ -739,15 +849,21 @@ pub mod identity_server {
                 "/csi.v1.Identity/Probe" => {
                     #[allow(non_camel_case_types)]
                     struct ProbeSvc<T: Identity>(pub Arc<T>);
-                    impl<T: Identity> tonic::server::UnaryService<super::ProbeRequest> for ProbeSvc<T> {
+                    impl<T: Identity> tonic::server::UnaryService<super::ProbeRequest>
+                    for ProbeSvc<T> {
                         type Response = super::ProbeResponse;
-                        type Future = BoxFuture<tonic::Response<Self::Response>, tonic::Status>;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
                         fn call(
                             &mut self,
                             request: tonic::Request<super::ProbeRequest>,
                         ) -> Self::Future {
                             let inner = Arc::clone(&self.0);
-                            let fut = async move { <T as Identity>::probe(&inner, request).await };
+                            let fut = async move {
+                                <T as Identity>::probe(&inner, request).await
+                            };
                             Box::pin(fut)
                         }
                     }
@@ -773,19 +889,25 @@ pub mod identity_server {
                     };
                     Box::pin(fut)
                 }
-                _ => Box::pin(async move {
-                    let mut response = http::Response::new(tonic::body::Body::default());
-                    let headers = response.headers_mut();
-                    headers.insert(
-                        tonic::Status::GRPC_STATUS,
-                        (tonic::Code::Unimplemented as i32).into(),
-                    );
-                    headers.insert(
-                        http::header::CONTENT_TYPE,
-                        tonic::metadata::GRPC_CONTENT_TYPE,
-                    );
-                    Ok(response)
-                }),
+                _ => {
+                    Box::pin(async move {
+                        let mut response = http::Response::new(
+                            tonic::body::Body::default(),
+                        );
+                        let headers = response.headers_mut();
+                        headers
+                            .insert(
+                                tonic::Status::GRPC_STATUS,
+                                (tonic::Code::Unimplemented as i32).into(),
+                            );
+                        headers
+                            .insert(
+                                http::header::CONTENT_TYPE,
+                                tonic::metadata::GRPC_CONTENT_TYPE,
+                            );
+                        Ok(response)
+                    })
+                }
             }
         }
     }
@@ -814,44 +936,76 @@ pub mod node_server {
         dead_code,
         missing_docs,
         clippy::wildcard_imports,
-        clippy::let_unit_value
+        clippy::let_unit_value,
     )]
     use tonic::codegen::*;
     /// Generated trait containing gRPC methods that should be implemented for use with NodeServer.
     #[async_trait]
     pub trait Node: std::marker::Send + std::marker::Sync + 'static {
+        /// Makes a volume available at a node-wide staging path.
         async fn node_stage_volume(
             &self,
             request: tonic::Request<super::NodeStageVolumeRequest>,
-        ) -> std::result::Result<tonic::Response<super::NodeStageVolumeResponse>, tonic::Status>;
+        ) -> std::result::Result<
+            tonic::Response<super::NodeStageVolumeResponse>,
+            tonic::Status,
+        >;
+        /// Undoes NodeStageVolume.
         async fn node_unstage_volume(
             &self,
             request: tonic::Request<super::NodeUnstageVolumeRequest>,
-        ) -> std::result::Result<tonic::Response<super::NodeUnstageVolumeResponse>, tonic::Status>;
+        ) -> std::result::Result<
+            tonic::Response<super::NodeUnstageVolumeResponse>,
+            tonic::Status,
+        >;
+        /// Makes a staged volume available at a pod's path.
         async fn node_publish_volume(
             &self,
             request: tonic::Request<super::NodePublishVolumeRequest>,
-        ) -> std::result::Result<tonic::Response<super::NodePublishVolumeResponse>, tonic::Status>;
+        ) -> std::result::Result<
+            tonic::Response<super::NodePublishVolumeResponse>,
+            tonic::Status,
+        >;
+        /// Undoes NodePublishVolume.
         async fn node_unpublish_volume(
             &self,
             request: tonic::Request<super::NodeUnpublishVolumeRequest>,
-        ) -> std::result::Result<tonic::Response<super::NodeUnpublishVolumeResponse>, tonic::Status>;
+        ) -> std::result::Result<
+            tonic::Response<super::NodeUnpublishVolumeResponse>,
+            tonic::Status,
+        >;
+        /// Space used and free on a volume.
         async fn node_get_volume_stats(
             &self,
             request: tonic::Request<super::NodeGetVolumeStatsRequest>,
-        ) -> std::result::Result<tonic::Response<super::NodeGetVolumeStatsResponse>, tonic::Status>;
+        ) -> std::result::Result<
+            tonic::Response<super::NodeGetVolumeStatsResponse>,
+            tonic::Status,
+        >;
+        /// Grows the file system of a volume to its device.
         async fn node_expand_volume(
             &self,
             request: tonic::Request<super::NodeExpandVolumeRequest>,
-        ) -> std::result::Result<tonic::Response<super::NodeExpandVolumeResponse>, tonic::Status>;
+        ) -> std::result::Result<
+            tonic::Response<super::NodeExpandVolumeResponse>,
+            tonic::Status,
+        >;
+        /// The optional Node RPCs the plugin serves.
         async fn node_get_capabilities(
             &self,
             request: tonic::Request<super::NodeGetCapabilitiesRequest>,
-        ) -> std::result::Result<tonic::Response<super::NodeGetCapabilitiesResponse>, tonic::Status>;
+        ) -> std::result::Result<
+            tonic::Response<super::NodeGetCapabilitiesResponse>,
+            tonic::Status,
+        >;
+        /// Who the node is.
         async fn node_get_info(
             &self,
             request: tonic::Request<super::NodeGetInfoRequest>,
-        ) -> std::result::Result<tonic::Response<super::NodeGetInfoResponse>, tonic::Status>;
+        ) -> std::result::Result<
+            tonic::Response<super::NodeGetInfoResponse>,
+            tonic::Status,
+        >;
     }
     /// Makes volumes usable on the node kubelet runs on.
     #[derive(Debug)]
@@ -875,7 +1029,10 @@ pub mod node_server {
                 max_encoding_message_size: None,
             }
         }
-        pub fn with_interceptor<F>(inner: T, interceptor: F) -> InterceptedService<Self, F>
+        pub fn with_interceptor<F>(
+            inner: T,
+            interceptor: F,
+        ) -> InterceptedService<Self, F>
         where
             F: tonic::service::Interceptor,
         {
@@ -930,9 +1087,15 @@ pub mod node_server {
                 "/csi.v1.Node/NodeStageVolume" => {
                     #[allow(non_camel_case_types)]
                     struct NodeStageVolumeSvc<T: Node>(pub Arc<T>);
-                    impl<T: Node> tonic::server::UnaryService<super::NodeStageVolumeRequest> for NodeStageVolumeSvc<T> {
+                    impl<
+                        T: Node,
+                    > tonic::server::UnaryService<super::NodeStageVolumeRequest>
+                    for NodeStageVolumeSvc<T> {
                         type Response = super::NodeStageVolumeResponse;
-                        type Future = BoxFuture<tonic::Response<Self::Response>, tonic::Status>;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
                         fn call(
                             &mut self,
                             request: tonic::Request<super::NodeStageVolumeRequest>,
@@ -969,11 +1132,15 @@ pub mod node_server {
                 "/csi.v1.Node/NodeUnstageVolume" => {
                     #[allow(non_camel_case_types)]
                     struct NodeUnstageVolumeSvc<T: Node>(pub Arc<T>);
-                    impl<T: Node> tonic::server::UnaryService<super::NodeUnstageVolumeRequest>
-                        for NodeUnstageVolumeSvc<T>
-                    {
+                    impl<
+                        T: Node,
+                    > tonic::server::UnaryService<super::NodeUnstageVolumeRequest>
+                    for NodeUnstageVolumeSvc<T> {
                         type Response = super::NodeUnstageVolumeResponse;
-                        type Future = BoxFuture<tonic::Response<Self::Response>, tonic::Status>;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
                         fn call(
                             &mut self,
                             request: tonic::Request<super::NodeUnstageVolumeRequest>,
@@ -1010,11 +1177,15 @@ pub mod node_server {
                 "/csi.v1.Node/NodePublishVolume" => {
                     #[allow(non_camel_case_types)]
                     struct NodePublishVolumeSvc<T: Node>(pub Arc<T>);
-                    impl<T: Node> tonic::server::UnaryService<super::NodePublishVolumeRequest>
-                        for NodePublishVolumeSvc<T>
-                    {
+                    impl<
+                        T: Node,
+                    > tonic::server::UnaryService<super::NodePublishVolumeRequest>
+                    for NodePublishVolumeSvc<T> {
                         type Response = super::NodePublishVolumeResponse;
-                        type Future = BoxFuture<tonic::Response<Self::Response>, tonic::Status>;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
                         fn call(
                             &mut self,
                             request: tonic::Request<super::NodePublishVolumeRequest>,
@@ -1051,11 +1222,15 @@ pub mod node_server {
                 "/csi.v1.Node/NodeUnpublishVolume" => {
                     #[allow(non_camel_case_types)]
                     struct NodeUnpublishVolumeSvc<T: Node>(pub Arc<T>);
-                    impl<T: Node> tonic::server::UnaryService<super::NodeUnpublishVolumeRequest>
-                        for NodeUnpublishVolumeSvc<T>
-                    {
+                    impl<
+                        T: Node,
+                    > tonic::server::UnaryService<super::NodeUnpublishVolumeRequest>
+                    for NodeUnpublishVolumeSvc<T> {
                         type Response = super::NodeUnpublishVolumeResponse;
-                        type Future = BoxFuture<tonic::Response<Self::Response>, tonic::Status>;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
                         fn call(
                             &mut self,
                             request: tonic::Request<super::NodeUnpublishVolumeRequest>,
@@ -1092,11 +1267,15 @@ pub mod node_server {
                 "/csi.v1.Node/NodeGetVolumeStats" => {
                     #[allow(non_camel_case_types)]
                     struct NodeGetVolumeStatsSvc<T: Node>(pub Arc<T>);
-                    impl<T: Node> tonic::server::UnaryService<super::NodeGetVolumeStatsRequest>
-                        for NodeGetVolumeStatsSvc<T>
-                    {
+                    impl<
+                        T: Node,
+                    > tonic::server::UnaryService<super::NodeGetVolumeStatsRequest>
+                    for NodeGetVolumeStatsSvc<T> {
                         type Response = super::NodeGetVolumeStatsResponse;
-                        type Future = BoxFuture<tonic::Response<Self::Response>, tonic::Status>;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
                         fn call(
                             &mut self,
                             request: tonic::Request<super::NodeGetVolumeStatsRequest>,
@@ -1133,11 +1312,15 @@ pub mod node_server {
                 "/csi.v1.Node/NodeExpandVolume" => {
                     #[allow(non_camel_case_types)]
                     struct NodeExpandVolumeSvc<T: Node>(pub Arc<T>);
-                    impl<T: Node> tonic::server::UnaryService<super::NodeExpandVolumeRequest>
-                        for NodeExpandVolumeSvc<T>
-                    {
+                    impl<
+                        T: Node,
+                    > tonic::server::UnaryService<super::NodeExpandVolumeRequest>
+                    for NodeExpandVolumeSvc<T> {
                         type Response = super::NodeExpandVolumeResponse;
-                        type Future = BoxFuture<tonic::Response<Self::Response>, tonic::Status>;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
                         fn call(
                             &mut self,
                             request: tonic::Request<super::NodeExpandVolumeRequest>,
@@ -1174,11 +1357,15 @@ pub mod node_server {
                 "/csi.v1.Node/NodeGetCapabilities" => {
                     #[allow(non_camel_case_types)]
                     struct NodeGetCapabilitiesSvc<T: Node>(pub Arc<T>);
-                    impl<T: Node> tonic::server::UnaryService<super::NodeGetCapabilitiesRequest>
-                        for NodeGetCapabilitiesSvc<T>
-                    {
+                    impl<
+                        T: Node,
+                    > tonic::server::UnaryService<super::NodeGetCapabilitiesRequest>
+                    for NodeGetCapabilitiesSvc<T> {
                         type Response = super::NodeGetCapabilitiesResponse;
-                        type Future = BoxFuture<tonic::Response<Self::Response>, tonic::Status>;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
                         fn call(
                             &mut self,
                             request: tonic::Request<super::NodeGetCapabilitiesRequest>,
@@ -1215,16 +1402,21 @@ pub mod node_server {
                 "/csi.v1.Node/NodeGetInfo" => {
                     #[allow(non_camel_case_types)]
                     struct NodeGetInfoSvc<T: Node>(pub Arc<T>);
-                    impl<T: Node> tonic::server::UnaryService<super::NodeGetInfoRequest> for NodeGetInfoSvc<T> {
+                    impl<T: Node> tonic::server::UnaryService<super::NodeGetInfoRequest>
+                    for NodeGetInfoSvc<T> {
                         type Response = super::NodeGetInfoResponse;
-                        type Future = BoxFuture<tonic::Response<Self::Response>, tonic::Status>;
+                        type Future = BoxFuture<
+                            tonic::Response<Self::Response>,
+                            tonic::Status,
+                        >;
                         fn call(
                             &mut self,
                             request: tonic::Request<super::NodeGetInfoRequest>,
                         ) -> Self::Future {
                             let inner = Arc::clone(&self.0);
-                            let fut =
-                                async move { <T as Node>::node_get_info(&inner, request).await };
+                            let fut = async move {
+                                <T as Node>::node_get_info(&inner, request).await
+                            };
                             Box::pin(fut)
                         }
                     }
@@ -1250,19 +1442,25 @@ pub mod node_server {
                     };
                     Box::pin(fut)
                 }
-                _ => Box::pin(async move {
-                    let mut response = http::Response::new(tonic::body::Body::default());
-                    let headers = response.headers_mut();
-                    headers.insert(
-                        tonic::Status::GRPC_STATUS,
-                        (tonic::Code::Unimplemented as i32).into(),
-                    );
-                    headers.insert(
-                        http::header::CONTENT_TYPE,
-                        tonic::metadata::GRPC_CONTENT_TYPE,
-                    );
-                    Ok(response)
-                }),
+                _ => {
+                    Box::pin(async move {
+                        let mut response = http::Response::new(
+                            tonic::body::Body::default(),
+                        );
+                        let headers = response.headers_mut();
+                        headers
+                            .insert(
+                                tonic::Status::GRPC_STATUS,
+                                (tonic::Code::Unimplemented as i32).into(),
+                            );
+                        headers
+                            .insert(
+                                http::header::CONTENT_TYPE,
+                                tonic::metadata::GRPC_CONTENT_TYPE,
+                            );
+                        Ok(response)
+                    })
+                }
             }
         }
     }
