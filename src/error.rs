@@ -76,6 +76,105 @@ pub enum Error {
     #[error(transparent)]
     Rpc(Box<RpcError>),
 
+    /// A path given to the node layer is not one it will send to the proxy
+    /// (relative, with `..`, UNC for a local target, ...); nothing was called.
+    #[error("refused path {path:?}: {reason}")]
+    InvalidPath {
+        /// The path as given.
+        path: String,
+        /// Why it is refused.
+        reason: String,
+    },
+
+    /// The node serves no version of an API group the operation needs.
+    #[error("the node serves no usable version of the {group} API (tried: {tried})")]
+    GroupUnavailable {
+        /// The API group.
+        group: &'static str,
+        /// The versions tried, newest first (`none` if none was allowed).
+        tried: String,
+    },
+
+    /// The node layer does not speak this version of the group.
+    #[error("the node layer does not support {group} {version}")]
+    UnsupportedVersion {
+        /// The API group.
+        group: &'static str,
+        /// The version asked for.
+        version: String,
+    },
+
+    /// `find_disk` did not see a matching disk before its timeout.
+    #[error("no disk with {selector} after {waited:?}; the node listed: {seen}")]
+    DiskNotFound {
+        /// What was looked for.
+        selector: String,
+        /// How long it looked.
+        waited: Duration,
+        /// The disks the node listed at the last look.
+        seen: String,
+    },
+
+    /// The disk has no volume to stage, even after partitioning; nothing changed.
+    #[error("disk {disk} has no data volume")]
+    NoVolume {
+        /// The disk number.
+        disk: u32,
+    },
+
+    /// A directory the operation would replace holds files; nothing changed.
+    #[error("{path} is a directory that is not empty")]
+    NotEmpty {
+        /// The path.
+        path: String,
+    },
+
+    /// The path already holds another volume or a link; nothing changed.
+    #[error("{path} is already in use: {holds}")]
+    PathInUse {
+        /// The path.
+        path: String,
+        /// What is there (`volume \\?\Volume{..}\`, `a link`, ...).
+        holds: String,
+    },
+
+    /// A publish found no staged volume at the staging path; nothing changed.
+    #[error("nothing is staged at {path}")]
+    NotStaged {
+        /// The staging path.
+        path: String,
+    },
+
+    /// A node operation did not finish within its deadline.
+    #[error("{operation} did not finish within {after:?}")]
+    DeadlineExceeded {
+        /// The node operation (`stage_disk`, ...).
+        operation: &'static str,
+        /// The deadline.
+        after: Duration,
+    },
+
+    /// The SMB reference store could not be read or written.
+    #[error("SMB reference store {path}")]
+    SmbStore {
+        /// The file or directory.
+        path: String,
+        /// What the operating system said.
+        #[source]
+        source: std::io::Error,
+    },
+
+    /// The iSCSI portal does not offer the target.
+    #[error("portal {portal} does not offer iSCSI target {iqn} (it offers: {seen})")]
+    IscsiTargetNotFound {
+        /// `address:port`.
+        portal: String,
+        /// The target asked for.
+        iqn: String,
+        /// The targets the portal offered.
+        seen: String,
+    },
+
     /// A text is not an API version (`v1`, `v1beta2`, ...).
     #[error(
         "invalid API version {input:?}: expected v<major>, v<major>alpha<n> or v<major>beta<n> with numbers from 1 and no leading zeros"
@@ -124,6 +223,159 @@ impl Error {
             Error::Rpc(rpc) => Some(&rpc.status),
             _ => None,
         }
+    }
+}
+
+/// What kind of failure an [`Error`] is, for code that reacts to it
+/// (retry, treat as done, report); see [`Error::kind`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ErrorKind {
+    /// The path, disk, volume, mapping or target is not there.
+    NotFound,
+    /// The thing to create is already there.
+    AlreadyExists,
+    /// The request is malformed or refers to something of the wrong kind.
+    InvalidArgument,
+    /// Access denied or a wrong user name or password.
+    PermissionDenied,
+    /// In use or busy: a non-empty directory, a path holding something
+    /// else, a device that is not ready.
+    InUse,
+    /// Windows error 1219: the share is mapped with other credentials.
+    CredentialsConflict,
+    /// The proxy, or the group the operation needs, cannot be reached.
+    Unavailable,
+    /// A deadline or timeout passed.
+    TimedOut,
+    /// Anything else.
+    Other,
+}
+
+/// Windows' texts of the error codes the proxy reports without a number.
+const WINDOWS_TEXTS: &[(&str, u32)] = &[
+    ("the system cannot find the file specified", 2),
+    ("the system cannot find the path specified", 3),
+    ("access is denied", 5),
+    ("the device is not ready", 21),
+    (
+        "the process cannot access the file because it is being used by another process",
+        32,
+    ),
+    ("the network path was not found", 53),
+    ("the network name cannot be found", 67),
+    ("the local device name is already in use", 85),
+    ("the parameter is incorrect", 87),
+    (
+        "the filename, directory name, or volume label syntax is incorrect",
+        123,
+    ),
+    ("the directory is not empty", 145),
+    ("cannot create a file when that file already exists", 183),
+    ("the directory name is invalid", 267),
+    (
+        "multiple connections to a server or shared resource by the same user",
+        1219,
+    ),
+    ("the user name or password is incorrect", 1326),
+    ("the file or directory is not a reparse point", 4390),
+];
+
+fn kind_of_windows_code(code: u32) -> Option<ErrorKind> {
+    Some(match code {
+        2 | 3 | 53 | 67 | 1168 | 0xEFFF_000B => ErrorKind::NotFound,
+        80 | 85 | 183 => ErrorKind::AlreadyExists,
+        87 | 123 | 161 | 267 | 4390 => ErrorKind::InvalidArgument,
+        5 | 1326 | 0xEFFF_0009 | 0xEFFF_000A => ErrorKind::PermissionDenied,
+        21 | 32 | 145 | 170 => ErrorKind::InUse,
+        1219 => ErrorKind::CredentialsConflict,
+        _ => return None,
+    })
+}
+
+impl Error {
+    /// The Windows error code an `UNKNOWN` status from the proxy carries:
+    /// the number of a `code=N` in its text, else the code whose Windows
+    /// text it contains. `None` for other errors.
+    ///
+    /// ```
+    /// use csi_proxy_client::Error;
+    /// let e = Error::rpc("pipe", "/v1.Smb/NewSmbGlobalMapping", tonic::Status::unknown(
+    ///     "NewSmbGlobalMapping failed. err: ... code=1219"));
+    /// assert_eq!(e.windows_code(), Some(1219));
+    /// ```
+    pub fn windows_code(&self) -> Option<u32> {
+        let status = self.status()?;
+        if status.code() != tonic::Code::Unknown {
+            return None;
+        }
+        let text = status.message();
+        if let Some(at) = text.rfind("code=") {
+            let digits: String = text[at + 5..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            if let Ok(code) = digits.parse() {
+                return Some(code);
+            }
+        }
+        let lower = text.to_lowercase();
+        WINDOWS_TEXTS
+            .iter()
+            .find(|(t, _)| lower.contains(t))
+            .map(|&(_, code)| code)
+    }
+
+    /// A small classification of the error, from the gRPC code, the
+    /// Windows code of an `UNKNOWN` status ([`Error::windows_code`]) or the
+    /// variant.
+    pub fn kind(&self) -> ErrorKind {
+        use tonic::Code;
+        match self {
+            Error::Rpc(rpc) => match rpc.status.code() {
+                Code::NotFound => ErrorKind::NotFound,
+                Code::AlreadyExists => ErrorKind::AlreadyExists,
+                Code::InvalidArgument | Code::OutOfRange => ErrorKind::InvalidArgument,
+                Code::PermissionDenied | Code::Unauthenticated => ErrorKind::PermissionDenied,
+                Code::Unavailable => ErrorKind::Unavailable,
+                Code::DeadlineExceeded => ErrorKind::TimedOut,
+                Code::FailedPrecondition | Code::Aborted => ErrorKind::InUse,
+                Code::Unknown => self
+                    .windows_code()
+                    .and_then(kind_of_windows_code)
+                    .unwrap_or_else(|| kind_of_text(rpc.status.message())),
+                _ => ErrorKind::Other,
+            },
+            Error::InvalidAddress { .. }
+            | Error::InvalidVersion { .. }
+            | Error::InvalidPath { .. }
+            | Error::UnsupportedVersion { .. } => ErrorKind::InvalidArgument,
+            Error::NoDefaultEndpoint { .. }
+            | Error::Connect { .. }
+            | Error::PipeBusy { .. }
+            | Error::Transport { .. }
+            | Error::GroupUnavailable { .. } => ErrorKind::Unavailable,
+            Error::Timeout { .. } | Error::DeadlineExceeded { .. } => ErrorKind::TimedOut,
+            Error::DiskNotFound { .. }
+            | Error::NotStaged { .. }
+            | Error::IscsiTargetNotFound { .. } => ErrorKind::NotFound,
+            Error::NotEmpty { .. } | Error::PathInUse { .. } => ErrorKind::InUse,
+            Error::NoVolume { .. } | Error::SmbStore { .. } => ErrorKind::Other,
+        }
+    }
+}
+
+/// Texts without a Windows code: the proxy's own phrases.
+fn kind_of_text(text: &str) -> ErrorKind {
+    let lower = text.to_lowercase();
+    if lower.contains("not found") || lower.contains("does not exist") {
+        ErrorKind::NotFound
+    } else if lower.contains("already exists") {
+        ErrorKind::AlreadyExists
+    } else if lower.contains("is empty") || lower.contains("invalid") {
+        ErrorKind::InvalidArgument
+    } else {
+        ErrorKind::Other
     }
 }
 

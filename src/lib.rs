@@ -178,13 +178,16 @@ mod version;
 #[cfg(feature = "mock")]
 pub mod mock;
 
+#[cfg(feature = "client")]
+pub mod node;
+
 #[cfg(feature = "server")]
 pub mod host;
 
 #[cfg(feature = "server")]
 pub mod server;
 
-pub use error::{Error, RpcError};
+pub use error::{Error, ErrorKind, RpcError};
 pub use transport::ConnectOptions;
 pub use version::{ApiVersion, Stage};
 

@@ -1,0 +1,593 @@
+//! One version-independent adapter per API group: an enum over the trait
+//! objects of the versions the node layer speaks, each operation mapped to
+//! that version's RPC names and fields.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use crate::{Error, disk, filesystem, iscsi, smb, system, volume};
+
+/// Dispatches on an adapter enum; arms listed together share one body,
+/// with `$m` naming the version's module.
+macro_rules! on {
+    ($value:expr, $Enum:ident :: $group:ident; $( [$($Var:ident : $ver:ident),+] |$api:ident, $m:ident| $body:block )+) => {
+        match $value {
+            $($(
+                $Enum::$Var($api) => {
+                    #[allow(unused_imports)]
+                    use crate::$group::$ver as $m;
+                    $body
+                }
+            )+)+
+        }
+    };
+}
+
+/// What the node reports about one disk, whatever the version.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct DiskFacts {
+    pub lun: Option<String>,
+    pub page83: Option<String>,
+    pub serial_number: Option<String>,
+}
+
+fn parse_number(text: &str) -> Option<u32> {
+    text.trim().parse().ok()
+}
+
+fn some_text(text: String) -> Option<String> {
+    (!text.is_empty()).then_some(text)
+}
+
+/// The disk group at the negotiated version.
+#[derive(Clone)]
+pub(crate) enum DiskGroup {
+    V1(Arc<dyn disk::v1::DiskApi>),
+    V1beta3(Arc<dyn disk::v1beta3::DiskApi>),
+    V1beta2(Arc<dyn disk::v1beta2::DiskApi>),
+    V1beta1(Arc<dyn disk::v1beta1::DiskApi>),
+}
+
+impl DiskGroup {
+    pub async fn rescan(&self) -> Result<(), Error> {
+        on!(self, DiskGroup::disk;
+            [V1: v1, V1beta3: v1beta3, V1beta2: v1beta2, V1beta1: v1beta1] |api, m| {
+                api.rescan(m::RescanRequest {}).await.map(drop)
+            }
+        )
+    }
+
+    /// Every disk the node lists, by number, with its LUN and identifiers.
+    pub async fn disks(&self) -> Result<BTreeMap<u32, DiskFacts>, Error> {
+        let mut out: BTreeMap<u32, DiskFacts> = BTreeMap::new();
+        on!(self, DiskGroup::disk;
+            [V1: v1, V1beta3: v1beta3] |api, m| {
+                let locations = api.list_disk_locations(m::ListDiskLocationsRequest {}).await?;
+                for (n, l) in locations.disk_locations {
+                    out.entry(n).or_default().lun = some_text(l.lunid);
+                }
+                let ids = api.list_disk_ids(m::ListDiskIDsRequest {}).await?;
+                for (n, i) in ids.disk_i_ds {
+                    let facts = out.entry(n).or_default();
+                    facts.page83 = some_text(i.page83);
+                    facts.serial_number = some_text(i.serial_number);
+                }
+            }
+            [V1beta2: v1beta2, V1beta1: v1beta1] |api, m| {
+                let locations = api.list_disk_locations(m::ListDiskLocationsRequest {}).await?;
+                for (n, l) in locations.disk_locations {
+                    if let Some(n) = parse_number(&n) {
+                        out.entry(n).or_default().lun = some_text(l.lunid);
+                    }
+                }
+                let ids = api.list_disk_ids(m::ListDiskIDsRequest {}).await?;
+                for (n, mut i) in ids.disk_i_ds {
+                    if let Some(n) = parse_number(&n) {
+                        let facts = out.entry(n).or_default();
+                        facts.page83 = i.identifiers.remove("page83").and_then(some_text);
+                        facts.serial_number =
+                            i.identifiers.remove("serialNumber").and_then(some_text);
+                    }
+                }
+            }
+        );
+        Ok(out)
+    }
+
+    /// Whether the disk is online; `None` where the version cannot tell (v1beta1).
+    pub async fn is_online(&self, n: u32) -> Result<Option<bool>, Error> {
+        on!(self, DiskGroup::disk;
+            [V1: v1, V1beta3: v1beta3] |api, m| {
+                let r = api.get_disk_state(m::GetDiskStateRequest { disk_number: n }).await?;
+                Ok(Some(r.is_online))
+            }
+            [V1beta2: v1beta2] |api, m| {
+                let request = m::GetAttachStateRequest { disk_id: n.to_string() };
+                Ok(Some(api.get_attach_state(request).await?.is_online))
+            }
+            [V1beta1: v1beta1] |_api, m| { Ok(None) }
+        )
+    }
+
+    /// Sets the disk online or offline; a no-op on v1beta1, which cannot.
+    pub async fn set_online(&self, n: u32, online: bool) -> Result<(), Error> {
+        on!(self, DiskGroup::disk;
+            [V1: v1, V1beta3: v1beta3] |api, m| {
+                let request = m::SetDiskStateRequest { disk_number: n, is_online: online };
+                api.set_disk_state(request).await.map(drop)
+            }
+            [V1beta2: v1beta2] |api, m| {
+                let request = m::SetAttachStateRequest { disk_id: n.to_string(), is_online: online };
+                api.set_attach_state(request).await.map(drop)
+            }
+            [V1beta1: v1beta1] |_api, m| { Ok(()) }
+        )
+    }
+
+    pub async fn partition(&self, n: u32) -> Result<(), Error> {
+        on!(self, DiskGroup::disk;
+            [V1: v1, V1beta3: v1beta3] |api, m| {
+                api.partition_disk(m::PartitionDiskRequest { disk_number: n }).await.map(drop)
+            }
+            [V1beta2: v1beta2, V1beta1: v1beta1] |api, m| {
+                api.partition_disk(m::PartitionDiskRequest { disk_id: n.to_string() }).await.map(drop)
+            }
+        )
+    }
+}
+
+/// The volume group at the negotiated version.
+#[derive(Clone)]
+pub(crate) enum VolumeGroup {
+    V2alpha1(Arc<dyn volume::v2alpha1::VolumeApi>),
+    V1(Arc<dyn volume::v1::VolumeApi>),
+    V1beta3(Arc<dyn volume::v1beta3::VolumeApi>),
+    V1beta2(Arc<dyn volume::v1beta2::VolumeApi>),
+    V1beta1(Arc<dyn volume::v1beta1::VolumeApi>),
+}
+
+impl VolumeGroup {
+    pub async fn volumes_on_disk(&self, n: u32) -> Result<Vec<String>, Error> {
+        on!(self, VolumeGroup::volume;
+            [V2alpha1: v2alpha1, V1: v1, V1beta3: v1beta3] |api, m| {
+                let request = m::ListVolumesOnDiskRequest { disk_number: n, partition_number: 0 };
+                Ok(api.list_volumes_on_disk(request).await?.volume_ids)
+            }
+            [V1beta2: v1beta2, V1beta1: v1beta1] |api, m| {
+                let request = m::ListVolumesOnDiskRequest { disk_id: n.to_string() };
+                Ok(api.list_volumes_on_disk(request).await?.volume_ids)
+            }
+        )
+    }
+
+    pub async fn is_formatted(&self, id: &str) -> Result<bool, Error> {
+        on!(self, VolumeGroup::volume;
+            [V2alpha1: v2alpha1, V1: v1, V1beta3: v1beta3, V1beta2: v1beta2, V1beta1: v1beta1] |api, m| {
+                let request = m::IsVolumeFormattedRequest { volume_id: id.to_string() };
+                Ok(api.is_volume_formatted(request).await?.formatted)
+            }
+        )
+    }
+
+    pub async fn format(&self, id: &str) -> Result<(), Error> {
+        on!(self, VolumeGroup::volume;
+            [V2alpha1: v2alpha1, V1: v1, V1beta3: v1beta3, V1beta2: v1beta2, V1beta1: v1beta1] |api, m| {
+                let request = m::FormatVolumeRequest { volume_id: id.to_string() };
+                api.format_volume(request).await.map(drop)
+            }
+        )
+    }
+
+    pub async fn mount(&self, id: &str, path: &str) -> Result<(), Error> {
+        on!(self, VolumeGroup::volume;
+            [V2alpha1: v2alpha1, V1: v1, V1beta3: v1beta3] |api, m| {
+                let request = m::MountVolumeRequest { volume_id: id.to_string(), target_path: path.to_string() };
+                api.mount_volume(request).await.map(drop)
+            }
+            [V1beta2: v1beta2, V1beta1: v1beta1] |api, m| {
+                let request = m::MountVolumeRequest { volume_id: id.to_string(), path: path.to_string() };
+                api.mount_volume(request).await.map(drop)
+            }
+        )
+    }
+
+    pub async fn unmount(&self, id: &str, path: &str) -> Result<(), Error> {
+        on!(self, VolumeGroup::volume;
+            [V2alpha1: v2alpha1, V1: v1, V1beta3: v1beta3] |api, m| {
+                let request = m::UnmountVolumeRequest { volume_id: id.to_string(), target_path: path.to_string() };
+                api.unmount_volume(request).await.map(drop)
+            }
+            [V1beta2: v1beta2, V1beta1: v1beta1] |api, m| {
+                let request = m::DismountVolumeRequest { volume_id: id.to_string(), path: path.to_string() };
+                api.dismount_volume(request).await.map(drop)
+            }
+        )
+    }
+
+    /// Flushes the volume's cache; v1beta1 has no such call (its dismount flushes).
+    pub async fn flush(&self, id: &str) -> Result<(), Error> {
+        on!(self, VolumeGroup::volume;
+            [V2alpha1: v2alpha1, V1: v1, V1beta3: v1beta3, V1beta2: v1beta2] |api, m| {
+                let request = m::WriteVolumeCacheRequest { volume_id: id.to_string() };
+                api.write_volume_cache(request).await.map(drop)
+            }
+            [V1beta1: v1beta1] |_api, m| { Ok(()) }
+        )
+    }
+
+    pub async fn volume_at(&self, path: &str) -> Result<String, Error> {
+        on!(self, VolumeGroup::volume;
+            [V2alpha1: v2alpha1, V1: v1, V1beta3: v1beta3] |api, m| {
+                let request = m::GetVolumeIdFromTargetPathRequest { target_path: path.to_string() };
+                Ok(api.get_volume_id_from_target_path(request).await?.volume_id)
+            }
+            [V1beta2: v1beta2, V1beta1: v1beta1] |api, m| {
+                let request = m::VolumeIdFromMountRequest { mount: path.to_string() };
+                Ok(api.get_volume_id_from_mount(request).await?.volume_id)
+            }
+        )
+    }
+
+    pub async fn disk_of(&self, id: &str) -> Result<u32, Error> {
+        on!(self, VolumeGroup::volume;
+            [V2alpha1: v2alpha1, V1: v1, V1beta3: v1beta3] |api, m| {
+                let request = m::GetDiskNumberFromVolumeIdRequest { volume_id: id.to_string() };
+                Ok(api.get_disk_number_from_volume_id(request).await?.disk_number)
+            }
+            [V1beta2: v1beta2, V1beta1: v1beta1] |api, m| {
+                let request = m::VolumeDiskNumberRequest { volume_id: id.to_string() };
+                let n = api.get_volume_disk_number(request).await?.disk_number;
+                Ok(u32::try_from(n).unwrap_or(u32::MAX))
+            }
+        )
+    }
+
+    /// Resizes to `size` bytes (0 = the largest size the partition allows).
+    pub async fn resize(&self, id: &str, size: i64) -> Result<(), Error> {
+        on!(self, VolumeGroup::volume;
+            [V2alpha1: v2alpha1, V1: v1, V1beta3: v1beta3] |api, m| {
+                let request = m::ResizeVolumeRequest { volume_id: id.to_string(), size_bytes: size };
+                api.resize_volume(request).await.map(drop)
+            }
+            [V1beta2: v1beta2, V1beta1: v1beta1] |api, m| {
+                let request = m::ResizeVolumeRequest { volume_id: id.to_string(), size };
+                api.resize_volume(request).await.map(drop)
+            }
+        )
+    }
+
+    /// (total, used) bytes.
+    pub async fn stats(&self, id: &str) -> Result<(i64, i64), Error> {
+        on!(self, VolumeGroup::volume;
+            [V2alpha1: v2alpha1, V1: v1, V1beta3: v1beta3] |api, m| {
+                let request = m::GetVolumeStatsRequest { volume_id: id.to_string() };
+                let r = api.get_volume_stats(request).await?;
+                Ok((r.total_bytes, r.used_bytes))
+            }
+            [V1beta2: v1beta2, V1beta1: v1beta1] |api, m| {
+                let request = m::VolumeStatsRequest { volume_id: id.to_string() };
+                let r = api.volume_stats(request).await?;
+                Ok((r.volume_size, r.volume_used_size))
+            }
+        )
+    }
+}
+
+/// An old version's `error` field turned into an error of the call.
+fn field_error(method: &str, error: String) -> Result<(), Error> {
+    if error.is_empty() {
+        Ok(())
+    } else {
+        Err(Error::rpc(
+            "response",
+            method,
+            tonic::Status::unknown(error),
+        ))
+    }
+}
+
+/// The filesystem group at the negotiated version.
+#[derive(Clone)]
+pub(crate) enum FilesystemGroup {
+    V2alpha1(Arc<dyn filesystem::v2alpha1::FilesystemApi>),
+    V1(Arc<dyn filesystem::v1::FilesystemApi>),
+    V1beta2(Arc<dyn filesystem::v1beta2::FilesystemApi>),
+    V1beta1(Arc<dyn filesystem::v1beta1::FilesystemApi>),
+}
+
+/// Paths of the node layer are the plugin's own (kubelet's plugin directory).
+const PLUGIN: i32 = filesystem::v1beta1::PathContext::Plugin as i32;
+
+impl FilesystemGroup {
+    pub async fn exists(&self, path: &str) -> Result<bool, Error> {
+        on!(self, FilesystemGroup::filesystem;
+            [V2alpha1: v2alpha1, V1: v1, V1beta2: v1beta2] |api, m| {
+                let request = m::PathExistsRequest { path: path.to_string() };
+                Ok(api.path_exists(request).await?.exists)
+            }
+            [V1beta1: v1beta1] |api, m| {
+                let request = m::PathExistsRequest { path: path.to_string(), context: PLUGIN };
+                let r = api.path_exists(request).await?;
+                field_error("/v1beta1.Filesystem/PathExists", r.error)?;
+                Ok(r.exists)
+            }
+        )
+    }
+
+    pub async fn mkdir(&self, path: &str) -> Result<(), Error> {
+        on!(self, FilesystemGroup::filesystem;
+            [V2alpha1: v2alpha1, V1: v1, V1beta2: v1beta2] |api, m| {
+                api.mkdir(m::MkdirRequest { path: path.to_string() }).await.map(drop)
+            }
+            [V1beta1: v1beta1] |api, m| {
+                let r = api.mkdir(m::MkdirRequest { path: path.to_string(), context: PLUGIN }).await?;
+                field_error("/v1beta1.Filesystem/Mkdir", r.error)
+            }
+        )
+    }
+
+    pub async fn rmdir(&self, path: &str, force: bool) -> Result<(), Error> {
+        on!(self, FilesystemGroup::filesystem;
+            [V2alpha1: v2alpha1, V1: v1, V1beta2: v1beta2] |api, m| {
+                api.rmdir(m::RmdirRequest { path: path.to_string(), force }).await.map(drop)
+            }
+            [V1beta1: v1beta1] |api, m| {
+                let request = m::RmdirRequest { path: path.to_string(), context: PLUGIN, force };
+                let r = api.rmdir(request).await?;
+                field_error("/v1beta1.Filesystem/Rmdir", r.error)
+            }
+        )
+    }
+
+    /// Makes `link` a link to `to`.
+    pub async fn link(&self, to: &str, link: &str) -> Result<(), Error> {
+        on!(self, FilesystemGroup::filesystem;
+            [V2alpha1: v2alpha1, V1: v1, V1beta2: v1beta2] |api, m| {
+                let request = m::CreateSymlinkRequest { source_path: to.to_string(), target_path: link.to_string() };
+                api.create_symlink(request).await.map(drop)
+            }
+            [V1beta1: v1beta1] |api, m| {
+                let request = m::LinkPathRequest { source_path: to.to_string(), target_path: link.to_string() };
+                let r = api.link_path(request).await?;
+                field_error("/v1beta1.Filesystem/LinkPath", r.error)
+            }
+        )
+    }
+
+    /// Whether `path` is a link or mount point whose target is there.
+    pub async fn is_link(&self, path: &str) -> Result<bool, Error> {
+        on!(self, FilesystemGroup::filesystem;
+            [V2alpha1: v2alpha1, V1: v1, V1beta2: v1beta2] |api, m| {
+                let request = m::IsSymlinkRequest { path: path.to_string() };
+                Ok(api.is_symlink(request).await?.is_symlink)
+            }
+            [V1beta1: v1beta1] |api, m| {
+                let request = m::IsMountPointRequest { path: path.to_string() };
+                let r = api.is_mount_point(request).await?;
+                field_error("/v1beta1.Filesystem/IsMountPoint", r.error)?;
+                Ok(r.is_mount_point)
+            }
+        )
+    }
+}
+
+/// The smb group at the negotiated version.
+#[derive(Clone)]
+pub(crate) enum SmbGroup {
+    V1(Arc<dyn smb::v1::SmbApi>),
+    V1beta2(Arc<dyn smb::v1beta2::SmbApi>),
+    V1beta1(Arc<dyn smb::v1beta1::SmbApi>),
+}
+
+impl SmbGroup {
+    pub async fn map(
+        &self,
+        remote: &str,
+        local: &str,
+        user: &str,
+        password: &str,
+    ) -> Result<(), Error> {
+        on!(self, SmbGroup::smb;
+            [V1: v1, V1beta2: v1beta2] |api, m| {
+                let request = m::NewSmbGlobalMappingRequest {
+                    remote_path: remote.to_string(),
+                    local_path: local.to_string(),
+                    username: user.to_string(),
+                    password: password.to_string(),
+                };
+                api.new_smb_global_mapping(request).await.map(drop)
+            }
+            [V1beta1: v1beta1] |api, m| {
+                let request = m::NewSmbGlobalMappingRequest {
+                    remote_path: remote.to_string(),
+                    local_path: local.to_string(),
+                    username: user.to_string(),
+                    password: password.to_string(),
+                };
+                let r = api.new_smb_global_mapping(request).await?;
+                field_error("/v1beta1.Smb/NewSmbGlobalMapping", r.error)
+            }
+        )
+    }
+
+    pub async fn unmap(&self, remote: &str) -> Result<(), Error> {
+        on!(self, SmbGroup::smb;
+            [V1: v1, V1beta2: v1beta2] |api, m| {
+                let request = m::RemoveSmbGlobalMappingRequest { remote_path: remote.to_string() };
+                api.remove_smb_global_mapping(request).await.map(drop)
+            }
+            [V1beta1: v1beta1] |api, m| {
+                let request = m::RemoveSmbGlobalMappingRequest { remote_path: remote.to_string() };
+                let r = api.remove_smb_global_mapping(request).await?;
+                field_error("/v1beta1.Smb/RemoveSmbGlobalMapping", r.error)
+            }
+        )
+    }
+}
+
+/// The iscsi group at the negotiated version (alpha only: there is no other).
+#[derive(Clone)]
+pub(crate) enum IscsiGroup {
+    V1alpha2(Arc<dyn iscsi::v1alpha2::IscsiApi>),
+    V1alpha1(Arc<dyn iscsi::v1alpha1::IscsiApi>),
+}
+
+/// CHAP credentials of an iSCSI login, as the adapter passes them.
+pub(crate) struct IscsiLogin<'a> {
+    pub auth_type: i32,
+    pub user: &'a str,
+    pub secret: &'a str,
+}
+
+impl IscsiGroup {
+    pub async fn add_portal(&self, address: &str, port: u32) -> Result<(), Error> {
+        on!(self, IscsiGroup::iscsi;
+            [V1alpha2: v1alpha2, V1alpha1: v1alpha1] |api, m| {
+                let target_portal = Some(m::TargetPortal { target_address: address.to_string(), target_port: port });
+                api.add_target_portal(m::AddTargetPortalRequest { target_portal }).await.map(drop)
+            }
+        )
+    }
+
+    pub async fn discover(&self, address: &str, port: u32) -> Result<Vec<String>, Error> {
+        on!(self, IscsiGroup::iscsi;
+            [V1alpha2: v1alpha2, V1alpha1: v1alpha1] |api, m| {
+                let target_portal = Some(m::TargetPortal { target_address: address.to_string(), target_port: port });
+                Ok(api.discover_target_portal(m::DiscoverTargetPortalRequest { target_portal }).await?.iqns)
+            }
+        )
+    }
+
+    pub async fn connect(
+        &self,
+        address: &str,
+        port: u32,
+        iqn: &str,
+        login: IscsiLogin<'_>,
+    ) -> Result<(), Error> {
+        on!(self, IscsiGroup::iscsi;
+            [V1alpha2: v1alpha2, V1alpha1: v1alpha1] |api, m| {
+                let request = m::ConnectTargetRequest {
+                    target_portal: Some(m::TargetPortal { target_address: address.to_string(), target_port: port }),
+                    iqn: iqn.to_string(),
+                    auth_type: login.auth_type,
+                    chap_username: login.user.to_string(),
+                    chap_secret: login.secret.to_string(),
+                };
+                api.connect_target(request).await.map(drop)
+            }
+        )
+    }
+
+    pub async fn disconnect(&self, address: &str, port: u32, iqn: &str) -> Result<(), Error> {
+        on!(self, IscsiGroup::iscsi;
+            [V1alpha2: v1alpha2, V1alpha1: v1alpha1] |api, m| {
+                let request = m::DisconnectTargetRequest {
+                    target_portal: Some(m::TargetPortal { target_address: address.to_string(), target_port: port }),
+                    iqn: iqn.to_string(),
+                };
+                api.disconnect_target(request).await.map(drop)
+            }
+        )
+    }
+
+    pub async fn disks(&self, address: &str, port: u32, iqn: &str) -> Result<Vec<u32>, Error> {
+        on!(self, IscsiGroup::iscsi;
+            [V1alpha2: v1alpha2, V1alpha1: v1alpha1] |api, m| {
+                let request = m::GetTargetDisksRequest {
+                    target_portal: Some(m::TargetPortal { target_address: address.to_string(), target_port: port }),
+                    iqn: iqn.to_string(),
+                };
+                let ids = api.get_target_disks(request).await?.disk_i_ds;
+                Ok(ids.iter().filter_map(|d| parse_number(d)).collect())
+            }
+        )
+    }
+
+    pub async fn portals(&self) -> Result<Vec<(String, u32)>, Error> {
+        on!(self, IscsiGroup::iscsi;
+            [V1alpha2: v1alpha2, V1alpha1: v1alpha1] |api, m| {
+                let r = api.list_target_portals(m::ListTargetPortalsRequest {}).await?;
+                Ok(r.target_portals.into_iter().map(|p| (p.target_address, p.target_port)).collect())
+            }
+        )
+    }
+
+    pub async fn remove_portal(&self, address: &str, port: u32) -> Result<(), Error> {
+        on!(self, IscsiGroup::iscsi;
+            [V1alpha2: v1alpha2, V1alpha1: v1alpha1] |api, m| {
+                let target_portal = Some(m::TargetPortal { target_address: address.to_string(), target_port: port });
+                api.remove_target_portal(m::RemoveTargetPortalRequest { target_portal }).await.map(drop)
+            }
+        )
+    }
+}
+
+/// The system group (v1alpha1 is its only version).
+#[derive(Clone)]
+pub(crate) enum SystemGroup {
+    V1alpha1(Arc<dyn system::v1alpha1::SystemApi>),
+}
+
+impl SystemGroup {
+    pub async fn bios_serial_number(&self) -> Result<String, Error> {
+        on!(self, SystemGroup::system;
+            [V1alpha1: v1alpha1] |api, m| {
+                let r = api.get_bios_serial_number(m::GetBiosSerialNumberRequest {}).await?;
+                Ok(r.serial_number)
+            }
+        )
+    }
+}
+
+/// Per group: the versions the adapter speaks (newest first), dialling one,
+/// and wrapping a mock host at one.
+macro_rules! versions {
+    ($Group:ident, $group:ident, [$($Var:ident $ver:ident),+]) => {
+        impl $Group {
+            pub const GROUP: &'static str = stringify!($group);
+            pub const VERSIONS: &'static [&'static str] = &[$(stringify!($ver)),+];
+
+            pub async fn dial(
+                version: &str,
+                address: &str,
+                options: &crate::ConnectOptions,
+            ) -> Result<Self, Error> {
+                match version {
+                    $(stringify!($ver) => {
+                        let client = crate::$group::$ver::Client::connect_with(address, options).await?;
+                        Ok($Group::$Var(Arc::new(client)))
+                    })+
+                    _ => Err(Error::UnsupportedVersion {
+                        group: Self::GROUP,
+                        version: version.to_string(),
+                    }),
+                }
+            }
+
+            #[cfg(feature = "mock")]
+            pub fn mock(version: &str, host: &crate::mock::MockHost) -> Result<Self, Error> {
+                match version {
+                    $(stringify!($ver) => Ok($Group::$Var(Arc::new(host.clone()))),)+
+                    _ => Err(Error::UnsupportedVersion {
+                        group: Self::GROUP,
+                        version: version.to_string(),
+                    }),
+                }
+            }
+
+            pub fn version(&self) -> &'static str {
+                match self {
+                    $($Group::$Var(_) => stringify!($ver),)+
+                }
+            }
+        }
+    };
+}
+
+versions!(DiskGroup, disk, [V1 v1, V1beta3 v1beta3, V1beta2 v1beta2, V1beta1 v1beta1]);
+versions!(VolumeGroup, volume, [V2alpha1 v2alpha1, V1 v1, V1beta3 v1beta3, V1beta2 v1beta2, V1beta1 v1beta1]);
+versions!(FilesystemGroup, filesystem, [V2alpha1 v2alpha1, V1 v1, V1beta2 v1beta2, V1beta1 v1beta1]);
+versions!(SmbGroup, smb, [V1 v1, V1beta2 v1beta2, V1beta1 v1beta1]);
+versions!(IscsiGroup, iscsi, [V1alpha2 v1alpha2, V1alpha1 v1alpha1]);
+versions!(SystemGroup, system, [V1alpha1 v1alpha1]);

@@ -1,0 +1,1044 @@
+//! The node layer: what a Windows CSI node plugin does, once, over whatever
+//! API versions the node serves.
+//!
+//! [`Node::connect`] picks, per API group, the newest version the node
+//! serves; every operation then takes paths as kubelet gives them, is
+//! idempotent, and is bounded by a deadline. The same [`Node`] runs over
+//! the real proxy and, in unit tests, over [`MockHost`](crate::mock::MockHost)
+//! ([`Node::from_mock`]).
+//!
+//! ```no_run
+//! use csi_proxy_client::node::{DiskSelector, Node, NodeOptions};
+//!
+//! # async fn run() -> Result<(), csi_proxy_client::Error> {
+//! let node = Node::connect(NodeOptions::default()).await?;
+//! println!("csi-proxy versions: {}", node.versions());
+//!
+//! let staging = r"\var\lib\kubelet\plugins\kubernetes.io\csi\disk.csi.example.com\pv1\globalmount";
+//! let target = r"\var\lib\kubelet\pods\uid\volumes\kubernetes.io~csi\pv1\mount";
+//! let disk = node.find_disk(DiskSelector::Lun(3)).await?;     // NodeStageVolume
+//! node.stage_disk(&disk, staging).await?;
+//! node.publish(staging, target).await?;                       // NodePublishVolume
+//! node.unpublish(target).await?;                              // NodeUnpublishVolume
+//! node.unstage(staging).await?;                               // NodeUnstageVolume
+//! # Ok(()) }
+//! ```
+//!
+//! # What the operations do
+//!
+//! | operation | effect | already done | refused, nothing changed |
+//! |---|---|---|---|
+//! | [`Node::ensure_dir`] | creates the directory and its parents | Ok | |
+//! | [`Node::remove`] | removes a directory tree, or a link (never its target) | absent: Ok | |
+//! | [`Node::stage_disk`] | onlines, partitions, formats (NTFS) and mounts the disk's first volume | mounted from that disk: Ok | [`Error::PathInUse`], [`Error::NotEmpty`], [`Error::NoVolume`] |
+//! | [`Node::publish`] | links the target to the staging path, replacing kubelet's empty directory | linked to the same volume: Ok | [`Error::NotStaged`], [`Error::PathInUse`], [`Error::NotEmpty`] |
+//! | [`Node::unpublish`] | removes the link | absent: Ok | [`Error::NotEmpty`] (a plain directory with files) |
+//! | [`Node::unstage`] | flushes, unmounts, removes the staging path | absent: Ok | [`Error::NotEmpty`] |
+//! | [`Node::expand`] | grows the volume to its partition | nothing to grow: Ok | |
+//! | [`Node::smb_stage`] | maps the share, links the staging path, counts a reference | same link: Ok | [`Error::PathInUse`], [`Error::NotEmpty`] |
+//! | [`Node::smb_unstage`] | removes the link; the mapping goes with its last reference | absent: Ok | [`Error::PathInUse`] |
+//!
+//! The proxy cannot say where a link points, only which volume is behind a
+//! path: [`MountState::Mounted`] is any path with a volume behind it (a
+//! mount point, or a link to one), [`MountState::Linked`] a link with no
+//! volume the proxy can name (an SMB share). `publish` therefore treats a
+//! target as "already published" when the same volume is behind it.
+
+mod groups;
+mod options;
+mod path;
+mod smb_store;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+
+use groups::{
+    DiskFacts, DiskGroup, FilesystemGroup, IscsiGroup, IscsiLogin, SmbGroup, SystemGroup,
+    VolumeGroup,
+};
+pub use options::{
+    DEFAULT_DEADLINE, DEFAULT_FIND_DISK_INTERVAL, DEFAULT_FIND_DISK_TIMEOUT, NodeOptions,
+    NodeVersions,
+};
+pub use smb_store::SmbStore;
+
+use crate::{ApiVersion, Error, ErrorKind, Stage};
+
+/// What is at a path.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum MountState {
+    /// Nothing.
+    Missing,
+    /// A plain directory (or file, or a link whose target is gone).
+    NotMounted,
+    /// A path with a volume behind it: a mount point, or a link to one.
+    Mounted {
+        /// The volume (`\\?\Volume{GUID}\`).
+        volume_id: String,
+    },
+    /// A link with no volume the proxy can name behind it (an SMB share).
+    Linked,
+}
+
+/// Which disk [`Node::find_disk`] looks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum DiskSelector {
+    /// The SCSI logical unit number (a disk without one, NVMe, never matches).
+    Lun(u32),
+    /// The page 83 id, whole or its last word (case-insensitive).
+    Page83(String),
+    /// The serial number (case-insensitive, surrounding blanks ignored).
+    SerialNumber(String),
+    /// The disk number Windows gave it.
+    Number(u32),
+}
+
+impl fmt::Display for DiskSelector {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DiskSelector::Lun(n) => write!(f, "LUN {n}"),
+            DiskSelector::Page83(id) => write!(f, "page83 id {id:?}"),
+            DiskSelector::SerialNumber(s) => write!(f, "serial number {s:?}"),
+            DiskSelector::Number(n) => write!(f, "disk number {n}"),
+        }
+    }
+}
+
+impl DiskSelector {
+    fn matches(&self, number: u32, facts: &DiskFacts) -> bool {
+        let same = |a: &str, b: &str| a.trim().eq_ignore_ascii_case(b.trim());
+        match self {
+            DiskSelector::Lun(lun) => facts
+                .lun
+                .as_deref()
+                .is_some_and(|l| l.trim().parse::<u32>() == Ok(*lun)),
+            DiskSelector::Page83(id) => facts.page83.as_deref().is_some_and(|p| {
+                same(p, id) || p.split_whitespace().last().is_some_and(|w| same(w, id))
+            }),
+            DiskSelector::SerialNumber(s) => facts
+                .serial_number
+                .as_deref()
+                .is_some_and(|serial| !s.trim().is_empty() && same(serial, s)),
+            DiskSelector::Number(n) => *n == number,
+        }
+    }
+}
+
+/// A disk the node lists, as [`Node::find_disk`] found it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Disk {
+    /// The disk number.
+    pub number: u32,
+    /// The LUN, if the disk has one.
+    pub lun: Option<String>,
+    /// The page 83 id, if any.
+    pub page83: Option<String>,
+    /// The serial number, if any.
+    pub serial_number: Option<String>,
+}
+
+impl From<&Disk> for u32 {
+    fn from(disk: &Disk) -> u32 {
+        disk.number
+    }
+}
+
+impl From<Disk> for u32 {
+    fn from(disk: Disk) -> u32 {
+        disk.number
+    }
+}
+
+/// Space on a volume, in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct VolumeUsage {
+    /// Size of the volume.
+    pub total_bytes: u64,
+    /// Bytes in use.
+    pub used_bytes: u64,
+    /// Bytes free.
+    pub available_bytes: u64,
+}
+
+/// The account an SMB share is mapped with. The password never appears in
+/// `Debug` output, logs or errors.
+#[derive(Clone)]
+pub struct SmbCredentials {
+    username: String,
+    password: String,
+}
+
+impl SmbCredentials {
+    /// `username` (`user`, `DOMAIN\user` or `user@domain`) and its password.
+    pub fn new(username: impl Into<String>, password: impl Into<String>) -> Self {
+        Self {
+            username: username.into(),
+            password: password.into(),
+        }
+    }
+
+    /// No credentials: the node's own identity.
+    pub fn none() -> Self {
+        Self::new("", "")
+    }
+
+    /// The user name.
+    pub fn username(&self) -> &str {
+        &self.username
+    }
+}
+
+impl fmt::Debug for SmbCredentials {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SmbCredentials")
+            .field("username", &self.username)
+            .field("password", &"<hidden>")
+            .finish()
+    }
+}
+
+/// How an iSCSI initiator logs in.
+#[derive(Clone, Default)]
+pub enum IscsiAuth {
+    /// No authentication.
+    #[default]
+    None,
+    /// One-way CHAP: the target checks the initiator.
+    Chap {
+        /// CHAP user name.
+        username: String,
+        /// CHAP secret.
+        secret: String,
+    },
+}
+
+impl fmt::Debug for IscsiAuth {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            IscsiAuth::None => f.write_str("None"),
+            IscsiAuth::Chap { username, .. } => f
+                .debug_struct("Chap")
+                .field("username", username)
+                .field("secret", &"<hidden>")
+                .finish(),
+        }
+    }
+}
+
+/// An iSCSI target behind a portal.
+#[derive(Debug, Clone)]
+pub struct IscsiTarget {
+    /// Portal address (host name or IP).
+    pub portal: String,
+    /// Portal port (3260 by default).
+    pub port: u32,
+    /// Target IQN.
+    pub iqn: String,
+    /// How to log in.
+    pub auth: IscsiAuth,
+}
+
+impl IscsiTarget {
+    /// `iqn` behind `portal:3260`, without authentication.
+    pub fn new(portal: impl Into<String>, iqn: impl Into<String>) -> Self {
+        Self {
+            portal: portal.into(),
+            port: 3260,
+            iqn: iqn.into(),
+            auth: IscsiAuth::None,
+        }
+    }
+}
+
+/// The groups of one node, each at its negotiated version or absent with
+/// the versions tried.
+struct Inner {
+    disk: Option<DiskGroup>,
+    volume: Option<VolumeGroup>,
+    filesystem: Option<FilesystemGroup>,
+    smb: Option<SmbGroup>,
+    iscsi: Option<IscsiGroup>,
+    system: Option<SystemGroup>,
+    tried: HashMap<&'static str, String>,
+    versions: NodeVersions,
+    options: NodeOptions,
+    smb_locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+}
+
+/// A Windows node through the CSI Proxy, version-independent. Cheap to
+/// clone; clones share the connections. See the [module](self) docs.
+#[derive(Clone)]
+pub struct Node {
+    inner: Arc<Inner>,
+}
+
+impl fmt::Debug for Node {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Node")
+            .field("versions", &self.inner.versions.to_string())
+            .finish_non_exhaustive()
+    }
+}
+
+/// The versions to try for a group, newest first.
+fn candidates(
+    group: &'static str,
+    speaks: &[&str],
+    options: &NodeOptions,
+    alpha_only: bool,
+) -> Result<Vec<String>, Error> {
+    if let Some(pinned) = options.pinned.get(group) {
+        pinned.parse::<ApiVersion>()?;
+        if !speaks.contains(&pinned.as_str()) {
+            return Err(Error::UnsupportedVersion {
+                group,
+                version: pinned.clone(),
+            });
+        }
+        return Ok(vec![pinned.clone()]);
+    }
+    let mut versions: Vec<ApiVersion> = speaks
+        .iter()
+        .filter_map(|v| v.parse().ok())
+        .filter(|v: &ApiVersion| {
+            alpha_only || options.allow_alpha || !matches!(v.stage(), Stage::Alpha(_))
+        })
+        .collect();
+    versions.sort_by(|a, b| b.cmp(a));
+    Ok(versions.iter().map(ToString::to_string).collect())
+}
+
+fn is_not_empty(e: &Error) -> bool {
+    e.windows_code() == Some(145) || e.to_string().to_lowercase().contains("not empty")
+}
+
+impl Node {
+    /// Connects to the node's proxy: for each group (disk, volume,
+    /// filesystem, smb, and iscsi and system when asked for), dials the
+    /// versions newest first and keeps the first that answers. A group
+    /// with none is absent, and operations needing it fail with
+    /// [`Error::GroupUnavailable`]. Fails only on invalid options.
+    pub async fn connect(options: NodeOptions) -> Result<Node, Error> {
+        let mut tried = HashMap::new();
+        macro_rules! negotiate {
+            ($Group:ident, $alpha_only:expr, $wanted:expr) => {{
+                let mut chosen = None;
+                let mut attempts = Vec::new();
+                if $wanted {
+                    for version in
+                        candidates($Group::GROUP, $Group::VERSIONS, &options, $alpha_only)?
+                    {
+                        let address = match &options.socket_dir {
+                            Some(dir) => crate::transport::Address::socket_in(
+                                dir,
+                                $Group::GROUP,
+                                &version,
+                            ),
+                            None => {
+                                match crate::transport::Address::default_for(
+                                    $Group::GROUP,
+                                    &version,
+                                ) {
+                                    Ok(address) => address,
+                                    Err(e) => {
+                                        tracing::debug!(group = $Group::GROUP, %version, error = %e, "no endpoint");
+                                        attempts.push(version);
+                                        continue;
+                                    }
+                                }
+                            }
+                        };
+                        match $Group::dial(&version, &address.to_string(), &options.connect).await {
+                            Ok(group) => {
+                                chosen = Some(group);
+                                break;
+                            }
+                            Err(e) => {
+                                tracing::debug!(group = $Group::GROUP, %version, error = %e, "not served");
+                                attempts.push(version);
+                            }
+                        }
+                    }
+                }
+                if chosen.is_none() {
+                    let text = if attempts.is_empty() {
+                        "none; the group was not asked for".to_string()
+                    } else {
+                        attempts.join(", ")
+                    };
+                    tried.insert($Group::GROUP, text);
+                }
+                chosen
+            }};
+        }
+        let disk = negotiate!(DiskGroup, false, true);
+        let volume = negotiate!(VolumeGroup, false, true);
+        let filesystem = negotiate!(FilesystemGroup, false, true);
+        let smb = negotiate!(SmbGroup, false, true);
+        let iscsi = negotiate!(IscsiGroup, true, options.iscsi);
+        let system = negotiate!(SystemGroup, true, options.system);
+        let node = Self::assemble(disk, volume, filesystem, smb, iscsi, system, tried, options);
+        tracing::info!(versions = %node.versions(), "connected to csi-proxy");
+        Ok(node)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn assemble(
+        disk: Option<DiskGroup>,
+        volume: Option<VolumeGroup>,
+        filesystem: Option<FilesystemGroup>,
+        smb: Option<SmbGroup>,
+        iscsi: Option<IscsiGroup>,
+        system: Option<SystemGroup>,
+        tried: HashMap<&'static str, String>,
+        options: NodeOptions,
+    ) -> Node {
+        let version = |v: Option<&'static str>| v.and_then(|v| v.parse().ok());
+        let versions = NodeVersions {
+            disk: version(disk.as_ref().map(DiskGroup::version)),
+            volume: version(volume.as_ref().map(VolumeGroup::version)),
+            filesystem: version(filesystem.as_ref().map(FilesystemGroup::version)),
+            smb: version(smb.as_ref().map(SmbGroup::version)),
+            iscsi: version(iscsi.as_ref().map(IscsiGroup::version)),
+            system: version(system.as_ref().map(SystemGroup::version)),
+        };
+        Node {
+            inner: Arc::new(Inner {
+                disk,
+                volume,
+                filesystem,
+                smb,
+                iscsi,
+                system,
+                tried,
+                versions,
+                options,
+                smb_locks: Mutex::default(),
+            }),
+        }
+    }
+
+    /// The node layer over an in-process [`MockHost`](crate::mock::MockHost),
+    /// every group at its newest non-alpha version ([`NodeVersions::newest`]).
+    #[cfg(feature = "mock")]
+    pub fn from_mock(host: &crate::mock::MockHost) -> Node {
+        Self::from_mock_with(host, NodeVersions::newest())
+            .expect("the node layer speaks every newest version")
+    }
+
+    /// The node layer over a [`MockHost`](crate::mock::MockHost) at the
+    /// given versions (a group set to `None` is absent).
+    #[cfg(feature = "mock")]
+    pub fn from_mock_with(
+        host: &crate::mock::MockHost,
+        versions: NodeVersions,
+    ) -> Result<Node, Error> {
+        Self::from_mock_with_options(host, versions, NodeOptions::default())
+    }
+
+    /// [`Node::from_mock_with`] with options (deadlines, SMB store, ...).
+    #[cfg(feature = "mock")]
+    pub fn from_mock_with_options(
+        host: &crate::mock::MockHost,
+        versions: NodeVersions,
+        options: NodeOptions,
+    ) -> Result<Node, Error> {
+        let mut tried = HashMap::new();
+        macro_rules! wrap {
+            ($Group:ident, $field:ident) => {
+                match versions.$field {
+                    Some(v) => Some($Group::mock(&v.to_string(), host)?),
+                    None => {
+                        tried.insert(
+                            $Group::GROUP,
+                            "none; absent from the mock's versions".to_string(),
+                        );
+                        None
+                    }
+                }
+            };
+        }
+        let disk = wrap!(DiskGroup, disk);
+        let volume = wrap!(VolumeGroup, volume);
+        let filesystem = wrap!(FilesystemGroup, filesystem);
+        let smb = wrap!(SmbGroup, smb);
+        let iscsi = wrap!(IscsiGroup, iscsi);
+        let system = wrap!(SystemGroup, system);
+        Ok(Self::assemble(
+            disk, volume, filesystem, smb, iscsi, system, tried, options,
+        ))
+    }
+
+    /// The version chosen for each group (for logs: it implements `Display`).
+    pub fn versions(&self) -> NodeVersions {
+        self.inner.versions
+    }
+
+    fn missing(&self, group: &'static str) -> Error {
+        Error::GroupUnavailable {
+            group,
+            tried: self
+                .inner
+                .tried
+                .get(group)
+                .cloned()
+                .unwrap_or_else(|| "none".into()),
+        }
+    }
+
+    fn disk(&self) -> Result<&DiskGroup, Error> {
+        self.inner.disk.as_ref().ok_or_else(|| self.missing("disk"))
+    }
+    fn volume(&self) -> Result<&VolumeGroup, Error> {
+        self.inner
+            .volume
+            .as_ref()
+            .ok_or_else(|| self.missing("volume"))
+    }
+    fn fs(&self) -> Result<&FilesystemGroup, Error> {
+        self.inner
+            .filesystem
+            .as_ref()
+            .ok_or_else(|| self.missing("filesystem"))
+    }
+    fn smb(&self) -> Result<&SmbGroup, Error> {
+        self.inner.smb.as_ref().ok_or_else(|| self.missing("smb"))
+    }
+    fn iscsi(&self) -> Result<&IscsiGroup, Error> {
+        self.inner
+            .iscsi
+            .as_ref()
+            .ok_or_else(|| self.missing("iscsi"))
+    }
+    fn system(&self) -> Result<&SystemGroup, Error> {
+        self.inner
+            .system
+            .as_ref()
+            .ok_or_else(|| self.missing("system"))
+    }
+
+    /// Runs `work` within the operation deadline.
+    async fn bounded<T>(
+        &self,
+        operation: &'static str,
+        work: impl Future<Output = Result<T, Error>>,
+    ) -> Result<T, Error> {
+        let after = self.inner.options.deadline;
+        match tokio::time::timeout(after, work).await {
+            Ok(result) => result,
+            Err(_) => Err(Error::DeadlineExceeded { operation, after }),
+        }
+    }
+
+    // ------------------------------------------------------------ paths
+
+    /// Whether something is at `path` (a link counts; its target is not followed).
+    pub async fn exists(&self, path: &str) -> Result<bool, Error> {
+        let path = path::local(path)?;
+        self.bounded("exists", self.fs()?.exists(&path)).await
+    }
+
+    /// Creates the directory `path` and its parents; Ok if it exists.
+    pub async fn ensure_dir(&self, path: &str) -> Result<(), Error> {
+        let path = path::local(path)?;
+        self.bounded("ensure_dir", self.fs()?.mkdir(&path)).await
+    }
+
+    /// Removes `path`: a directory with its contents, or a link (never what
+    /// it points to); Ok if absent.
+    pub async fn remove(&self, path: &str) -> Result<(), Error> {
+        let path = path::local(path)?;
+        self.bounded("remove", async {
+            let fs = self.fs()?;
+            if !fs.exists(&path).await? {
+                return Ok(());
+            }
+            let link = fs.is_link(&path).await?;
+            fs.rmdir(&path, !link).await
+        })
+        .await
+    }
+
+    /// What is at `path`.
+    pub async fn mount_state(&self, path: &str) -> Result<MountState, Error> {
+        let path = path::local(path)?;
+        self.bounded("mount_state", self.state(&path)).await
+    }
+
+    async fn state(&self, path: &str) -> Result<MountState, Error> {
+        let fs = self.fs()?;
+        if !fs.exists(path).await? {
+            return Ok(MountState::Missing);
+        }
+        if !fs.is_link(path).await? {
+            return Ok(MountState::NotMounted);
+        }
+        match self.volume()?.volume_at(path).await {
+            Ok(volume_id) if !volume_id.is_empty() => Ok(MountState::Mounted { volume_id }),
+            _ => Ok(MountState::Linked),
+        }
+    }
+
+    /// Removes the empty directory at `path` (kubelet pre-creates targets);
+    /// a directory with files is [`Error::NotEmpty`].
+    async fn remove_empty_dir(&self, path: &str) -> Result<(), Error> {
+        self.fs()?.rmdir(path, false).await.map_err(|e| {
+            if is_not_empty(&e) {
+                Error::NotEmpty {
+                    path: path.to_string(),
+                }
+            } else {
+                e
+            }
+        })
+    }
+
+    async fn ensure_parent(&self, path: &str) -> Result<(), Error> {
+        match path::parent(path) {
+            Some(parent) => self.fs()?.mkdir(parent).await,
+            None => Ok(()),
+        }
+    }
+
+    // ------------------------------------------------------------ disks
+
+    /// Finds an attached disk: rescans once, then looks every
+    /// [interval](NodeOptions::find_disk_interval) until the
+    /// [timeout](NodeOptions::find_disk_timeout); [`Error::DiskNotFound`]
+    /// lists what the node showed at the last look.
+    pub async fn find_disk(&self, selector: DiskSelector) -> Result<Disk, Error> {
+        let disk = self.disk()?;
+        let (interval, timeout) = (
+            self.inner.options.find_disk_interval,
+            self.inner.options.find_disk_timeout,
+        );
+        let start = tokio::time::Instant::now();
+        self.bounded("find_disk", disk.rescan()).await?;
+        loop {
+            let disks = self.bounded("find_disk", disk.disks()).await?;
+            if let Some((&number, facts)) = disks.iter().find(|(n, f)| selector.matches(**n, f)) {
+                tracing::debug!(%selector, number, "found disk");
+                return Ok(Disk {
+                    number,
+                    lun: facts.lun.clone(),
+                    page83: facts.page83.clone(),
+                    serial_number: facts.serial_number.clone(),
+                });
+            }
+            let waited = start.elapsed();
+            if waited >= timeout {
+                let seen: Vec<String> = disks
+                    .iter()
+                    .map(|(n, f)| {
+                        format!(
+                            "disk {n} (LUN {}, page83 {:?}, serial {:?})",
+                            f.lun.as_deref().unwrap_or("none"),
+                            f.page83.as_deref().unwrap_or(""),
+                            f.serial_number.as_deref().unwrap_or("")
+                        )
+                    })
+                    .collect();
+                return Err(Error::DiskNotFound {
+                    selector: selector.to_string(),
+                    waited,
+                    seen: if seen.is_empty() {
+                        "no disks".into()
+                    } else {
+                        seen.join("; ")
+                    },
+                });
+            }
+            tokio::time::sleep(interval.min(timeout - waited)).await;
+        }
+    }
+
+    /// Stages a disk at `path`: onlines it if offline, partitions it if
+    /// blank, formats its first volume NTFS if unformatted, and mounts it
+    /// at `path` (parents created). Returns the volume id.
+    ///
+    /// Already mounted at `path` from this disk: Ok. `path` holding another
+    /// volume or a link ([`Error::PathInUse`]), a directory with files
+    /// ([`Error::NotEmpty`]): nothing is changed.
+    pub async fn stage_disk(&self, disk: impl Into<u32>, path: &str) -> Result<String, Error> {
+        let number = disk.into();
+        let path = path::local(path)?;
+        self.bounded("stage_disk", self.stage_disk_at(number, &path))
+            .await
+    }
+
+    async fn stage_disk_at(&self, number: u32, path: &str) -> Result<String, Error> {
+        let (disk, volume, fs) = (self.disk()?, self.volume()?, self.fs()?);
+        match self.state(path).await? {
+            MountState::Mounted { volume_id } => {
+                return if volume.disk_of(&volume_id).await? == number {
+                    Ok(volume_id)
+                } else {
+                    Err(Error::PathInUse {
+                        path: path.to_string(),
+                        holds: format!("volume {volume_id} of another disk"),
+                    })
+                };
+            }
+            MountState::Linked => {
+                return Err(Error::PathInUse {
+                    path: path.to_string(),
+                    holds: "a link".into(),
+                });
+            }
+            MountState::NotMounted => {
+                // Proves it empty; it is made again right below.
+                self.remove_empty_dir(path).await?;
+                fs.mkdir(path).await?;
+            }
+            MountState::Missing => {}
+        }
+        if disk.is_online(number).await? == Some(false) {
+            tracing::info!(disk = number, "bringing the disk online");
+            disk.set_online(number, true).await?;
+        }
+        disk.partition(number).await?;
+        let Some(id) = volume.volumes_on_disk(number).await?.into_iter().next() else {
+            return Err(Error::NoVolume { disk: number });
+        };
+        if !volume.is_formatted(&id).await? {
+            tracing::info!(volume = %id, "formatting NTFS");
+            volume.format(&id).await?;
+        }
+        fs.mkdir(path).await?;
+        volume.mount(&id, path).await?;
+        tracing::info!(disk = number, volume = %id, path, "staged");
+        Ok(id)
+    }
+
+    /// Links `target` to `staging` (kubelet's pre-created empty directory
+    /// at `target` is replaced; parents are created).
+    ///
+    /// Already published (the same volume behind both): Ok. Nothing at
+    /// `staging` ([`Error::NotStaged`]), `target` holding something else
+    /// ([`Error::PathInUse`]) or files ([`Error::NotEmpty`]): nothing is changed.
+    pub async fn publish(&self, staging: &str, target: &str) -> Result<(), Error> {
+        let staging = path::local(staging)?;
+        let target = path::local(target)?;
+        self.bounded("publish", async {
+            let source = self.state(&staging).await?;
+            if source == MountState::Missing {
+                return Err(Error::NotStaged { path: staging });
+            }
+            match (self.state(&target).await?, source) {
+                (MountState::Missing, _) => self.ensure_parent(&target).await?,
+                (MountState::NotMounted, _) => self.remove_empty_dir(&target).await?,
+                (MountState::Mounted { volume_id: a }, MountState::Mounted { volume_id: b })
+                    if a == b =>
+                {
+                    return Ok(());
+                }
+                // The proxy cannot tell where these links go: trust them.
+                (MountState::Linked, MountState::Linked | MountState::NotMounted) => return Ok(()),
+                (MountState::Mounted { .. }, MountState::NotMounted) => return Ok(()),
+                (held, _) => {
+                    return Err(Error::PathInUse {
+                        path: target,
+                        holds: match held {
+                            MountState::Mounted { volume_id } => {
+                                format!("a link to another volume ({volume_id})")
+                            }
+                            _ => "a link to something else".into(),
+                        },
+                    });
+                }
+            }
+            self.fs()?.link(&staging, &target).await?;
+            tracing::info!(staging, target, "published");
+            Ok(())
+        })
+        .await
+    }
+
+    /// Removes the link at `target` (never the data behind it); an empty
+    /// directory there is removed too. Absent: Ok.
+    pub async fn unpublish(&self, target: &str) -> Result<(), Error> {
+        let target = path::local(target)?;
+        self.bounded("unpublish", async {
+            match self.state(&target).await? {
+                MountState::Missing => Ok(()),
+                MountState::NotMounted => self.remove_empty_dir(&target).await,
+                MountState::Mounted { .. } | MountState::Linked => {
+                    self.fs()?.rmdir(&target, false).await
+                }
+            }
+        })
+        .await
+    }
+
+    /// Unstages `path`: flushes the volume mounted there, unmounts it and
+    /// removes `path`. Absent: Ok.
+    pub async fn unstage(&self, path: &str) -> Result<(), Error> {
+        let path = path::local(path)?;
+        self.bounded("unstage", self.unstage_at(&path, false)).await
+    }
+
+    /// [`Node::unstage`], then takes the volume's disk offline (for disks
+    /// that are detached next, or clones that must not be seen twice).
+    pub async fn unstage_and_offline(&self, path: &str) -> Result<(), Error> {
+        let path = path::local(path)?;
+        self.bounded("unstage", self.unstage_at(&path, true)).await
+    }
+
+    async fn unstage_at(&self, path: &str, offline: bool) -> Result<(), Error> {
+        match self.state(path).await? {
+            MountState::Missing => Ok(()),
+            MountState::NotMounted => self.remove_empty_dir(path).await,
+            MountState::Linked => self.fs()?.rmdir(path, false).await,
+            MountState::Mounted { volume_id } => {
+                let volume = self.volume()?;
+                let disk = if offline {
+                    Some(volume.disk_of(&volume_id).await?)
+                } else {
+                    None
+                };
+                volume.flush(&volume_id).await?;
+                volume.unmount(&volume_id, path).await?;
+                self.remove_empty_dir(path).await?;
+                if let Some(n) = disk {
+                    self.disk()?.set_online(n, false).await?;
+                }
+                tracing::info!(volume = %volume_id, path, "unstaged");
+                Ok(())
+            }
+        }
+    }
+
+    /// The id of the volume behind `path`.
+    pub async fn volume_at(&self, path: &str) -> Result<String, Error> {
+        let path = path::local(path)?;
+        self.bounded("volume_at", self.volume()?.volume_at(&path))
+            .await
+    }
+
+    /// Grows the volume behind `path` over its whole partition and returns
+    /// its size in bytes afterwards. Nothing to grow is not an error.
+    pub async fn expand(&self, path: &str) -> Result<u64, Error> {
+        let path = path::local(path)?;
+        self.bounded("expand", async {
+            let volume = self.volume()?;
+            let id = volume.volume_at(&path).await?;
+            match volume.resize(&id, 0).await {
+                Ok(()) => {}
+                // Windows' answer when the volume already fills its partition.
+                Err(e)
+                    if e.to_string()
+                        .to_lowercase()
+                        .contains("extent less than the minimum") =>
+                {
+                    tracing::debug!(volume = %id, "nothing to grow");
+                }
+                Err(e) => return Err(e),
+            }
+            let (total, _) = volume.stats(&id).await?;
+            Ok(u64::try_from(total).unwrap_or(0))
+        })
+        .await
+    }
+
+    /// Total, used and available bytes of the volume behind `path`.
+    pub async fn usage(&self, path: &str) -> Result<VolumeUsage, Error> {
+        let path = path::local(path)?;
+        self.bounded("usage", async {
+            let volume = self.volume()?;
+            let id = volume.volume_at(&path).await?;
+            let (total, used) = volume.stats(&id).await?;
+            let (total, used) = (
+                u64::try_from(total).unwrap_or(0),
+                u64::try_from(used).unwrap_or(0),
+            );
+            Ok(VolumeUsage {
+                total_bytes: total,
+                used_bytes: used,
+                available_bytes: total.saturating_sub(used),
+            })
+        })
+        .await
+    }
+
+    // ------------------------------------------------------------ SMB
+
+    async fn smb_lock(&self, root: &str) -> tokio::sync::OwnedMutexGuard<()> {
+        let lock = {
+            let mut locks = self
+                .inner
+                .smb_locks
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            locks.entry(root.to_string()).or_default().clone()
+        };
+        lock.lock_owned().await
+    }
+
+    /// Stages the SMB share path `remote` (`\\server\share\dir`, `/` accepted)
+    /// at `path`: maps the share root with `credentials` and links `path`
+    /// to `remote`, recording one reference for the share root in the
+    /// [store](NodeOptions::smb_store). Already staged: Ok.
+    pub async fn smb_stage(
+        &self,
+        remote: &str,
+        path: &str,
+        credentials: &SmbCredentials,
+    ) -> Result<(), Error> {
+        let path = path::local(path)?;
+        let (remote, root) = path::remote(remote)?;
+        self.bounded("smb_stage", async {
+            let _serial = self.smb_lock(&root).await;
+            let (smb, store) = (self.smb()?, &self.inner.options.smb_store);
+            match self.state(&path).await? {
+                MountState::Linked => {
+                    return match store.root_of(&path)? {
+                        Some(other) if other != root => Err(Error::PathInUse {
+                            path: path.clone(),
+                            holds: format!("a link to another share ({other})"),
+                        }),
+                        _ => store.add(&root, &path),
+                    };
+                }
+                MountState::Mounted { volume_id } => {
+                    return Err(Error::PathInUse {
+                        path: path.clone(),
+                        holds: format!("volume {volume_id}"),
+                    });
+                }
+                MountState::NotMounted => self.remove_empty_dir(&path).await?,
+                MountState::Missing => self.ensure_parent(&path).await?,
+            }
+            let (user, password) = (&credentials.username, &credentials.password);
+            let mut mapped = smb.map(&remote, &path, user, password).await;
+            if let Err(e) = &mapped {
+                // A mapping nobody here uses, with other credentials: replace it.
+                if e.kind() == ErrorKind::CredentialsConflict && store.references(&root)? == 0 {
+                    tracing::info!(share = %root, "replacing an unused mapping with other credentials");
+                    smb.unmap(&root).await?;
+                    mapped = smb.map(&remote, &path, user, password).await;
+                }
+            }
+            mapped?;
+            store.add(&root, &path)?;
+            tracing::info!(share = %root, path, "SMB share staged");
+            Ok(())
+        })
+        .await
+    }
+
+    /// Removes the link at `path` and its reference; the share's global
+    /// mapping is removed with the last reference. Absent: Ok.
+    pub async fn smb_unstage(&self, path: &str) -> Result<(), Error> {
+        let path = path::local(path)?;
+        self.bounded("smb_unstage", async {
+            let store = &self.inner.options.smb_store;
+            let root = store.root_of(&path)?;
+            let _serial = match &root {
+                Some(root) => Some(self.smb_lock(root).await),
+                None => None,
+            };
+            match self.state(&path).await? {
+                MountState::Missing => {}
+                MountState::Mounted { volume_id } => {
+                    return Err(Error::PathInUse {
+                        path,
+                        holds: format!("volume {volume_id}, not an SMB link"),
+                    });
+                }
+                MountState::NotMounted => self.remove_empty_dir(&path).await?,
+                MountState::Linked => self.fs()?.rmdir(&path, false).await?,
+            }
+            store.remove(&path)?;
+            if let Some(root) = root
+                && store.references(&root)? == 0
+            {
+                match self.smb()?.unmap(&root).await {
+                    Err(e) if e.kind() != ErrorKind::NotFound => return Err(e),
+                    _ => tracing::info!(share = %root, "last reference gone: mapping removed"),
+                }
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    // ------------------------------------------------------------ iSCSI
+
+    /// Adds the target's portal, checks it offers the target, logs in and
+    /// returns the numbers of the target's disks. Already attached: Ok.
+    pub async fn iscsi_attach(&self, target: &IscsiTarget) -> Result<Vec<u32>, Error> {
+        self.bounded("iscsi_attach", async {
+            let iscsi = self.iscsi()?;
+            let (portal, port, iqn) = (&target.portal, target.port, &target.iqn);
+            iscsi.add_portal(portal, port).await?;
+            let offered = iscsi.discover(portal, port).await?;
+            if !offered.iter().any(|t| t.eq_ignore_ascii_case(iqn)) {
+                return Err(Error::IscsiTargetNotFound {
+                    portal: format!("{portal}:{port}"),
+                    iqn: iqn.clone(),
+                    seen: offered.join(", "),
+                });
+            }
+            if iscsi.disks(portal, port, iqn).await?.is_empty() {
+                let login = match &target.auth {
+                    IscsiAuth::None => IscsiLogin {
+                        auth_type: 0,
+                        user: "",
+                        secret: "",
+                    },
+                    IscsiAuth::Chap { username, secret } => IscsiLogin {
+                        auth_type: 1,
+                        user: username,
+                        secret,
+                    },
+                };
+                iscsi.connect(portal, port, iqn, login).await?;
+            }
+            iscsi.disks(portal, port, iqn).await
+        })
+        .await
+    }
+
+    /// Logs out of the target, and removes its portal when no target
+    /// behind it is still connected. Already detached: Ok.
+    pub async fn iscsi_detach(&self, target: &IscsiTarget) -> Result<(), Error> {
+        self.bounded("iscsi_detach", async {
+            let iscsi = self.iscsi()?;
+            let (portal, port, iqn) = (&target.portal, target.port, &target.iqn);
+            let known = iscsi.portals().await?;
+            if !known
+                .iter()
+                .any(|(a, p)| a.eq_ignore_ascii_case(portal) && *p == port)
+            {
+                return Ok(());
+            }
+            if !iscsi.disks(portal, port, iqn).await?.is_empty() {
+                iscsi.disconnect(portal, port, iqn).await?;
+            }
+            for other in iscsi.discover(portal, port).await? {
+                if !iscsi.disks(portal, port, &other).await?.is_empty() {
+                    return Ok(());
+                }
+            }
+            iscsi.remove_portal(portal, port).await
+        })
+        .await
+    }
+
+    // ------------------------------------------------------------ system
+
+    /// The machine's BIOS serial number (system group).
+    pub async fn bios_serial_number(&self) -> Result<String, Error> {
+        self.bounded("bios_serial_number", self.system()?.bios_serial_number())
+            .await
+    }
+}
+
+// A `Node` moves between tasks and threads.
+const _: fn() = || {
+    fn check<T: Send + Sync + Clone>() {}
+    check::<Node>();
+};

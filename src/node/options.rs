@@ -1,0 +1,232 @@
+//! [`NodeOptions`] and [`NodeVersions`].
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::PathBuf;
+use std::str::FromStr;
+use std::time::Duration;
+
+use super::SmbStore;
+use crate::{ApiVersion, ConnectOptions, Error};
+
+/// How [`Node::connect`](super::Node::connect) finds the proxy and how long
+/// operations may take.
+///
+/// ```
+/// use std::time::Duration;
+/// use csi_proxy_client::node::NodeOptions;
+///
+/// let options = NodeOptions::default()
+///     .socket_dir("/run/csi-proxy")
+///     .pin("disk", "v1beta3")
+///     .deadline(Duration::from_secs(30));
+/// # let _ = options;
+/// ```
+#[derive(Debug, Clone)]
+pub struct NodeOptions {
+    pub(crate) socket_dir: Option<PathBuf>,
+    pub(crate) allow_alpha: bool,
+    pub(crate) pinned: BTreeMap<String, String>,
+    pub(crate) iscsi: bool,
+    pub(crate) system: bool,
+    pub(crate) connect: ConnectOptions,
+    pub(crate) deadline: Duration,
+    pub(crate) find_disk_interval: Duration,
+    pub(crate) find_disk_timeout: Duration,
+    pub(crate) smb_store: SmbStore,
+}
+
+/// Default bound of one [`Node`](super::Node) operation: 2 minutes.
+pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(120);
+/// Default pause between two looks for a disk in `find_disk`: 1 second.
+pub const DEFAULT_FIND_DISK_INTERVAL: Duration = Duration::from_secs(1);
+/// Default time `find_disk` waits for a disk to appear: 2 minutes.
+pub const DEFAULT_FIND_DISK_TIMEOUT: Duration = Duration::from_secs(120);
+
+impl Default for NodeOptions {
+    /// The default endpoints, no alpha versions, no iSCSI or system group,
+    /// [`DEFAULT_DEADLINE`], [`DEFAULT_FIND_DISK_INTERVAL`],
+    /// [`DEFAULT_FIND_DISK_TIMEOUT`], SMB references in memory.
+    fn default() -> Self {
+        Self {
+            socket_dir: None,
+            allow_alpha: false,
+            pinned: BTreeMap::new(),
+            iscsi: false,
+            system: false,
+            connect: ConnectOptions::default(),
+            deadline: DEFAULT_DEADLINE,
+            find_disk_interval: DEFAULT_FIND_DISK_INTERVAL,
+            find_disk_timeout: DEFAULT_FIND_DISK_TIMEOUT,
+            smb_store: SmbStore::memory(),
+        }
+    }
+}
+
+impl NodeOptions {
+    /// Looks for the sockets `csi-proxy-<group>-<version>.sock` in `dir`
+    /// instead of the default endpoints (the proxy's named pipes on
+    /// Windows, `$CSI_PROXY_SOCKET_DIR` elsewhere).
+    #[must_use]
+    pub fn socket_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.socket_dir = Some(dir.into());
+        self
+    }
+
+    /// Also considers alpha versions (`v2alpha1` before `v1`); default off.
+    #[must_use]
+    pub fn allow_alpha(mut self, allow: bool) -> Self {
+        self.allow_alpha = allow;
+        self
+    }
+
+    /// Uses only `version` for `group` (`"disk"`, `"v1beta2"`); checked by
+    /// `connect`.
+    #[must_use]
+    pub fn pin(mut self, group: &str, version: &str) -> Self {
+        self.pinned.insert(group.to_string(), version.to_string());
+        self
+    }
+
+    /// Also connects the iSCSI group (its versions are all alpha); default off.
+    #[must_use]
+    pub fn iscsi(mut self, use_it: bool) -> Self {
+        self.iscsi = use_it;
+        self
+    }
+
+    /// Also connects the system group (its one version is alpha); default off.
+    #[must_use]
+    pub fn system(mut self, use_it: bool) -> Self {
+        self.system = use_it;
+        self
+    }
+
+    /// Dial and per-call timeouts of the underlying clients.
+    #[must_use]
+    pub fn connect_options(mut self, options: ConnectOptions) -> Self {
+        self.connect = options;
+        self
+    }
+
+    /// Bound of every operation (default [`DEFAULT_DEADLINE`]); past it the
+    /// operation fails with [`Error::DeadlineExceeded`].
+    #[must_use]
+    pub fn deadline(mut self, deadline: Duration) -> Self {
+        self.deadline = deadline;
+        self
+    }
+
+    /// Pause between two looks of `find_disk` (default [`DEFAULT_FIND_DISK_INTERVAL`]).
+    #[must_use]
+    pub fn find_disk_interval(mut self, interval: Duration) -> Self {
+        self.find_disk_interval = interval;
+        self
+    }
+
+    /// How long `find_disk` waits for the disk (default [`DEFAULT_FIND_DISK_TIMEOUT`]).
+    #[must_use]
+    pub fn find_disk_timeout(mut self, timeout: Duration) -> Self {
+        self.find_disk_timeout = timeout;
+        self
+    }
+
+    /// Where SMB share references are kept (default in memory; a driver
+    /// that may restart with volumes staged gives a directory it owns).
+    #[must_use]
+    pub fn smb_store(mut self, store: SmbStore) -> Self {
+        self.smb_store = store;
+        self
+    }
+}
+
+/// The version chosen for each group; `None` for a group not available.
+///
+/// Displays as `disk=v1 volume=v1 filesystem=v1 smb=v1 iscsi=none
+/// system=none`, and parses from that form (groups left out are `None`):
+///
+/// ```
+/// use csi_proxy_client::node::NodeVersions;
+/// let v: NodeVersions = "disk=v1beta1 volume=v1beta1 filesystem=v1beta1 smb=v1beta1".parse()?;
+/// assert_eq!(v.disk.unwrap().to_string(), "v1beta1");
+/// assert!(v.iscsi.is_none());
+/// # Ok::<(), csi_proxy_client::Error>(())
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct NodeVersions {
+    /// The disk group.
+    pub disk: Option<ApiVersion>,
+    /// The volume group.
+    pub volume: Option<ApiVersion>,
+    /// The filesystem group.
+    pub filesystem: Option<ApiVersion>,
+    /// The smb group.
+    pub smb: Option<ApiVersion>,
+    /// The iscsi group.
+    pub iscsi: Option<ApiVersion>,
+    /// The system group.
+    pub system: Option<ApiVersion>,
+}
+
+impl NodeVersions {
+    /// Every group at its newest non-alpha version (`v1`), iSCSI at
+    /// `v1alpha2` and system at `v1alpha1`.
+    pub fn newest() -> Self {
+        "disk=v1 volume=v1 filesystem=v1 smb=v1 iscsi=v1alpha2 system=v1alpha1"
+            .parse()
+            .expect("valid versions")
+    }
+
+    pub(crate) fn slot(&mut self, group: &str) -> Option<&mut Option<ApiVersion>> {
+        Some(match group {
+            "disk" => &mut self.disk,
+            "volume" => &mut self.volume,
+            "filesystem" => &mut self.filesystem,
+            "smb" => &mut self.smb,
+            "iscsi" => &mut self.iscsi,
+            "system" => &mut self.system,
+            _ => return None,
+        })
+    }
+}
+
+impl fmt::Display for NodeVersions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let groups = [
+            ("disk", self.disk),
+            ("volume", self.volume),
+            ("filesystem", self.filesystem),
+            ("smb", self.smb),
+            ("iscsi", self.iscsi),
+            ("system", self.system),
+        ];
+        for (i, (group, version)) in groups.into_iter().enumerate() {
+            let sep = if i == 0 { "" } else { " " };
+            match version {
+                Some(v) => write!(f, "{sep}{group}={v}")?,
+                None => write!(f, "{sep}{group}=none")?,
+            }
+        }
+        Ok(())
+    }
+}
+
+impl FromStr for NodeVersions {
+    type Err = Error;
+
+    fn from_str(text: &str) -> Result<Self, Error> {
+        let mut out = NodeVersions::default();
+        for pair in text.split([' ', ',']).filter(|p| !p.is_empty()) {
+            let invalid = || Error::InvalidVersion {
+                input: pair.to_string(),
+            };
+            let (group, version) = pair.split_once('=').ok_or_else(invalid)?;
+            let slot = out.slot(group).ok_or_else(invalid)?;
+            *slot = match version {
+                "none" => None,
+                v => Some(v.parse()?),
+            };
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,325 @@
+//! The node layer's negotiation, deadlines, disk polling and iSCSI.
+#![cfg(feature = "mock")]
+
+#[allow(dead_code)]
+mod node_support;
+
+use std::time::Duration;
+
+use csi_proxy_client::host::storage::DiskSpec;
+use csi_proxy_client::host::system::ServiceStatus;
+use csi_proxy_client::host::{Host, HostConfig};
+use csi_proxy_client::mock::MockHost;
+use csi_proxy_client::node::{
+    DiskSelector, IscsiAuth, IscsiTarget, Node, NodeOptions, NodeVersions, SmbCredentials,
+};
+use csi_proxy_client::server::{GroupVersion, Server};
+use csi_proxy_client::{Error, ErrorKind};
+use node_support::*;
+
+const CHAP_TARGET: &str = "iqn.1991-05.com.microsoft:storage01-chap-target";
+const OPEN_TARGET: &str = "iqn.1991-05.com.microsoft:storage01-lun0-target";
+
+fn paused_options() -> NodeOptions {
+    NodeOptions::default()
+        .find_disk_interval(Duration::from_secs(1))
+        .find_disk_timeout(Duration::from_secs(120))
+}
+
+// ------------------------------------------------------------ negotiation
+
+#[cfg(unix)]
+async fn serve(endpoints: &[&str]) -> (Server, tempfile::TempDir, tempfile::TempDir) {
+    let sandbox = tempfile::tempdir().unwrap();
+    let sockets = tempfile::tempdir().unwrap();
+    let host = Host::new(HostConfig::new(sandbox.path())).unwrap();
+    let mut builder = Server::builder().socket_dir(sockets.path()).host(host);
+    if !endpoints.is_empty() {
+        builder = builder.serve(endpoints.iter().map(|e| GroupVersion::parse(e).unwrap()));
+    }
+    (builder.start().await.unwrap(), sockets, sandbox)
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn each_group_gets_its_newest_served_version_independently() {
+    let (server, sockets, _sandbox) = serve(&[
+        "disk/v1beta2",
+        "disk/v1beta3",
+        "volume/v1",
+        "volume/v1beta1",
+        "filesystem/v1beta1",
+        "smb/v1beta2",
+        "volume/v2alpha1",
+    ])
+    .await;
+    let node = Node::connect(NodeOptions::default().socket_dir(sockets.path()))
+        .await
+        .unwrap();
+    assert_eq!(
+        node.versions().to_string(),
+        "disk=v1beta3 volume=v1 filesystem=v1beta1 smb=v1beta2 iscsi=none system=none"
+    );
+    let alpha = Node::connect(
+        NodeOptions::default()
+            .socket_dir(sockets.path())
+            .allow_alpha(true),
+    )
+    .await
+    .unwrap();
+    assert_eq!(alpha.versions().volume.unwrap().to_string(), "v2alpha1");
+    let pinned = Node::connect(
+        NodeOptions::default()
+            .socket_dir(sockets.path())
+            .pin("disk", "v1beta2"),
+    )
+    .await
+    .unwrap();
+    assert_eq!(pinned.versions().disk.unwrap().to_string(), "v1beta2");
+    drop((node, alpha, pinned));
+    server.shutdown().await.unwrap();
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn a_missing_group_names_itself_and_the_versions_tried() {
+    let (server, sockets, _sandbox) = serve(&["disk/v1", "volume/v1", "filesystem/v1"]).await;
+    let node = Node::connect(NodeOptions::default().socket_dir(sockets.path()))
+        .await
+        .unwrap();
+    assert!(node.versions().smb.is_none());
+    let err = node
+        .smb_stage(SHARE_DIR, SMB_STAGING, &smb_user())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::GroupUnavailable { group: "smb", tried } if tried == "v1, v1beta2, v1beta1"),
+        "{err}"
+    );
+    assert!(err.to_string().contains("smb"), "{err}");
+    assert_eq!(err.kind(), ErrorKind::Unavailable);
+    // The groups that are there still work.
+    node.stage_disk(1u32, STAGING).await.unwrap();
+    drop(node);
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn pins_are_checked() {
+    let err = Node::connect(NodeOptions::default().pin("disk", "v1alpha1"))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, Error::UnsupportedVersion { group: "disk", version } if version == "v1alpha1"),
+        "{err}"
+    );
+    let err = Node::connect(NodeOptions::default().pin("disk", "v1beta"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::InvalidVersion { .. }), "{err}");
+}
+
+#[tokio::test]
+async fn a_mock_without_a_group_reports_it() {
+    let mock = MockHost::new();
+    let versions: NodeVersions = "disk=v1 volume=v1 filesystem=v1".parse().unwrap();
+    let node = Node::from_mock_with(&mock, versions).unwrap();
+    let err = node
+        .smb_stage(SHARE_DIR, SMB_STAGING, &SmbCredentials::none())
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, Error::GroupUnavailable { group: "smb", .. }),
+        "{err}"
+    );
+    let err = Node::from_mock_with(&mock, "smb=v1alpha1".parse().unwrap()).unwrap_err();
+    assert!(matches!(err, Error::UnsupportedVersion { .. }), "{err}");
+}
+
+// ------------------------------------------------------------ find_disk
+
+#[tokio::test(start_paused = true)]
+async fn find_disk_polls_until_the_disk_is_attached() {
+    let mock = MockHost::new();
+    let node =
+        Node::from_mock_with_options(&mock, NodeVersions::newest(), paused_options()).unwrap();
+    let host = mock.host().clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(4500)).await;
+        let spec = DiskSpec {
+            location: Some("Integrated : Adapter 3 : Port 0 : Target 0 : LUN 7".into()),
+            ..DiskSpec::new(8 * GIB)
+        };
+        host.attach_disk(spec).unwrap();
+    });
+    let start = tokio::time::Instant::now();
+    let disk = node.find_disk(DiskSelector::Lun(7)).await.unwrap();
+    assert_eq!(disk.lun.as_deref(), Some("7"));
+    assert_eq!(start.elapsed(), Duration::from_secs(5));
+    assert_eq!(mock.calls_of("Rescan").len(), 1);
+    assert_eq!(mock.calls_of("ListDiskLocations").len(), 6);
+}
+
+#[tokio::test(start_paused = true)]
+async fn find_disk_gives_up_listing_what_it_saw() {
+    let mock = MockHost::new();
+    let options = paused_options()
+        .find_disk_interval(Duration::from_secs(2))
+        .find_disk_timeout(Duration::from_secs(10));
+    let node = Node::from_mock_with_options(&mock, NodeVersions::newest(), options).unwrap();
+    let start = tokio::time::Instant::now();
+    let err = node.find_disk(DiskSelector::Lun(9)).await.unwrap_err();
+    assert_eq!(start.elapsed(), Duration::from_secs(10));
+    let Error::DiskNotFound { selector, seen, .. } = &err else {
+        panic!("{err}");
+    };
+    assert_eq!(selector, "LUN 9");
+    assert!(
+        seen.contains("disk 1 (LUN 1") && seen.contains("disk 2"),
+        "{seen}"
+    );
+    assert_eq!(err.kind(), ErrorKind::NotFound);
+    assert_eq!(mock.calls_of("ListDiskLocations").len(), 6);
+}
+
+// ------------------------------------------------------------ deadlines
+
+#[tokio::test(start_paused = true)]
+async fn a_hung_call_ends_at_the_operation_deadline() {
+    let mock = MockHost::new();
+    mock.add_latency("MountVolume", Duration::from_secs(3600));
+    let options = NodeOptions::default().deadline(Duration::from_secs(30));
+    let node = Node::from_mock_with_options(&mock, NodeVersions::newest(), options).unwrap();
+    let start = tokio::time::Instant::now();
+    let err = node.stage_disk(1u32, STAGING).await.unwrap_err();
+    assert_eq!(start.elapsed(), Duration::from_secs(30));
+    assert!(
+        matches!(err, Error::DeadlineExceeded { operation: "stage_disk", after } if after == Duration::from_secs(30)),
+        "{err}"
+    );
+    assert_eq!(err.kind(), ErrorKind::TimedOut);
+}
+
+/// A proxy that accepts connections and never answers (a stranded pipe):
+/// every operation still ends, at its deadline.
+#[cfg(unix)]
+#[tokio::test]
+async fn a_proxy_that_never_answers_does_not_hang_the_driver() {
+    let sockets = tempfile::tempdir().unwrap();
+    let mut held = Vec::new();
+    for group in ["disk", "volume", "filesystem", "smb"] {
+        let path = sockets.path().join(format!("csi-proxy-{group}-v1.sock"));
+        let listener = tokio::net::UnixListener::bind(path).unwrap();
+        held.push(tokio::spawn(async move {
+            let mut open = Vec::new();
+            while let Ok((stream, _)) = listener.accept().await {
+                open.push(stream);
+            }
+        }));
+    }
+    let options = NodeOptions::default()
+        .socket_dir(sockets.path())
+        .deadline(Duration::from_millis(200));
+    let node = Node::connect(options).await.unwrap();
+    assert_eq!(node.versions().disk.unwrap().to_string(), "v1");
+    let err = node.unstage(STAGING).await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            Error::DeadlineExceeded {
+                operation: "unstage",
+                ..
+            }
+        ),
+        "{err}"
+    );
+    for task in held {
+        task.abort();
+    }
+}
+
+// ------------------------------------------------------------ iSCSI
+
+async fn iscsi_attach_and_detach(node: &Node, host: &Host) {
+    host.lock()
+        .system
+        .set_status("MSiSCSI", ServiceStatus::Running)
+        .unwrap();
+    let target = IscsiTarget {
+        auth: IscsiAuth::Chap {
+            username: "someuser".into(),
+            secret: "verysecretpass".into(),
+        },
+        ..IscsiTarget::new("10.0.0.20", CHAP_TARGET)
+    };
+    assert!(!format!("{target:?}").contains("verysecretpass"));
+    let disks = node.iscsi_attach(&target).await.unwrap();
+    assert_eq!(disks.len(), 1);
+    assert_eq!(node.iscsi_attach(&target).await.unwrap(), disks);
+    let other = node
+        .iscsi_attach(&IscsiTarget::new("10.0.0.20", OPEN_TARGET))
+        .await
+        .unwrap();
+    assert_eq!(other.len(), 1);
+    let disk = node
+        .find_disk(DiskSelector::Number(disks[0]))
+        .await
+        .unwrap();
+    node.stage_disk(&disk, STAGING).await.unwrap();
+    node.unstage(STAGING).await.unwrap();
+
+    node.iscsi_detach(&target).await.unwrap();
+    assert_eq!(
+        host.lock().iscsi.portals().len(),
+        1,
+        "the other target is connected"
+    );
+    node.iscsi_detach(&IscsiTarget::new("10.0.0.20", OPEN_TARGET))
+        .await
+        .unwrap();
+    assert!(host.lock().iscsi.portals().is_empty());
+    node.iscsi_detach(&target).await.unwrap();
+
+    let err = node
+        .iscsi_attach(&IscsiTarget::new("10.0.0.20", "iqn.2000-01.example:none"))
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::IscsiTargetNotFound { .. }), "{err}");
+}
+
+#[tokio::test]
+async fn iscsi_on_the_mock() {
+    let mock = MockHost::new();
+    let node = Node::from_mock(&mock);
+    iscsi_attach_and_detach(&node, mock.host()).await;
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn iscsi_on_the_server() {
+    let sandbox = tempfile::tempdir().unwrap();
+    let sockets = tempfile::tempdir().unwrap();
+    let host = Host::new(HostConfig::new(sandbox.path())).unwrap();
+    let server = Server::builder()
+        .socket_dir(sockets.path())
+        .host(host.clone())
+        .start()
+        .await
+        .unwrap();
+    let node = Node::connect(
+        NodeOptions::default()
+            .socket_dir(sockets.path())
+            .iscsi(true)
+            .system(true),
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        node.versions().to_string(),
+        "disk=v1 volume=v1 filesystem=v1 smb=v1 iscsi=v1alpha2 system=v1alpha1"
+    );
+    assert!(!node.bios_serial_number().await.unwrap().is_empty());
+    iscsi_attach_and_detach(&node, &host).await;
+    drop(node);
+    server.shutdown().await.unwrap();
+}

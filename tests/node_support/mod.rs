@@ -1,0 +1,186 @@
+//! Support of the node-layer suites: a [`Fixture`] is a simulated node
+//! behind `MockHost` or behind the reference server, and a `Node` over it
+//! at one version family; [`node_tests!`] runs each scenario on every
+//! backend and family.
+
+use csi_proxy_client::host::{Host, HostConfig};
+use csi_proxy_client::mock::MockHost;
+use csi_proxy_client::node::{Node, NodeOptions, NodeVersions, SmbCredentials};
+use csi_proxy_client::server::{GroupVersion, Server};
+use tempfile::TempDir;
+
+pub const GIB: u64 = 1 << 30;
+
+/// A staging path as kubelet spells it, and as the host spells it.
+pub const STAGING: &str = "/var/lib/kubelet/plugins/kubernetes.io/csi/d/pv1/globalmount";
+pub const STAGING_C: &str = r"C:\var\lib\kubelet\plugins\kubernetes.io\csi\d\pv1\globalmount";
+pub const OTHER_STAGING: &str = r"\var\lib\kubelet\plugins\kubernetes.io\csi\d\pv2\globalmount";
+pub const TARGET: &str = r"\var\lib\kubelet\pods\uid\volumes\kubernetes.io~csi\pv1\mount";
+pub const TARGET_C: &str = r"C:\var\lib\kubelet\pods\uid\volumes\kubernetes.io~csi\pv1\mount";
+pub const SMB_STAGING: &str = r"c:\var\lib\kubelet\plugins\kubernetes.io\csi\smb\pv3\globalmount";
+pub const SMB_OTHER_STAGING: &str =
+    r"c:\var\lib\kubelet\plugins\kubernetes.io\csi\smb\pv4\globalmount";
+pub const SHARE_DIR: &str = r"\\fileserver\share\pv3";
+pub const SHARE_OTHER_DIR: &str = r"\\fileserver\share\pv4";
+pub const SHARE_ROOT: &str = r"\\fileserver\share";
+
+pub fn smb_user() -> SmbCredentials {
+    SmbCredentials::new("smbuser", "Sm8-Passw0rd!")
+}
+
+/// Creates the volume directories `pv3` and `pv4` on the default share (a
+/// controller makes them before a volume is staged).
+pub fn make_share_dirs(host: &Host) {
+    let node = host.lock();
+    let dir = node
+        .smb
+        .share_dir("fileserver", "share")
+        .expect("the default share");
+    for pv in ["pv3", "pv4"] {
+        std::fs::create_dir_all(dir.join(pv)).expect("share dir");
+    }
+}
+
+/// Whether the default share is globally mapped.
+pub fn mapped(host: &Host) -> bool {
+    host.lock().smb.mapping(SHARE_ROOT).is_some()
+}
+
+/// A set of versions a node may serve.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Family {
+    /// Every group at v1.
+    V1,
+    /// The newest betas: disk and volume v1beta3, filesystem and smb v1beta2.
+    Beta,
+    /// A csi-proxy v0.2 node: every group at v1beta1.
+    V0_2,
+}
+
+impl Family {
+    pub fn versions(self) -> NodeVersions {
+        match self {
+            Family::V1 => "disk=v1 volume=v1 filesystem=v1 smb=v1",
+            Family::Beta => "disk=v1beta3 volume=v1beta3 filesystem=v1beta2 smb=v1beta2",
+            Family::V0_2 => "disk=v1beta1 volume=v1beta1 filesystem=v1beta1 smb=v1beta1",
+        }
+        .parse()
+        .expect("valid versions")
+    }
+
+    /// The endpoints a server of this family serves.
+    pub fn endpoints(self) -> Vec<GroupVersion> {
+        let v = self.versions();
+        [
+            ("disk", v.disk),
+            ("volume", v.volume),
+            ("filesystem", v.filesystem),
+            ("smb", v.smb),
+        ]
+        .into_iter()
+        .filter_map(|(g, v)| GroupVersion::parse(&format!("{g}/{}", v?)))
+        .collect()
+    }
+}
+
+/// A simulated node and a `Node` over it.
+pub struct Fixture {
+    pub node: Node,
+    pub host: Host,
+    pub family: Family,
+    /// The mock, on the mock backend.
+    pub mock: Option<MockHost>,
+    server: Option<(Server, TempDir, TempDir)>,
+}
+
+impl Fixture {
+    /// Over `MockHost`.
+    pub async fn mock(family: Family, options: NodeOptions) -> Fixture {
+        let mock = MockHost::new();
+        make_share_dirs(mock.host());
+        let node = Node::from_mock_with_options(&mock, family.versions(), options)
+            .expect("supported versions");
+        Fixture {
+            node,
+            host: mock.host().clone(),
+            family,
+            mock: Some(mock),
+            server: None,
+        }
+    }
+
+    /// Over the reference server serving only `family`'s endpoints, the
+    /// `Node` negotiating (not pinned): it must find exactly those.
+    pub async fn server(family: Family, options: NodeOptions) -> Fixture {
+        let sandbox = tempfile::tempdir().expect("sandbox");
+        let sockets = tempfile::tempdir().expect("sockets");
+        let host = Host::new(HostConfig::new(sandbox.path())).expect("host");
+        make_share_dirs(&host);
+        let server = Server::builder()
+            .socket_dir(sockets.path())
+            .serve(family.endpoints())
+            .host(host.clone())
+            .start()
+            .await
+            .expect("server starts");
+        let node = Node::connect(options.socket_dir(sockets.path()))
+            .await
+            .expect("connect");
+        assert_eq!(
+            node.versions().to_string(),
+            family.versions().to_string(),
+            "negotiated versions"
+        );
+        Fixture {
+            node,
+            host,
+            family,
+            mock: None,
+            server: Some((server, sockets, sandbox)),
+        }
+    }
+
+    /// Checks the node's invariants and stops the server.
+    pub async fn finish(self) {
+        if let Err(violations) = self.host.check_invariants() {
+            panic!("invariants broken: {violations:#?}");
+        }
+        drop(self.node);
+        if let Some((server, _sockets, _sandbox)) = self.server {
+            server.shutdown().await.expect("clean shutdown");
+        }
+    }
+}
+
+/// Runs each scenario (`async fn(&Fixture)` in scope) on both backends and
+/// the three version families: `mock_v1::name`, `server_v0_2::name`, ...
+#[macro_export]
+macro_rules! node_tests {
+    ($($name:ident),+ $(,)?) => {
+        $crate::node_tests!(@one mock_v1, mock, V1; $($name),+);
+        $crate::node_tests!(@one mock_beta, mock, Beta; $($name),+);
+        $crate::node_tests!(@one mock_v0_2, mock, V0_2; $($name),+);
+        #[cfg(unix)]
+        $crate::node_tests!(@one server_v1, server, V1; $($name),+);
+        #[cfg(unix)]
+        $crate::node_tests!(@one server_beta, server, Beta; $($name),+);
+        #[cfg(unix)]
+        $crate::node_tests!(@one server_v0_2, server, V0_2; $($name),+);
+    };
+    (@one $module:ident, $backend:ident, $family:ident; $($name:ident),+) => {
+        mod $module {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    let f = $crate::node_support::Fixture::$backend(
+                        $crate::node_support::Family::$family,
+                        csi_proxy_client::node::NodeOptions::default(),
+                    )
+                    .await;
+                    super::$name(&f).await;
+                    f.finish().await;
+                }
+            )+
+        }
+    };
+}
