@@ -18,40 +18,14 @@
 //! Every call that fails is shown in place of its value; the listing goes
 //! on, and the exit status is non-zero if any call failed.
 
+mod common;
+
 use std::collections::BTreeMap;
-use std::error::Error as StdError;
-use std::path::PathBuf;
 use std::process::ExitCode;
 
+use common::{Args, Proxy, Result, chain};
 use csi_proxy_client::disk::v1::{self as disk, DiskApi};
 use csi_proxy_client::volume::v1::{self as volume, VolumeApi};
-
-type Result<T> = std::result::Result<T, Box<dyn StdError>>;
-
-struct Args {
-    socket_dir: Option<PathBuf>,
-}
-
-fn parse_args() -> std::result::Result<Args, String> {
-    let mut args = Args {
-        socket_dir: std::env::var_os(csi_proxy_client::transport::SOCKET_DIR_ENV)
-            .map(PathBuf::from),
-    };
-    let mut it = std::env::args().skip(1);
-    while let Some(arg) = it.next() {
-        match arg.as_str() {
-            "--socket-dir" => {
-                args.socket_dir = Some(it.next().ok_or("--socket-dir needs a directory")?.into())
-            }
-            other => {
-                return Err(format!(
-                    "unknown argument {other:?}; see the example's doc comment"
-                ));
-            }
-        }
-    }
-    Ok(args)
-}
 
 struct Clients {
     disk: disk::Client,
@@ -59,22 +33,22 @@ struct Clients {
 }
 
 impl Clients {
-    async fn connect(address: impl Fn(&str) -> String) -> Result<Self> {
-        Ok(Self {
-            disk: disk::Client::connect(address("disk")).await?,
-            volume: volume::Client::connect(address("volume")).await?,
+    async fn connect(proxy: &Proxy) -> Result<Self> {
+        Ok(match proxy.socket_dir() {
+            Some(dir) => {
+                let address =
+                    |group: &str| format!("unix://{}/csi-proxy-{group}-v1.sock", dir.display());
+                Self {
+                    disk: disk::Client::connect(address("disk")).await?,
+                    volume: volume::Client::connect(address("volume")).await?,
+                }
+            }
+            None => Self {
+                disk: disk::Client::connect_default().await?,
+                volume: volume::Client::connect_default().await?,
+            },
         })
     }
-}
-
-fn chain(e: &dyn StdError) -> String {
-    let mut text = e.to_string();
-    let mut source = e.source();
-    while let Some(s) = source {
-        text = format!("{text}: {s}");
-        source = s.source();
-    }
-    text
 }
 
 /// Failed calls, in order, each named by its step.
@@ -237,65 +211,15 @@ fn or_none(text: &str) -> &str {
     if text.is_empty() { "(none)" } else { text }
 }
 
-async fn run(args: Args) -> Result<()> {
-    if let Some(dir) = args.socket_dir {
-        println!("talking to the server in {}", dir.display());
-        let c =
-            Clients::connect(|group| format!("unix://{}/csi-proxy-{group}-v1.sock", dir.display()))
-                .await?;
-        return list(&c).await;
-    }
-    default(args).await
-}
-
-/// On Windows: the real CSI Proxy's default pipes.
-#[cfg(windows)]
-async fn default(_: Args) -> Result<()> {
-    println!("talking to the CSI Proxy's default endpoints");
-    let c = Clients {
-        disk: disk::Client::connect_default().await?,
-        volume: volume::Client::connect_default().await?,
-    };
-    list(&c).await
-}
-
-/// Elsewhere: the reference server's default node, embedded.
-#[cfg(not(windows))]
-async fn default(_: Args) -> Result<()> {
-    use csi_proxy_client::server::{GroupVersion, Server};
-    let dir = tempfile::tempdir()?;
-    let endpoints =
-        ["disk", "volume"].map(|g| GroupVersion::parse(&format!("{g}/v1")).expect("served"));
-    let server = Server::builder()
-        .socket_dir(dir.path())
-        .serve(endpoints)
-        .start()
-        .await?;
-    println!(
-        "started the embedded reference server in {} (default node)",
-        dir.path().display()
-    );
-    let address = |group: &str| server.address(group, "v1").expect("served").to_string();
-    let c = Clients::connect(address).await?;
-    let result = list(&c).await;
-    server.shutdown().await?;
-    result
-}
-
 #[tokio::main(flavor = "current_thread")]
 async fn main() -> ExitCode {
-    let args = match parse_args() {
-        Ok(args) => args,
-        Err(e) => {
-            eprintln!("list_disks: {e}");
-            return ExitCode::from(2);
-        }
-    };
-    match run(args).await {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("list_disks: {}", chain(&*e));
-            ExitCode::FAILURE
-        }
-    }
+    common::main("list_disks", &[], async |mut args: Args| {
+        // On Windows the default is the machine's own proxy.
+        args.proxy |= cfg!(windows) && args.socket_dir.is_none();
+        let proxy = Proxy::from_args(&args).await?;
+        let result = list(&Clients::connect(&proxy).await?).await;
+        proxy.stop().await?;
+        result
+    })
+    .await
 }
