@@ -54,6 +54,15 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         options = options.smb_store(SmbStore::directory(dir));
     }
     let node = Node::connect(options).await?;
+    // Every volume needs the filesystem group (paths, links); without it the
+    // proxy is missing or unreachable, and kubelet had better see a failed pod.
+    if node.versions().filesystem.is_none() {
+        return Err(format!(
+            "the CSI Proxy's filesystem API is not reachable (found: {})",
+            node.versions()
+        )
+        .into());
+    }
     let node_id = args.node_id.unwrap_or_else(host_name);
     tracing::info!(node_id, versions = %node.versions(), "connected to the CSI Proxy");
     let plugin = Plugin::new(node, node_id).with_name(args.driver_name);
