@@ -1,6 +1,6 @@
 //! Serving the plugin on the AF_UNIX socket kubelet dials, on Linux and on
 //! Windows (which has AF_UNIX sockets since Windows 10 1803, but tokio has
-//! no listener for them there: see [`windows`]).
+//! no listener for them there: see the `windows` module).
 
 use std::future::Future;
 use std::io;
