@@ -16,7 +16,29 @@
 //! # Ok(()) }
 //! ```
 //!
-//! # Modules
+//! # The node layer
+//!
+//! [`node::Node`] is what a CSI node plugin needs, over whatever versions the
+//! node serves: [`Node::connect`](node::Node::connect) picks each group's
+//! newest served version (a csi-proxy v0.2 node with only v1beta1 works),
+//! then one call per CSI node RPC, idempotent, with kubelet's paths taken
+//! as given and every call bounded by a deadline:
+//!
+//! ```no_run
+//! use csi_proxy_client::node::{DiskSelector, Node, NodeOptions};
+//!
+//! # async fn run(staging: &str, target: &str) -> Result<(), csi_proxy_client::Error> {
+//! let node = Node::connect(NodeOptions::default()).await?;
+//! let disk = node.find_disk(DiskSelector::Lun(3)).await?;
+//! node.stage_disk(&disk, staging).await?;
+//! node.publish(staging, target).await?;
+//! # Ok(()) }
+//! ```
+//!
+//! In a driver's unit tests the same code runs over
+//! [`mock::MockHost`] with `Node::from_mock(&host)` (feature `mock`).
+//! See [`node`] for what each operation does and refuses.
+//!
 //!
 //! One module per API group and version, `csi_proxy_client::<group>::<version>`,
 //! for the six groups [`disk`], [`filesystem`], [`iscsi`], [`smb`],
@@ -59,7 +81,8 @@
 //! Every call returns [`Error`]. An error status from the proxy is
 //! [`Error::Rpc`], with the gRPC code ([`Error::code`]) and message kept; the
 //! real proxy reports nearly every failure as `UNKNOWN` with a Windows error
-//! text. Connecting reports a missing pipe or socket as [`Error::Connect`]
+//! text, which [`Error::windows_code`] reads and [`Error::kind`] classifies
+//! ([`ErrorKind`]: not found, already exists, in use, credentials conflict, ...). Connecting reports a missing pipe or socket as [`Error::Connect`]
 //! naming it, and a pipe whose instances stayed busy as [`Error::PipeBusy`].
 //!
 //! # Testing a driver without Windows

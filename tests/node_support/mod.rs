@@ -3,7 +3,7 @@
 //! at one version family; [`node_tests!`] runs each scenario on every
 //! backend and family.
 
-use csi_proxy_client::host::{Host, HostConfig};
+use csi_proxy_client::host::{Host, HostConfig, NodeSeed};
 use csi_proxy_client::mock::MockHost;
 use csi_proxy_client::node::{Node, NodeOptions, NodeVersions, SmbCredentials};
 use csi_proxy_client::server::{GroupVersion, Server};
@@ -96,7 +96,16 @@ pub struct Fixture {
 impl Fixture {
     /// Over `MockHost`.
     pub async fn mock(family: Family, options: NodeOptions) -> Fixture {
-        let mock = MockHost::new();
+        Self::mock_seeded(family, options, None).await
+    }
+
+    /// Over `MockHost` built from `seed` (TOML, the server's seed format).
+    pub async fn mock_seeded(family: Family, options: NodeOptions, seed: Option<&str>) -> Fixture {
+        let mut builder = MockHost::builder();
+        if let Some(seed) = seed {
+            builder = builder.seed(NodeSeed::from_toml_str(seed).expect("valid seed"));
+        }
+        let mock = builder.build().expect("mock host");
         make_share_dirs(mock.host());
         let node = Node::from_mock_with_options(&mock, family.versions(), options)
             .expect("supported versions");
@@ -112,9 +121,20 @@ impl Fixture {
     /// Over the reference server serving only `family`'s endpoints, the
     /// `Node` negotiating (not pinned): it must find exactly those.
     pub async fn server(family: Family, options: NodeOptions) -> Fixture {
+        Self::server_seeded(family, options, None).await
+    }
+
+    /// Over the reference server whose host is built from `seed`.
+    pub async fn server_seeded(
+        family: Family,
+        options: NodeOptions,
+        seed: Option<&str>,
+    ) -> Fixture {
         let sandbox = tempfile::tempdir().expect("sandbox");
         let sockets = tempfile::tempdir().expect("sockets");
-        let host = Host::new(HostConfig::new(sandbox.path())).expect("host");
+        let mut config = HostConfig::new(sandbox.path());
+        config.seed = seed.map(|s| NodeSeed::from_toml_str(s).expect("valid seed"));
+        let host = Host::new(config).expect("host");
         make_share_dirs(&host);
         let server = Server::builder()
             .socket_dir(sockets.path())
@@ -137,6 +157,22 @@ impl Fixture {
             family,
             mock: None,
             server: Some((server, sockets, sandbox)),
+        }
+    }
+
+    /// A second `Node` over the same backend with default options (its own
+    /// SMB store): another driver process, or the same driver restarted.
+    pub async fn another_node(&self) -> Node {
+        match (&self.mock, &self.server) {
+            (Some(mock), _) => {
+                Node::from_mock_with(mock, self.family.versions()).expect("supported versions")
+            }
+            (None, Some((_, sockets, _))) => {
+                Node::connect(NodeOptions::default().socket_dir(sockets.path()))
+                    .await
+                    .expect("connect")
+            }
+            (None, None) => unreachable!("a fixture has a backend"),
         }
     }
 

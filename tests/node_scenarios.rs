@@ -1,0 +1,150 @@
+//! The node layer against the cases drivers must survive, seeded from
+//! `tests/data/node_scenarios.toml` into `MockHost` and into the reference
+//! server: a disk seen only after a rescan, an offline clone, an NVMe disk
+//! without a LUN, a volume mounted elsewhere, a stale SMB mapping from
+//! before a restart. (Nodes serving only some groups or only v1beta1 are
+//! in `node.rs` and `node_connect.rs`.)
+#![cfg(feature = "mock")]
+
+#[allow(dead_code)]
+mod node_support;
+
+use std::time::Duration;
+
+use csi_proxy_client::Error;
+use csi_proxy_client::node::{DiskSelector, MountState, NodeOptions};
+use node_support::*;
+
+const SEED: &str = include_str!("data/node_scenarios.toml");
+
+macro_rules! scenarios {
+    ($($name:ident),+ $(,)?) => {
+        scenarios!(@one mock_v1, mock_seeded, V1; $($name),+);
+        scenarios!(@one mock_beta, mock_seeded, Beta; $($name),+);
+        scenarios!(@one mock_v0_2, mock_seeded, V0_2; $($name),+);
+        #[cfg(unix)]
+        scenarios!(@one server_v1, server_seeded, V1; $($name),+);
+        #[cfg(unix)]
+        scenarios!(@one server_beta, server_seeded, Beta; $($name),+);
+        #[cfg(unix)]
+        scenarios!(@one server_v0_2, server_seeded, V0_2; $($name),+);
+    };
+    (@one $module:ident, $ctor:ident, $family:ident; $($name:ident),+) => {
+        mod $module {
+            $(
+                #[tokio::test]
+                async fn $name() {
+                    // One look for a disk: the rescan comes before it.
+                    let options = super::NodeOptions::default().find_disk_timeout(super::Duration::ZERO);
+                    let f = super::Fixture::$ctor(super::Family::$family, options, Some(super::SEED)).await;
+                    super::$name(&f).await;
+                    f.finish().await;
+                }
+            )+
+        }
+    };
+}
+
+scenarios![
+    a_disk_seen_only_after_a_rescan_is_found,
+    an_offline_clone_is_onlined_and_not_formatted_again,
+    an_nvme_disk_never_matches_a_lun,
+    a_volume_mounted_elsewhere_is_staged_beside_it,
+    a_stale_smb_mapping_is_reused_then_removed,
+];
+
+async fn a_disk_seen_only_after_a_rescan_is_found(f: &Fixture) {
+    assert!(f.host.snapshot().disk(3).is_some());
+    let disk = f.node.find_disk(DiskSelector::Lun(3)).await.unwrap();
+    assert_eq!(disk.number, 3);
+    f.node.stage_disk(&disk, STAGING).await.unwrap();
+}
+
+async fn an_offline_clone_is_onlined_and_not_formatted_again(f: &Fixture) {
+    let seeded = f.host.snapshot();
+    let volume = seeded
+        .volumes
+        .iter()
+        .find(|v| v.disk == 1)
+        .expect("the clone's volume")
+        .id
+        .clone();
+    let disk = f.node.find_disk(DiskSelector::Lun(1)).await.unwrap();
+    let staged = f.node.stage_disk(&disk, STAGING).await;
+    if f.family == Family::V0_2 {
+        // disk v1beta1 cannot online a disk: the mount fails, nothing formatted.
+        assert!(staged.is_err());
+        assert!(f.host.snapshot().disk(1).unwrap().is_offline);
+        return;
+    }
+    assert_eq!(staged.unwrap(), volume, "the clone's own volume");
+    assert!(!f.host.snapshot().disk(1).unwrap().is_offline);
+    if let Some(mock) = &f.mock {
+        assert!(mock.calls_of("FormatVolume").is_empty());
+    }
+}
+
+async fn an_nvme_disk_never_matches_a_lun(f: &Fixture) {
+    let err = f.node.find_disk(DiskSelector::Lun(2)).await.unwrap_err();
+    let Error::DiskNotFound { seen, .. } = &err else {
+        panic!("{err}");
+    };
+    assert!(seen.contains("disk 2 (LUN none"), "{seen}");
+    let nvme = f.node.find_disk(DiskSelector::Number(2)).await.unwrap();
+    assert_eq!(nvme.lun, None);
+    assert_eq!(
+        f.node.find_disk(DiskSelector::Lun(4)).await.unwrap().number,
+        4
+    );
+}
+
+async fn a_volume_mounted_elsewhere_is_staged_beside_it(f: &Fixture) {
+    let e_drive = f
+        .host
+        .snapshot()
+        .volumes
+        .iter()
+        .find(|v| v.disk == 4)
+        .expect("E:")
+        .id
+        .clone();
+    let staged = f.node.stage_disk(4u32, STAGING).await.unwrap();
+    assert_eq!(staged, e_drive);
+    f.node.unstage(STAGING).await.unwrap();
+    assert!(
+        f.host
+            .snapshot()
+            .volumes
+            .iter()
+            .any(|v| v.id == e_drive && v.disk == 4),
+        "E: stays"
+    );
+    if let Some(mock) = &f.mock {
+        assert!(mock.calls_of("FormatVolume").is_empty());
+    }
+}
+
+async fn a_stale_smb_mapping_is_reused_then_removed(f: &Fixture) {
+    // Before the driver restarted, it staged a volume of the share; the
+    // restarted driver (f.node) has no memory of that reference.
+    let before_restart = f.another_node().await;
+    before_restart
+        .smb_stage(SHARE_OTHER_DIR, SMB_OTHER_STAGING, &smb_user())
+        .await
+        .unwrap();
+    drop(before_restart);
+    assert!(mapped(&f.host));
+    f.node
+        .smb_stage(SHARE_DIR, SMB_STAGING, &smb_user())
+        .await
+        .unwrap();
+    assert_eq!(
+        f.node.mount_state(SMB_STAGING).await.unwrap(),
+        MountState::Linked
+    );
+    f.node.smb_unstage(SMB_STAGING).await.unwrap();
+    assert!(
+        !mapped(&f.host),
+        "the last reference took the stale mapping"
+    );
+}
