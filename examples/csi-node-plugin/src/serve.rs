@@ -1,0 +1,201 @@
+//! Serving the plugin on the AF_UNIX socket kubelet dials, on Linux and on
+//! Windows (which has AF_UNIX sockets since Windows 10 1803, but tokio has
+//! no listener for them there: see the `windows` module).
+
+use std::future::Future;
+use std::io;
+use std::path::{Path, PathBuf};
+
+use tonic::transport::Server;
+
+use crate::csi::identity_server::IdentityServer;
+use crate::csi::node_server::NodeServer;
+use crate::plugin::Plugin;
+
+/// The socket path of an endpoint given as `unix://PATH` (`unix:///tmp/csi.sock`
+/// and `unix://C:\csi\csi.sock` alike) or as a bare path.
+pub fn socket_path(endpoint: &str) -> Result<PathBuf, String> {
+    let path = match endpoint.split_once("://") {
+        Some(("unix", path)) => path,
+        Some((scheme, _)) => {
+            return Err(format!("endpoint {endpoint}: scheme {scheme} is not unix"));
+        }
+        None => endpoint,
+    };
+    if path.is_empty() {
+        return Err(format!("endpoint {endpoint} has no path"));
+    }
+    Ok(PathBuf::from(path))
+}
+
+/// Serves `plugin` on a socket at `path` until `shutdown` completes, then
+/// removes the socket file. A file left at `path` by an earlier run is
+/// replaced.
+pub async fn serve(
+    plugin: Plugin,
+    path: &Path,
+    shutdown: impl Future<Output = ()>,
+) -> io::Result<()> {
+    match std::fs::remove_file(path) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+        _ => {}
+    }
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    let incoming = listen(path)?;
+    tracing::info!(socket = %path.display(), "serving CSI Identity and Node");
+    let served = Server::builder()
+        .add_service(IdentityServer::new(plugin.clone()))
+        .add_service(NodeServer::new(plugin))
+        .serve_with_incoming_shutdown(incoming, shutdown)
+        .await;
+    let removed = std::fs::remove_file(path);
+    tracing::info!(socket = %path.display(), "stopped; socket removed");
+    served.map_err(io::Error::other)?;
+    removed
+}
+
+#[cfg(unix)]
+fn listen(
+    path: &Path,
+) -> io::Result<impl tokio_stream::Stream<Item = io::Result<tokio::net::UnixStream>>> {
+    let listener = tokio::net::UnixListener::bind(path)?;
+    Ok(tokio_stream::wrappers::UnixListenerStream::new(listener))
+}
+
+#[cfg(windows)]
+fn listen(
+    path: &Path,
+) -> io::Result<impl tokio_stream::Stream<Item = io::Result<windows::Stream>>> {
+    windows::listen(path)
+}
+
+/// Resolves when the process is asked to stop: Ctrl-C, or SIGTERM on Unix
+/// (what kubelet sends a container). On Windows, Ctrl-C and Ctrl-Break
+/// (what a container runtime sends there).
+pub async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut term = signal(SignalKind::terminate()).expect("SIGTERM handler");
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(windows)]
+    {
+        let mut brk = tokio::signal::windows::ctrl_break().expect("Ctrl-Break handler");
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = brk.recv() => {}
+        }
+    }
+    tracing::info!("stop requested");
+}
+
+/// AF_UNIX on Windows: `uds_windows` (maintained, used by zbus) makes and
+/// accepts the sockets; each connection is driven by `async-io`'s reactor
+/// and adapted to tokio's I/O traits here. `uds_windows`' listener does not
+/// implement `AsSocket`, which `async-io` requires, so accepting runs on a
+/// thread of its own (a blocking `accept`), handing connections over a
+/// channel.
+#[cfg(windows)]
+pub mod windows {
+    use std::io;
+    use std::path::Path;
+    use std::pin::Pin;
+    use std::sync::Arc;
+    use std::task::{Context, Poll};
+
+    use async_io::Async;
+    use futures_io::{AsyncRead, AsyncWrite};
+    use tokio::io::ReadBuf;
+    use tokio_stream::wrappers::ReceiverStream;
+
+    /// One accepted connection.
+    pub struct Stream(Arc<Async<uds_windows::UnixStream>>);
+
+    /// Binds `path` and accepts on a thread until the receiving side is gone.
+    pub fn listen(path: &Path) -> io::Result<ReceiverStream<io::Result<Stream>>> {
+        let listener = uds_windows::UnixListener::bind(path)?;
+        let (tx, rx) = tokio::sync::mpsc::channel(16);
+        std::thread::spawn(move || {
+            loop {
+                let accepted = listener.accept().and_then(|(s, _)| {
+                    s.set_nonblocking(true)?;
+                    Ok(Stream(Arc::new(Async::new(s)?)))
+                });
+                if tx.blocking_send(accepted).is_err() {
+                    break;
+                }
+            }
+        });
+        Ok(ReceiverStream::new(rx))
+    }
+
+    impl tonic::transport::server::Connected for Stream {
+        type ConnectInfo = ();
+        fn connect_info(&self) {}
+    }
+
+    impl tokio::io::AsyncRead for Stream {
+        fn poll_read(
+            self: Pin<&mut Self>,
+            cx: &mut Context<'_>,
+            buf: &mut ReadBuf<'_>,
+        ) -> Poll<io::Result<()>> {
+            let mut inner = &*self.0;
+            let n =
+                std::task::ready!(Pin::new(&mut inner).poll_read(cx, buf.initialize_unfilled()))?;
+            buf.advance(n);
+            Poll::Ready(Ok(()))
+        }
+    }
+
+    impl tokio::io::AsyncWrite for Stream {
+        fn poll_write(
+            self: Pin<&mut Self>,
+            cx: &mut Context<'_>,
+            buf: &[u8],
+        ) -> Poll<io::Result<usize>> {
+            let mut inner = &*self.0;
+            Pin::new(&mut inner).poll_write(cx, buf)
+        }
+
+        fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+            let mut inner = &*self.0;
+            Pin::new(&mut inner).poll_flush(cx)
+        }
+
+        fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+            let mut inner = &*self.0;
+            Pin::new(&mut inner).poll_close(cx)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::socket_path;
+    use std::path::PathBuf;
+
+    #[test]
+    fn endpoints_name_socket_paths() {
+        assert_eq!(
+            socket_path("unix:///tmp/csi.sock"),
+            Ok(PathBuf::from("/tmp/csi.sock"))
+        );
+        assert_eq!(
+            socket_path(r"unix://C:\var\lib\kubelet\plugins\x\csi.sock"),
+            Ok(PathBuf::from(r"C:\var\lib\kubelet\plugins\x\csi.sock"))
+        );
+        assert_eq!(
+            socket_path("/tmp/csi.sock"),
+            Ok(PathBuf::from("/tmp/csi.sock"))
+        );
+        assert!(socket_path("tcp://127.0.0.1:10000").is_err());
+        assert!(socket_path("unix://").is_err());
+    }
+}

@@ -1,0 +1,107 @@
+//! `deploy/windows-daemonset.yaml` holds valid Kubernetes objects: each one
+//! deserialises into its `k8s-openapi` type and serialises back to the same
+//! document (so a misspelt or misplaced field fails too), and the DaemonSet
+//! wires the registrar, the plugin and the CSI Proxy pipes together.
+
+use k8s_openapi::api::apps::v1::DaemonSet;
+use k8s_openapi::api::core::v1::ServiceAccount;
+use k8s_openapi::api::storage::v1::CSIDriver;
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_yaml_ng::Value;
+
+const MANIFEST: &str = include_str!("../deploy/windows-daemonset.yaml");
+
+fn documents() -> Vec<Value> {
+    serde_yaml_ng::Deserializer::from_str(MANIFEST)
+        .map(|doc| Value::deserialize(doc).expect("a YAML document"))
+        .collect()
+}
+
+/// `doc` as a `T`, checked to lose nothing on the way.
+fn typed<T: DeserializeOwned + serde::Serialize>(doc: &Value) -> T {
+    let object: T = serde_yaml_ng::from_value(doc.clone()).expect("a valid object");
+    let back = serde_yaml_ng::to_value(&object).unwrap();
+    assert_eq!(
+        &back, doc,
+        "fields the type does not know, or of the wrong shape"
+    );
+    object
+}
+
+fn daemonset() -> DaemonSet {
+    let docs = documents();
+    let doc = docs
+        .iter()
+        .find(|d| d["kind"] == "DaemonSet")
+        .expect("a DaemonSet");
+    typed(doc)
+}
+
+#[test]
+fn every_object_is_a_valid_kubernetes_object() {
+    let mut kinds = Vec::new();
+    for doc in documents() {
+        let kind = doc["kind"].as_str().expect("a kind").to_string();
+        match kind.as_str() {
+            "CSIDriver" => drop(typed::<CSIDriver>(&doc)),
+            "ServiceAccount" => drop(typed::<ServiceAccount>(&doc)),
+            "DaemonSet" => drop(typed::<DaemonSet>(&doc)),
+            other => panic!("unexpected kind {other}"),
+        }
+        kinds.push(kind);
+    }
+    assert_eq!(kinds, ["CSIDriver", "ServiceAccount", "DaemonSet"]);
+}
+
+#[test]
+fn the_daemonset_runs_registrar_and_plugin_on_windows_nodes() {
+    let spec = daemonset().spec.unwrap().template.spec.unwrap();
+    assert_eq!(spec.node_selector.unwrap()["kubernetes.io/os"], "windows");
+    let names: Vec<&str> = spec.containers.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["node-driver-registrar", "csi-node-plugin"]);
+
+    let env = |container: usize, name: &str| {
+        spec.containers[container]
+            .env
+            .as_ref()
+            .and_then(|env| env.iter().find(|e| e.name == name))
+            .and_then(|e| e.value.clone())
+            .unwrap_or_else(|| panic!("{name} in container {container}"))
+    };
+    // Both containers talk over the same socket, in the shared plugin dir.
+    assert_eq!(env(0, "CSI_ENDPOINT"), env(1, "CSI_ENDPOINT"));
+    let endpoint = env(1, "CSI_ENDPOINT");
+    let socket = csi_node_plugin::serve::socket_path(&endpoint).unwrap();
+    assert!(
+        socket.to_string_lossy().starts_with(r"C:\csi\"),
+        "{endpoint}"
+    );
+
+    let volumes = spec.volumes.unwrap();
+    let host_path = |name: &str| {
+        volumes
+            .iter()
+            .find(|v| v.name == name)
+            .and_then(|v| v.host_path.as_ref())
+            .map(|h| h.path.clone())
+            .unwrap_or_else(|| panic!("hostPath volume {name}"))
+    };
+    // The plugin dir is where the registrar tells kubelet the socket is.
+    let registration = env(0, "DRIVER_REG_SOCK_PATH");
+    assert_eq!(format!("{}csi.sock", host_path("plugin-dir")), registration);
+    assert!(host_path("registration-dir").ends_with(r"\plugins_registry\"));
+
+    // Every group the plugin uses: its pipe, from the host, at the same path.
+    let mounts = spec.containers[1].volume_mounts.as_ref().unwrap();
+    for group in ["disk", "volume", "filesystem", "smb"] {
+        let pipe = format!(r"\\.\pipe\csi-proxy-{group}-v1");
+        let mount = mounts
+            .iter()
+            .find(|m| m.mount_path == pipe)
+            .unwrap_or_else(|| panic!("{pipe} is not mounted"));
+        assert_eq!(host_path(&mount.name), pipe);
+    }
+    let args = spec.containers[1].args.as_ref().unwrap();
+    assert!(args.contains(&"--endpoint=$(CSI_ENDPOINT)".to_string()));
+}

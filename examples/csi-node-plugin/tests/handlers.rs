@@ -1,0 +1,607 @@
+//! The plugin's handlers over an in-process node (`MockHost`, the reference
+//! server's default node: blank disks at LUN 1 and 2, the share
+//! `\\fileserver\share` for `smbuser`).
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use csi_node_plugin::csi::identity_server::Identity;
+use csi_node_plugin::csi::node_server::Node as _;
+use csi_node_plugin::csi::volume_capability::access_mode::Mode;
+use csi_node_plugin::csi::volume_capability::{AccessMode, AccessType, BlockVolume, MountVolume};
+use csi_node_plugin::csi::*;
+use csi_node_plugin::plugin::Plugin;
+use csi_proxy_client::mock::MockHost;
+use csi_proxy_client::node::{MountState, Node};
+use tonic::{Code, Request};
+
+const KUBELET: &str = r"C:\var\lib\kubelet";
+const PASSWORD: &str = "Sm8-Passw0rd!";
+
+fn setup() -> (MockHost, Node, Plugin) {
+    let mock = MockHost::new();
+    let node = Node::from_mock(&mock);
+    let plugin = Plugin::new(node.clone(), "node-1");
+    (mock, node, plugin)
+}
+
+fn staging(id: &str) -> String {
+    format!(r"{KUBELET}\plugins\kubernetes.io\csi\example\{id}\globalmount")
+}
+
+fn target(id: &str) -> String {
+    format!(r"{KUBELET}\pods\uid-{id}\volumes\kubernetes.io~csi\{id}\mount")
+}
+
+fn capability(mode: Mode) -> Option<VolumeCapability> {
+    Some(VolumeCapability {
+        access_type: Some(AccessType::Mount(MountVolume::default())),
+        access_mode: Some(AccessMode { mode: mode.into() }),
+    })
+}
+
+fn map(pairs: &[(&str, &str)]) -> HashMap<String, String> {
+    pairs
+        .iter()
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+fn disk_stage(id: &str, lun: &str) -> NodeStageVolumeRequest {
+    NodeStageVolumeRequest {
+        volume_id: id.into(),
+        publish_context: map(&[("lun", lun)]),
+        staging_target_path: staging(id),
+        volume_capability: capability(Mode::SingleNodeWriter),
+        ..Default::default()
+    }
+}
+
+fn smb_stage(id: &str, source: &str) -> NodeStageVolumeRequest {
+    NodeStageVolumeRequest {
+        volume_id: id.into(),
+        staging_target_path: staging(id),
+        volume_capability: capability(Mode::MultiNodeMultiWriter),
+        secrets: map(&[
+            ("username", "smbuser"),
+            ("password", PASSWORD),
+            ("domain", "CORP"),
+        ]),
+        volume_context: map(&[("source", source)]),
+        ..Default::default()
+    }
+}
+
+fn publish(stage: &NodeStageVolumeRequest) -> NodePublishVolumeRequest {
+    NodePublishVolumeRequest {
+        volume_id: stage.volume_id.clone(),
+        publish_context: stage.publish_context.clone(),
+        staging_target_path: stage.staging_target_path.clone(),
+        target_path: target(&stage.volume_id),
+        volume_capability: stage.volume_capability.clone(),
+        volume_context: stage.volume_context.clone(),
+        ..Default::default()
+    }
+}
+
+fn unpublish(id: &str) -> NodeUnpublishVolumeRequest {
+    NodeUnpublishVolumeRequest {
+        volume_id: id.into(),
+        target_path: target(id),
+    }
+}
+
+fn unstage(id: &str) -> NodeUnstageVolumeRequest {
+    NodeUnstageVolumeRequest {
+        volume_id: id.into(),
+        staging_target_path: staging(id),
+    }
+}
+
+fn stats(id: &str, path: String) -> NodeGetVolumeStatsRequest {
+    NodeGetVolumeStatsRequest {
+        volume_id: id.into(),
+        volume_path: path,
+        staging_target_path: String::new(),
+    }
+}
+
+fn expand(id: &str, path: String) -> NodeExpandVolumeRequest {
+    NodeExpandVolumeRequest {
+        volume_id: id.into(),
+        volume_path: path,
+        ..Default::default()
+    }
+}
+
+/// The code and message of a call that must fail.
+fn failure<T: std::fmt::Debug>(r: Result<tonic::Response<T>, tonic::Status>) -> (Code, String) {
+    let status = r.expect_err("the call must fail");
+    (status.code(), status.message().to_string())
+}
+
+#[tokio::test]
+async fn identity_and_node_info() {
+    let (_mock, _node, plugin) = setup();
+    let info = plugin
+        .get_plugin_info(Request::new(GetPluginInfoRequest {}))
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(info.name, csi_node_plugin::plugin::DEFAULT_DRIVER_NAME);
+    assert!(!info.vendor_version.is_empty());
+    let probe = plugin.probe(Request::new(ProbeRequest {})).await.unwrap();
+    assert_eq!(probe.into_inner().ready, Some(true));
+
+    let caps = plugin
+        .node_get_capabilities(Request::new(NodeGetCapabilitiesRequest {}))
+        .await
+        .unwrap()
+        .into_inner();
+    let types: Vec<i32> = caps
+        .capabilities
+        .iter()
+        .map(|c| match c.r#type {
+            Some(node_service_capability::Type::Rpc(rpc)) => rpc.r#type,
+            None => 0,
+        })
+        .collect();
+    use node_service_capability::rpc::Type;
+    assert_eq!(
+        types,
+        [
+            Type::StageUnstageVolume as i32,
+            Type::GetVolumeStats as i32,
+            Type::ExpandVolume as i32
+        ]
+    );
+    let info = plugin
+        .node_get_info(Request::new(NodeGetInfoRequest {}))
+        .await
+        .unwrap();
+    assert_eq!(info.into_inner().node_id, "node-1");
+}
+
+#[tokio::test]
+async fn block_volume_life_cycle_each_step_twice() {
+    let (_mock, node, plugin) = setup();
+    let stage = disk_stage("pv-disk", "1");
+    for _ in 0..2 {
+        plugin
+            .node_stage_volume(Request::new(stage.clone()))
+            .await
+            .unwrap();
+    }
+    let MountState::Mounted { volume_id } = node.mount_state(&staging("pv-disk")).await.unwrap()
+    else {
+        panic!("the disk's volume is not mounted at the staging path");
+    };
+    for _ in 0..2 {
+        plugin
+            .node_publish_volume(Request::new(publish(&stage)))
+            .await
+            .unwrap();
+    }
+    assert_eq!(
+        node.mount_state(&target("pv-disk")).await.unwrap(),
+        MountState::Mounted {
+            volume_id: volume_id.clone()
+        }
+    );
+    for path in [staging("pv-disk"), target("pv-disk")] {
+        let usage = plugin
+            .node_get_volume_stats(Request::new(stats("pv-disk", path)))
+            .await
+            .unwrap()
+            .into_inner()
+            .usage;
+        assert_eq!(usage.len(), 1);
+        assert!(usage[0].total > 30 << 30, "{usage:?}"); // the 32 GiB disk
+        assert_eq!(usage[0].total, usage[0].used + usage[0].available);
+        assert_eq!(usage[0].unit(), volume_usage::Unit::Bytes);
+    }
+    for _ in 0..2 {
+        let size = plugin
+            .node_expand_volume(Request::new(expand("pv-disk", target("pv-disk"))))
+            .await
+            .unwrap()
+            .into_inner()
+            .capacity_bytes;
+        assert!(size > 30 << 30, "{size}");
+    }
+    for _ in 0..2 {
+        plugin
+            .node_unpublish_volume(Request::new(unpublish("pv-disk")))
+            .await
+            .unwrap();
+    }
+    assert_eq!(
+        node.mount_state(&target("pv-disk")).await.unwrap(),
+        MountState::Missing
+    );
+    for _ in 0..2 {
+        plugin
+            .node_unstage_volume(Request::new(unstage("pv-disk")))
+            .await
+            .unwrap();
+    }
+    assert_eq!(
+        node.mount_state(&staging("pv-disk")).await.unwrap(),
+        MountState::Missing
+    );
+}
+
+#[tokio::test]
+async fn smb_volumes_on_one_share_keep_the_mapping_until_the_last_unstages() {
+    let (mock, node, plugin) = setup();
+    // The controller made a directory per volume on the share.
+    let share = mock
+        .host()
+        .lock()
+        .smb
+        .share_dir("fileserver", "share")
+        .unwrap()
+        .to_path_buf();
+    std::fs::create_dir_all(share.join("a")).unwrap();
+    std::fs::create_dir_all(share.join("b")).unwrap();
+    let a = smb_stage("pv-a", r"\\fileserver\share\a");
+    let b = smb_stage("pv-b", r"\\fileserver\share\b");
+    for stage in [&a, &b, &a] {
+        plugin
+            .node_stage_volume(Request::new(stage.clone()))
+            .await
+            .unwrap();
+        plugin
+            .node_publish_volume(Request::new(publish(stage)))
+            .await
+            .unwrap();
+    }
+    assert_eq!(
+        node.mount_state(&staging("pv-a")).await.unwrap(),
+        MountState::Linked
+    );
+    // A share has no figures through the proxy, and nothing to grow on the node.
+    let usage = plugin
+        .node_get_volume_stats(Request::new(stats("pv-a", target("pv-a"))))
+        .await
+        .unwrap();
+    assert!(usage.into_inner().usage.is_empty());
+    plugin
+        .node_expand_volume(Request::new(expand("pv-a", target("pv-a"))))
+        .await
+        .unwrap();
+
+    for _ in 0..2 {
+        plugin
+            .node_unpublish_volume(Request::new(unpublish("pv-a")))
+            .await
+            .unwrap();
+        plugin
+            .node_unstage_volume(Request::new(unstage("pv-a")))
+            .await
+            .unwrap();
+    }
+    assert!(mock.calls_of("RemoveSmbGlobalMapping").is_empty());
+    assert_eq!(
+        node.mount_state(&staging("pv-b")).await.unwrap(),
+        MountState::Linked,
+        "unstaging one volume must leave the other on the same share"
+    );
+    plugin
+        .node_unpublish_volume(Request::new(unpublish("pv-b")))
+        .await
+        .unwrap();
+    plugin
+        .node_unstage_volume(Request::new(unstage("pv-b")))
+        .await
+        .unwrap();
+    assert_eq!(mock.calls_of("RemoveSmbGlobalMapping").len(), 1);
+}
+
+#[tokio::test]
+async fn missing_fields_and_unsupported_capabilities_are_invalid_arguments() {
+    let (mock, _node, plugin) = setup();
+    let good = disk_stage("pv", "1");
+    let block = Some(VolumeCapability {
+        access_type: Some(AccessType::Block(BlockVolume {})),
+        access_mode: Some(AccessMode {
+            mode: Mode::SingleNodeWriter.into(),
+        }),
+    });
+    let xfs = Some(VolumeCapability {
+        access_type: Some(AccessType::Mount(MountVolume {
+            fs_type: "xfs".into(),
+            ..Default::default()
+        })),
+        access_mode: Some(AccessMode {
+            mode: Mode::SingleNodeWriter.into(),
+        }),
+    });
+    let cases: Vec<(&str, NodeStageVolumeRequest)> = vec![
+        (
+            "volume id",
+            NodeStageVolumeRequest {
+                volume_id: String::new(),
+                ..good.clone()
+            },
+        ),
+        (
+            "staging target path",
+            NodeStageVolumeRequest {
+                staging_target_path: String::new(),
+                ..good.clone()
+            },
+        ),
+        (
+            "capability",
+            NodeStageVolumeRequest {
+                volume_capability: None,
+                ..good.clone()
+            },
+        ),
+        (
+            "block",
+            NodeStageVolumeRequest {
+                volume_capability: block.clone(),
+                ..good.clone()
+            },
+        ),
+        (
+            "xfs",
+            NodeStageVolumeRequest {
+                volume_capability: xfs,
+                ..good.clone()
+            },
+        ),
+        (
+            "access mode",
+            NodeStageVolumeRequest {
+                volume_capability: capability(Mode::MultiNodeMultiWriter),
+                ..good.clone()
+            },
+        ),
+        (
+            "no mode",
+            NodeStageVolumeRequest {
+                volume_capability: capability(Mode::Unknown),
+                ..good.clone()
+            },
+        ),
+        (
+            "lun",
+            NodeStageVolumeRequest {
+                publish_context: map(&[("lun", "three")]),
+                ..good.clone()
+            },
+        ),
+        (
+            "source or lun",
+            NodeStageVolumeRequest {
+                publish_context: HashMap::new(),
+                ..good.clone()
+            },
+        ),
+    ];
+    for (case, request) in cases {
+        let (code, _) = failure(plugin.node_stage_volume(Request::new(request)).await);
+        assert_eq!(code, Code::InvalidArgument, "stage, {case}");
+    }
+
+    let publish_good = publish(&good);
+    let cases: Vec<(&str, NodePublishVolumeRequest)> = vec![
+        (
+            "volume id",
+            NodePublishVolumeRequest {
+                volume_id: String::new(),
+                ..publish_good.clone()
+            },
+        ),
+        (
+            "staging target path",
+            NodePublishVolumeRequest {
+                staging_target_path: String::new(),
+                ..publish_good.clone()
+            },
+        ),
+        (
+            "target path",
+            NodePublishVolumeRequest {
+                target_path: String::new(),
+                ..publish_good.clone()
+            },
+        ),
+        (
+            "capability",
+            NodePublishVolumeRequest {
+                volume_capability: None,
+                ..publish_good.clone()
+            },
+        ),
+        (
+            "block",
+            NodePublishVolumeRequest {
+                volume_capability: block.clone(),
+                ..publish_good.clone()
+            },
+        ),
+    ];
+    for (case, request) in cases {
+        let (code, _) = failure(plugin.node_publish_volume(Request::new(request)).await);
+        assert_eq!(code, Code::InvalidArgument, "publish, {case}");
+    }
+
+    let (code, _) = failure(
+        plugin
+            .node_unstage_volume(Request::new(NodeUnstageVolumeRequest {
+                staging_target_path: String::new(),
+                ..unstage("pv")
+            }))
+            .await,
+    );
+    assert_eq!(code, Code::InvalidArgument);
+    let (code, _) = failure(
+        plugin
+            .node_unpublish_volume(Request::new(NodeUnpublishVolumeRequest {
+                target_path: String::new(),
+                ..unpublish("pv")
+            }))
+            .await,
+    );
+    assert_eq!(code, Code::InvalidArgument);
+    let (code, _) = failure(
+        plugin
+            .node_get_volume_stats(Request::new(stats("", target("pv"))))
+            .await,
+    );
+    assert_eq!(code, Code::InvalidArgument);
+    let (code, _) = failure(
+        plugin
+            .node_expand_volume(Request::new(NodeExpandVolumeRequest {
+                volume_capability: block,
+                ..expand("pv", target("pv"))
+            }))
+            .await,
+    );
+    assert_eq!(code, Code::InvalidArgument);
+    assert!(
+        mock.calls().is_empty(),
+        "invalid requests reach the node: {:?}",
+        mock.calls()
+    );
+}
+
+#[tokio::test]
+async fn stats_and_expand_of_a_path_without_a_volume_are_not_found() {
+    let (_mock, node, plugin) = setup();
+    let empty_dir = target("nothing");
+    node.ensure_dir(&empty_dir).await.unwrap();
+    for path in [target("absent"), empty_dir] {
+        let (code, _) = failure(
+            plugin
+                .node_get_volume_stats(Request::new(stats("pv", path.clone())))
+                .await,
+        );
+        assert_eq!(code, Code::NotFound, "stats of {path}");
+        let (code, _) = failure(
+            plugin
+                .node_expand_volume(Request::new(expand("pv", path.clone())))
+                .await,
+        );
+        assert_eq!(code, Code::NotFound, "expand of {path}");
+    }
+}
+
+#[tokio::test]
+async fn publishing_an_unstaged_volume_is_a_failed_precondition() {
+    let (_mock, _node, plugin) = setup();
+    let (code, _) = failure(
+        plugin
+            .node_publish_volume(Request::new(publish(&disk_stage("pv", "1"))))
+            .await,
+    );
+    assert_eq!(code, Code::FailedPrecondition);
+}
+
+#[tokio::test]
+async fn proxy_failures_keep_their_message_and_retry_succeeds() {
+    let (mock, _node, plugin) = setup();
+    mock.fail_next(
+        "FormatVolume",
+        Code::Unknown,
+        "FormatVolume failed: the device is not ready",
+    );
+    let (code, message) = failure(
+        plugin
+            .node_stage_volume(Request::new(disk_stage("pv", "1")))
+            .await,
+    );
+    assert_eq!(code, Code::Internal);
+    assert!(message.contains("the device is not ready"), "{message}");
+    // kubelet retries: the same call now goes through.
+    plugin
+        .node_stage_volume(Request::new(disk_stage("pv", "1")))
+        .await
+        .unwrap();
+
+    mock.fail_next("GetVolumeStats", Code::Unavailable, "proxy restarting");
+    let (code, message) = failure(
+        plugin
+            .node_get_volume_stats(Request::new(stats("pv", staging("pv"))))
+            .await,
+    );
+    assert_eq!(code, Code::Unavailable);
+    assert!(message.contains("proxy restarting"), "{message}");
+
+    mock.fail_next("ResizeVolume", Code::Unknown, "resize failed");
+    let (code, message) = failure(
+        plugin
+            .node_expand_volume(Request::new(expand("pv", staging("pv"))))
+            .await,
+    );
+    assert_eq!(code, Code::Internal);
+    assert!(message.contains("resize failed"), "{message}");
+}
+
+#[tokio::test]
+async fn smb_failures_never_show_the_password() {
+    let (mock, _node, plugin) = setup();
+    mock.fail_next(
+        "NewSmbGlobalMapping",
+        Code::Unknown,
+        "NewSmbGlobalMapping failed: the user name or password is incorrect",
+    );
+    let (code, message) = failure(
+        plugin
+            .node_stage_volume(Request::new(smb_stage("pv", r"\\fileserver\share")))
+            .await,
+    );
+    assert_eq!(code, Code::Internal);
+    assert!(message.contains("password is incorrect"), "{message}");
+    assert!(!message.contains(PASSWORD), "{message}");
+
+    let mut half = smb_stage("pv", r"\\fileserver\share");
+    half.secrets.remove("username");
+    let (code, message) = failure(plugin.node_stage_volume(Request::new(half)).await);
+    assert_eq!(code, Code::InvalidArgument);
+    assert!(!message.contains(PASSWORD), "{message}");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_second_call_on_a_busy_volume_is_aborted() {
+    let (mock, _node, plugin) = setup();
+    mock.add_latency("PartitionDisk", Duration::from_secs(5));
+    let first = tokio::spawn({
+        let plugin = plugin.clone();
+        async move {
+            plugin
+                .node_stage_volume(Request::new(disk_stage("pv", "1")))
+                .await
+        }
+    });
+    // The first call is now waiting on the slow PartitionDisk.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(mock.calls_of("PartitionDisk").len(), 1);
+    let (code, _) = failure(
+        plugin
+            .node_stage_volume(Request::new(disk_stage("pv", "1")))
+            .await,
+    );
+    assert_eq!(code, Code::Aborted);
+    let (code, _) = failure(
+        plugin
+            .node_unstage_volume(Request::new(unstage("pv")))
+            .await,
+    );
+    assert_eq!(code, Code::Aborted);
+    // Another volume is not held up.
+    plugin
+        .node_stage_volume(Request::new(smb_stage("pv-smb", r"\\fileserver\share")))
+        .await
+        .unwrap();
+
+    first.await.unwrap().unwrap();
+    plugin
+        .node_stage_volume(Request::new(disk_stage("pv", "1")))
+        .await
+        .unwrap();
+}
