@@ -185,6 +185,9 @@ pub mod host;
 pub mod server;
 
 pub use error::{Error, RpcError};
+/// The gRPC library the API is built on (`tonic::Code`, `tonic::Status`),
+/// re-exported so that callers use the same version.
+pub use tonic;
 pub use transport::ConnectOptions;
 pub use version::{ApiVersion, Stage};
 

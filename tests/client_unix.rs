@@ -310,7 +310,7 @@ async fn the_request_timeout_ends_a_slow_call() {
     let dir = tempfile::tempdir().unwrap();
     let (path, address) = socket(&dir);
     let _server = serve(&path, Fake::default()).await;
-    let options = ConnectOptions::default().request_timeout(Duration::from_millis(100));
+    let options = ConnectOptions::default().with_request_timeout(Duration::from_millis(100));
     let disk = disk::v1::Client::connect_with(&address, &options)
         .await
         .unwrap();

@@ -264,10 +264,12 @@ async fn busy_pipe_is_retried_until_the_connect_timeout() {
 
     let timeout = Duration::from_millis(300);
     let started = Instant::now();
-    let err =
-        system::Client::connect_with(&path, &ConnectOptions::default().connect_timeout(timeout))
-            .await
-            .unwrap_err();
+    let err = system::Client::connect_with(
+        &path,
+        &ConnectOptions::default().with_connect_timeout(timeout),
+    )
+    .await
+    .unwrap_err();
     let elapsed = started.elapsed();
     assert!(matches!(err, Error::PipeBusy { .. }), "{err:?}");
     assert!(elapsed >= timeout, "gave up after {elapsed:?}");

@@ -32,9 +32,10 @@ type Stream = tokio::net::windows::named_pipe::NamedPipeClient;
 /// use std::time::Duration;
 /// use csi_proxy_client::ConnectOptions;
 /// let options = ConnectOptions::default()
-///     .connect_timeout(Duration::from_secs(2))
-///     .request_timeout(Duration::from_secs(30));
-/// assert_eq!(options.get_connect_timeout(), Duration::from_secs(2));
+///     .with_connect_timeout(Duration::from_secs(2))
+///     .with_request_timeout(Duration::from_secs(30));
+/// assert_eq!(options.connect_timeout(), Duration::from_secs(2));
+/// assert_eq!(options.request_timeout(), Some(Duration::from_secs(30)));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConnectOptions {
@@ -55,25 +56,25 @@ impl Default for ConnectOptions {
 impl ConnectOptions {
     /// How long opening the pipe or socket may take, busy-pipe retries
     /// included (default 5 s).
-    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+    pub fn with_connect_timeout(mut self, timeout: Duration) -> Self {
         self.connect_timeout = timeout;
         self
     }
 
     /// How long each call may take, waiting for a connection included;
     /// a call that takes longer fails with [`Error::Timeout`] (default: none).
-    pub fn request_timeout(mut self, timeout: Duration) -> Self {
+    pub fn with_request_timeout(mut self, timeout: Duration) -> Self {
         self.request_timeout = Some(timeout);
         self
     }
 
     /// The connect timeout.
-    pub fn get_connect_timeout(&self) -> Duration {
+    pub fn connect_timeout(&self) -> Duration {
         self.connect_timeout
     }
 
     /// The request timeout, if any.
-    pub fn get_request_timeout(&self) -> Option<Duration> {
+    pub fn request_timeout(&self) -> Option<Duration> {
         self.request_timeout
     }
 }
