@@ -41,18 +41,12 @@
 //!
 //! # Versions
 //!
-//! | group | versions, oldest first |
-//! |---|---|
-//! | [`disk`] | v1alpha1, v1beta1, v1beta2, v1beta3, v1 |
-//! | [`filesystem`] | v1alpha1, v1beta1, v1beta2, v1, v2alpha1 |
-//! | [`iscsi`] | v1alpha1, v1alpha2 |
-//! | [`smb`] | v1alpha1, v1beta1, v1beta2, v1 |
-//! | [`system`] | v1alpha1 |
-//! | [`volume`] | v1alpha1, v1beta1, v1beta2, v1beta3, v1, v2alpha1 |
+#![doc = include_str!("generated/versions.md")]
 //!
 //! [`ApiVersion`] parses and orders version names
 //! (`v1alpha1 < v1beta1 < v1 < v2alpha1`), e.g. to pick the newest version a
-//! node offers.
+//! node offers; [`GroupVersion`] names one group version (`disk/v1`) and
+//! lists them all.
 //!
 //! # Errors
 //!
@@ -189,7 +183,12 @@ pub use error::{Error, RpcError};
 /// re-exported so that callers use the same version.
 pub use tonic;
 pub use transport::ConnectOptions;
-pub use version::{ApiVersion, Stage};
+pub use version::{ApiVersion, GroupVersion, Stage};
+
+#[cfg(feature = "server")]
+#[rustfmt::skip]
+#[path = "generated/routes.rs"]
+mod routes;
 
 #[rustfmt::skip]
 #[path = "generated/disk/mod.rs"]

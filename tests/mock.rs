@@ -193,8 +193,7 @@ async fn a_failure_after_partial_progress_leaves_a_retry_idempotent() {
     assert_eq!(node.calls_of("MountVolume").len(), 2);
     let mounted = node.calls_of("MountVolume")[1]
         .request::<volume::v1::MountVolumeRequest>()
-        .unwrap()
-        .clone();
+        .unwrap();
     assert_eq!(
         (mounted.volume_id.as_str(), mounted.target_path.as_str()),
         (id.as_str(), STAGING)
