@@ -644,3 +644,51 @@ impl MockHostBuilder {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grpc_timeout_headers_parse_in_every_unit() {
+        let parse = |text: &str| {
+            let mut headers = http::HeaderMap::new();
+            headers.insert("grpc-timeout", text.parse().unwrap());
+            grpc_timeout(&headers)
+        };
+        assert_eq!(parse("2H"), Some(Duration::from_secs(7200)));
+        assert_eq!(parse("3M"), Some(Duration::from_secs(180)));
+        assert_eq!(parse("4S"), Some(Duration::from_secs(4)));
+        assert_eq!(parse("100000u"), Some(Duration::from_millis(100)));
+        assert_eq!(parse("5m"), Some(Duration::from_millis(5)));
+        assert_eq!(parse("7n"), Some(Duration::from_nanos(7)));
+        assert_eq!(parse("7"), None);
+        assert_eq!(parse("m"), None);
+        assert_eq!(grpc_timeout(&http::HeaderMap::new()), None);
+    }
+
+    /// The layer alone, with no client timer around it: only the header
+    /// can end the call held by the latency.
+    #[tokio::test(start_paused = true)]
+    async fn the_layer_ends_a_call_when_its_grpc_timeout_passes() {
+        let node = MockHost::new();
+        node.add_latency("GetDiskStats", Duration::from_secs(3600));
+        let endpoint = GroupVersion::parse("disk/v1").unwrap();
+        let layer = Recorded::new(
+            endpoint,
+            endpoint.routes(node.service()),
+            node.inner.log.clone(),
+        );
+        // GetDiskStatsRequest { disk_number: 0 }: an empty message frame.
+        let request = http::Request::builder()
+            .uri("/v1.Disk/GetDiskStats")
+            .header("content-type", "application/grpc")
+            .header("grpc-timeout", "50m")
+            .body(Body::new(Full::new(Bytes::from_static(&[0, 0, 0, 0, 0]))))
+            .unwrap();
+        let response = tower::ServiceExt::oneshot(layer, request).await.unwrap();
+        let code = response.headers().get("grpc-status");
+        assert_eq!(code.map(|c| c.to_str().unwrap()), Some("4"), "{response:?}");
+        assert_eq!(node.calls_of("GetDiskStats").len(), 1);
+    }
+}

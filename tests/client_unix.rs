@@ -39,6 +39,8 @@ macro_rules! unserved {
 #[derive(Default, Clone)]
 struct Fake {
     calls: Arc<AtomicUsize>,
+    /// The `grpc-timeout` header of each GetDiskStats call, as received.
+    deadlines: Arc<std::sync::Mutex<Vec<Option<String>>>>,
 }
 
 #[tonic::async_trait]
@@ -48,6 +50,9 @@ impl disk::v1::disk_server::Disk for Fake {
         request: Request<disk::v1::GetDiskStatsRequest>,
     ) -> Result<Response<disk::v1::GetDiskStatsResponse>, Status> {
         self.calls.fetch_add(1, Ordering::SeqCst);
+        let deadline = request.metadata().get("grpc-timeout");
+        let deadline = deadline.map(|value| value.to_str().unwrap().to_string());
+        self.deadlines.lock().unwrap().push(deadline);
         match request.into_inner().disk_number {
             7 => Err(Status::unknown("could not get disk 7: not found")),
             99 => {
@@ -379,7 +384,8 @@ async fn the_request_timeout_ends_a_slow_call() {
 
     let dir = tempfile::tempdir().unwrap();
     let (path, address) = socket(&dir);
-    let _server = serve(&path, Fake::default()).await;
+    let fake = Fake::default();
+    let _server = serve(&path, fake.clone()).await;
     let options = ConnectOptions::default().with_request_timeout(Duration::from_millis(100));
     let disk = disk::v1::Client::connect_with(&address, &options)
         .await
@@ -401,6 +407,27 @@ async fn the_request_timeout_ends_a_slow_call() {
             .total_bytes,
         1 << 30
     );
+    // The server was told the deadline, so it can stop working on the
+    // call when the client stops waiting (tonic's server does).
+    assert_eq!(
+        *fake.deadlines.lock().unwrap(),
+        [Some("100000u".to_string()), Some("100000u".to_string())]
+    );
+}
+
+#[tokio::test]
+async fn without_a_request_timeout_no_deadline_is_sent() {
+    use disk::v1::DiskApi;
+
+    let dir = tempfile::tempdir().unwrap();
+    let (path, address) = socket(&dir);
+    let fake = Fake::default();
+    let _server = serve(&path, fake.clone()).await;
+    let disk = disk::v1::Client::connect(&address).await.unwrap();
+    disk.get_disk_stats(disk::v1::GetDiskStatsRequest { disk_number: 1 })
+        .await
+        .unwrap();
+    assert_eq!(*fake.deadlines.lock().unwrap(), [None]);
 }
 
 #[tokio::test]
