@@ -115,9 +115,9 @@
 //!
 //! | feature | default | what it adds |
 //! |---|---|---|
-//! | `client` | yes | the typed clients, traits and transport |
+//! | `client` | yes | the typed clients, traits and transport (no server code) |
 //! | `server` | no | the simulated Windows host ([`host`]), the reference server ([`server`]) and the `csi-proxy-server` binary |
-//! | `mock` | no | [`mock::MockHost`], built on the server's services (implies `server`) |
+//! | `mock` | no | [`mock::MockHost`], in-process connections to the server's routes (implies `server`) |
 //! | `mockall` | no | `mockall::automock` on every `<Group>Api` trait (`MockDiskApi`, ...) |
 //!
 //! # Expectation-style tests with `mockall`
