@@ -33,6 +33,26 @@ mod unix {
     use tokio_stream::wrappers::UnixListenerStream;
     use tonic::{Request, Response, Status};
 
+    /// The RPCs a fake does not serve (the server traits have no default
+    /// methods): each answers `UNIMPLEMENTED`.
+    macro_rules! unserved {
+        ($($method:ident($request:ty) -> $response:ty;)*) => {$(
+            fn $method<'life0, 'async_trait>(
+                &'life0 self,
+                _: tonic::Request<$request>,
+            ) -> std::pin::Pin<Box<
+                dyn std::future::Future<Output = Result<tonic::Response<$response>, tonic::Status>>
+                    + Send
+                    + 'async_trait,
+            >>
+            where
+                'life0: 'async_trait,
+                Self: 'async_trait,
+            {
+                Box::pin(async { Err(tonic::Status::unimplemented(stringify!($method))) })
+            }
+        )*};
+    }
     struct Constant;
 
     #[tonic::async_trait]
@@ -44,6 +64,15 @@ mod unix {
             Ok(Response::new(disk::GetDiskStatsResponse {
                 total_bytes: 34_359_738_368,
             }))
+        }
+
+        unserved! {
+            get_disk_state(disk::GetDiskStateRequest) -> disk::GetDiskStateResponse;
+            list_disk_i_ds(disk::ListDiskIDsRequest) -> disk::ListDiskIDsResponse;
+            list_disk_locations(disk::ListDiskLocationsRequest) -> disk::ListDiskLocationsResponse;
+            partition_disk(disk::PartitionDiskRequest) -> disk::PartitionDiskResponse;
+            rescan(disk::RescanRequest) -> disk::RescanResponse;
+            set_disk_state(disk::SetDiskStateRequest) -> disk::SetDiskStateResponse;
         }
     }
 

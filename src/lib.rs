@@ -63,18 +63,12 @@
 //!
 //! # Versions
 //!
-//! | group | versions, oldest first |
-//! |---|---|
-//! | [`disk`] | v1alpha1, v1beta1, v1beta2, v1beta3, v1 |
-//! | [`filesystem`] | v1alpha1, v1beta1, v1beta2, v1, v2alpha1 |
-//! | [`iscsi`] | v1alpha1, v1alpha2 |
-//! | [`smb`] | v1alpha1, v1beta1, v1beta2, v1 |
-//! | [`system`] | v1alpha1 |
-//! | [`volume`] | v1alpha1, v1beta1, v1beta2, v1beta3, v1, v2alpha1 |
+#![doc = include_str!("generated/versions.md")]
 //!
 //! [`ApiVersion`] parses and orders version names
 //! (`v1alpha1 < v1beta1 < v1 < v2alpha1`), e.g. to pick the newest version a
-//! node offers.
+//! node offers; [`GroupVersion`] names one group version (`disk/v1`) and
+//! lists them all.
 //!
 //! # Errors
 //!
@@ -144,9 +138,9 @@
 //!
 //! | feature | default | what it adds |
 //! |---|---|---|
-//! | `client` | yes | the typed clients, traits and transport |
+//! | `client` | yes | the typed clients, traits and transport (no server code) |
 //! | `server` | no | the simulated Windows host ([`host`]), the reference server ([`server`]) and the `csi-proxy-server` binary |
-//! | `mock` | no | [`mock::MockHost`], built on the server's services (implies `server`) |
+//! | `mock` | no | [`mock::MockHost`], in-process connections to the server's routes (implies `server`) |
 //! | `mockall` | no | `mockall::automock` on every `<Group>Api` trait (`MockDiskApi`, ...) |
 //!
 //! # Expectation-style tests with `mockall`
@@ -211,8 +205,16 @@ pub mod host;
 pub mod server;
 
 pub use error::{Error, ErrorKind, RpcError};
+/// The gRPC library the API is built on (`tonic::Code`, `tonic::Status`),
+/// re-exported so that callers use the same version.
+pub use tonic;
 pub use transport::ConnectOptions;
-pub use version::{ApiVersion, Stage};
+pub use version::{ApiVersion, GroupVersion, Stage};
+
+#[cfg(feature = "server")]
+#[rustfmt::skip]
+#[path = "generated/routes.rs"]
+mod routes;
 
 #[rustfmt::skip]
 #[path = "generated/disk/mod.rs"]

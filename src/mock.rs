@@ -1,10 +1,17 @@
 //! [`MockHost`]: a simulated Windows node in process, for a driver's unit tests.
 //!
-//! `MockHost` implements every `<Group>Api` trait of every version by calling
-//! the reference server's own services ([`crate::server::ProxyService`]) over
-//! the same simulated host, with no socket and no server process. A driver
+//! `MockHost` holds one in-process [`Connection`] per group version, each
+//! backed by the reference server's own routes
+//! ([`GroupVersion::routes`](crate::GroupVersion::routes)) over the same
+//! simulated host, with no socket and no server process. Its `<Group>Api`
+//! implementations are the client's: the same call over that connection, so
+//! requests and answers are encoded and decoded as on the wire, and a driver
 //! that passes against `MockHost` meets the same answers, errors included,
-//! from the reference server; clones share one node.
+//! from the reference server. Clones share one node.
+//!
+//! In front of the routes sits the mock's layer: it records each call (the
+//! call log) and applies the injected faults, matched on the method path,
+//! and, like the server, gives up on a call whose `grpc-timeout` has passed.
 //!
 //! ```
 //! use csi_proxy_client::disk::v1::{self as disk, DiskApi};
@@ -87,18 +94,28 @@
 //!   through the trait exactly as the same status from the proxy would:
 //!   [`Error::Rpc`] with the code and message given.
 
-use std::any::Any;
+use std::convert::Infallible;
 use std::fmt;
+use std::future::Future;
 use std::path::PathBuf;
+use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
+use http_body_util::{BodyExt, Full};
+use prost::bytes::{Buf, Bytes};
+use tonic::body::Body;
+
+#[cfg(doc)]
 use crate::Error;
+use crate::GroupVersion;
 use crate::host::{Host, HostConfig, HostError, NodeSeed, temporary_sandbox};
 use crate::server::ProxyService;
+use crate::transport::Connection;
 
 /// The endpoint named in errors of mock calls.
-pub const IN_PROCESS: &str = "in-process";
+pub use crate::transport::IN_PROCESS;
 
 /// Identifies one RPC of one group version.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -125,14 +142,23 @@ impl Rpc {
 pub struct Call {
     /// Which RPC.
     pub rpc: Rpc,
-    request: Arc<dyn Any + Send + Sync>,
-    debug: String,
+    /// The request as sent: one gRPC message frame.
+    frame: Bytes,
 }
 
 impl Call {
-    /// The request, if it is of type `T` (the message type of that version).
-    pub fn request<T: 'static>(&self) -> Option<&T> {
-        self.request.downcast_ref()
+    /// The request decoded as `T` (the message type of that version), or
+    /// `None` if it does not decode as one.
+    pub fn request<T: prost::Message + Default>(&self) -> Option<T> {
+        let mut frame = self.frame.clone();
+        // The frame: a compression flag, a 4-byte length, the message.
+        if frame.remaining() < 5 || frame.get_u8() != 0 {
+            return None;
+        }
+        let length = frame.get_u32() as usize;
+        (frame.remaining() == length)
+            .then(|| T::decode(frame).ok())
+            .flatten()
     }
 }
 
@@ -140,8 +166,11 @@ impl fmt::Debug for Call {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "{}/{} {}({})",
-            self.rpc.group, self.rpc.version, self.rpc.name, self.debug
+            "{}/{} {}({} bytes)",
+            self.rpc.group,
+            self.rpc.version,
+            self.rpc.name,
+            self.frame.len().saturating_sub(5)
         )
     }
 }
@@ -202,11 +231,170 @@ struct Fault {
     kind: FaultKind,
 }
 
+/// The call log and the faults, shared by the layers of every connection.
+#[derive(Debug, Default)]
+struct Log {
+    calls: Mutex<Vec<Call>>,
+    faults: Mutex<Vec<Fault>>,
+}
+
+impl Log {
+    /// Logs the call; returns the latency to add and the failure to give.
+    fn record(&self, call: Call) -> (Duration, Option<tonic::Status>) {
+        let rpc = call.rpc;
+        lock(&self.calls).push(call);
+        let mut faults = lock(&self.faults);
+        let mut delay = Duration::ZERO;
+        let mut failure = None;
+        let mut spent = None;
+        for (i, fault) in faults
+            .iter_mut()
+            .enumerate()
+            .filter(|(_, f)| f.rpc.matches(&rpc))
+        {
+            match &mut fault.kind {
+                FaultKind::Latency(d) => delay += *d,
+                FaultKind::Fail { skip, status } if failure.is_none() => {
+                    if *skip == 0 {
+                        failure = Some(status.clone());
+                        spent = Some(i);
+                    } else {
+                        *skip -= 1;
+                    }
+                }
+                FaultKind::Fail { .. } => {}
+            }
+        }
+        if let Some(i) = spent {
+            faults.remove(i);
+        }
+        (delay, failure)
+    }
+}
+
+/// The mock's layer in front of one group version's routes: logs each
+/// call, applies the faults matching its method path, and ends a call when
+/// its `grpc-timeout` passes, as the reference server does.
+#[derive(Clone)]
+struct Recorded<S> {
+    inner: S,
+    endpoint: GroupVersion,
+    service: &'static str,
+    rpcs: &'static [&'static str],
+    log: Arc<Log>,
+}
+
+impl<S> Recorded<S> {
+    fn new(endpoint: GroupVersion, inner: S, log: Arc<Log>) -> Self {
+        Self {
+            inner,
+            endpoint,
+            service: endpoint.service_name(),
+            rpcs: endpoint.rpcs(),
+            log,
+        }
+    }
+
+    /// The RPC a method path (`/v1.Disk/GetDiskStats`) names.
+    fn rpc(&self, path: &str) -> Rpc {
+        let wanted = path.rsplit('/').next().unwrap_or_default();
+        let name = self
+            .rpcs
+            .iter()
+            .find(|name| **name == wanted)
+            .copied()
+            .unwrap_or("<unknown>");
+        Rpc {
+            group: self.endpoint.group,
+            version: self.endpoint.version,
+            service: self.service,
+            name,
+        }
+    }
+}
+
+type Answer = Pin<Box<dyn Future<Output = Result<http::Response<Body>, Infallible>> + Send>>;
+
+impl<S> tower::Service<http::Request<Body>> for Recorded<S>
+where
+    S: tower::Service<http::Request<Body>, Response = http::Response<Body>, Error = Infallible>
+        + Clone
+        + Send
+        + 'static,
+    S::Future: Send,
+{
+    type Response = http::Response<Body>;
+    type Error = Infallible;
+    type Future = Answer;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: http::Request<Body>) -> Answer {
+        let rpc = self.rpc(request.uri().path());
+        let deadline = grpc_timeout(request.headers());
+        let log = self.log.clone();
+        // The clone is ready; `self.inner` was made ready for this call.
+        let ready = self.inner.clone();
+        let mut inner = std::mem::replace(&mut self.inner, ready);
+        Box::pin(async move {
+            let (parts, body) = request.into_parts();
+            let frame = match body.collect().await {
+                Ok(collected) => collected.to_bytes(),
+                Err(e) => return Ok(tonic::Status::internal(e.to_string()).into_http()),
+            };
+            let (delay, failure) = log.record(Call {
+                rpc,
+                frame: frame.clone(),
+            });
+            let answer = async move {
+                if !delay.is_zero() {
+                    tokio::time::sleep(delay).await;
+                }
+                if let Some(status) = failure {
+                    return Ok(status.into_http());
+                }
+                let request = http::Request::from_parts(parts, Body::new(Full::new(frame)));
+                inner.call(request).await
+            };
+            match deadline {
+                None => answer.await,
+                Some(deadline) => {
+                    tokio::time::timeout(deadline, answer)
+                        .await
+                        .unwrap_or_else(|_| {
+                            let message = format!("deadline of {deadline:?} exceeded");
+                            Ok(tonic::Status::deadline_exceeded(message).into_http())
+                        })
+                }
+            }
+        })
+    }
+}
+
+/// The `grpc-timeout` header: digits and a unit (`H`, `M`, `S`, `m`, `u`, `n`).
+fn grpc_timeout(headers: &http::HeaderMap) -> Option<Duration> {
+    let text = headers.get("grpc-timeout")?.to_str().ok()?;
+    let (digits, unit) = text.split_at(text.len().checked_sub(1)?);
+    let n: u64 = digits.parse().ok()?;
+    match unit {
+        "H" => Some(Duration::from_secs(n.saturating_mul(3600))),
+        "M" => Some(Duration::from_secs(n.saturating_mul(60))),
+        "S" => Some(Duration::from_secs(n)),
+        "m" => Some(Duration::from_millis(n)),
+        "u" => Some(Duration::from_micros(n)),
+        "n" => Some(Duration::from_nanos(n)),
+        _ => None,
+    }
+}
+
 #[derive(Debug)]
 struct Inner {
     service: ProxyService,
-    calls: Mutex<Vec<Call>>,
-    faults: Mutex<Vec<Fault>>,
+    /// One in-process connection per group version, all through the layer.
+    connections: Vec<(GroupVersion, Connection)>,
+    log: Arc<Log>,
     /// Keeps the temporary sandbox of [`MockHost::new`] alive.
     _sandbox: Option<tempfile::TempDir>,
 }
@@ -258,15 +446,30 @@ impl MockHost {
         &self.inner.service
     }
 
+    /// The in-process connection of `group` `version`, through the call
+    /// log and the faults; e.g. `disk::v1::Client::from_connection(..)`
+    /// makes a client of this node.
+    ///
+    /// # Panics
+    /// If there is no such group version.
+    pub fn connection(&self, group: &str, version: &str) -> &Connection {
+        self.inner
+            .connections
+            .iter()
+            .find(|(gv, _)| gv.group == group && gv.version == version)
+            .map(|(_, connection)| connection)
+            .unwrap_or_else(|| panic!("no group version {group}/{version}"))
+    }
+
     /// Every call made so far, oldest first.
     pub fn calls(&self) -> Vec<Call> {
-        lock(&self.inner.calls).clone()
+        lock(&self.inner.log.calls).clone()
     }
 
     /// The calls matching `rpc` (`"PartitionDisk"`, `"disk/v1/PartitionDisk"`).
     pub fn calls_of(&self, rpc: impl Into<RpcMatch>) -> Vec<Call> {
         let rpc = rpc.into();
-        lock(&self.inner.calls)
+        lock(&self.inner.log.calls)
             .iter()
             .filter(|c| rpc.matches(&c.rpc))
             .cloned()
@@ -275,7 +478,7 @@ impl MockHost {
 
     /// Forgets the calls made so far.
     pub fn clear_calls(&self) {
-        lock(&self.inner.calls).clear();
+        lock(&self.inner.log.calls).clear();
     }
 
     /// Panics unless calls matching `expected` happened in this order (other
@@ -316,7 +519,7 @@ impl MockHost {
     ) {
         assert!(n >= 1, "fail_nth counts from 1");
         let status = tonic::Status::new(code, message);
-        lock(&self.inner.faults).push(Fault {
+        lock(&self.inner.log.faults).push(Fault {
             rpc: rpc.into(),
             kind: FaultKind::Fail {
                 skip: n - 1,
@@ -327,7 +530,7 @@ impl MockHost {
 
     /// Every call matching `rpc` takes `delay` longer.
     pub fn add_latency(&self, rpc: impl Into<RpcMatch>, delay: Duration) {
-        lock(&self.inner.faults).push(Fault {
+        lock(&self.inner.log.faults).push(Fault {
             rpc: rpc.into(),
             kind: FaultKind::Latency(delay),
         });
@@ -335,73 +538,12 @@ impl MockHost {
 
     /// Removes every injected fault and latency.
     pub fn clear_faults(&self) {
-        lock(&self.inner.faults).clear();
+        lock(&self.inner.log.faults).clear();
     }
 
     /// Detaches disk `number`, as if it was removed from the VM.
     pub fn remove_disk(&self, number: u32) -> Result<(), HostError> {
         self.host().detach_disk(number)
-    }
-
-    /// Logs the call and applies the faults that match it.
-    #[doc(hidden)]
-    pub async fn before<R>(&self, rpc: &Rpc, request: &R) -> Result<(), Error>
-    where
-        R: Clone + fmt::Debug + Send + Sync + 'static,
-    {
-        let call = Call {
-            rpc: *rpc,
-            request: Arc::new(request.clone()),
-            debug: format!("{request:?}"),
-        };
-        lock(&self.inner.calls).push(call);
-        let (delay, failure) = {
-            let mut faults = lock(&self.inner.faults);
-            let mut delay = Duration::ZERO;
-            let mut failure = None;
-            let mut spent = None;
-            for (i, fault) in faults
-                .iter_mut()
-                .enumerate()
-                .filter(|(_, f)| f.rpc.matches(rpc))
-            {
-                match &mut fault.kind {
-                    FaultKind::Latency(d) => delay += *d,
-                    FaultKind::Fail { skip, status } if failure.is_none() => {
-                        if *skip == 0 {
-                            failure = Some(status.clone());
-                            spent = Some(i);
-                        } else {
-                            *skip -= 1;
-                        }
-                    }
-                    FaultKind::Fail { .. } => {}
-                }
-            }
-            if let Some(i) = spent {
-                faults.remove(i);
-            }
-            (delay, failure)
-        };
-        if !delay.is_zero() {
-            tokio::time::sleep(delay).await;
-        }
-        match failure {
-            Some(status) => Err(Error::rpc(IN_PROCESS, rpc.path(), status)),
-            None => Ok(()),
-        }
-    }
-
-    /// Turns the service's answer into what a `Client` would return.
-    #[doc(hidden)]
-    pub fn after<T>(
-        &self,
-        rpc: &Rpc,
-        result: Result<tonic::Response<T>, tonic::Status>,
-    ) -> Result<T, Error> {
-        result
-            .map(tonic::Response::into_inner)
-            .map_err(|status| Error::rpc(IN_PROCESS, rpc.path(), status))
     }
 }
 
@@ -413,6 +555,7 @@ pub struct MockHostBuilder {
     kubelet_path: Option<String>,
     working_dirs: Vec<String>,
     id_seed: Option<u64>,
+    request_timeout: Option<Duration>,
 }
 
 impl MockHostBuilder {
@@ -451,6 +594,16 @@ impl MockHostBuilder {
         self
     }
 
+    /// Bounds every call, as [`ConnectOptions::with_request_timeout`]
+    /// does for a client: the call fails with [`Error::Timeout`] once
+    /// `timeout` has passed, injected latency included.
+    ///
+    /// [`ConnectOptions::with_request_timeout`]: crate::ConnectOptions::with_request_timeout
+    pub fn request_timeout(mut self, timeout: Duration) -> Self {
+        self.request_timeout = Some(timeout);
+        self
+    }
+
     /// Builds the node.
     pub fn build(self) -> Result<MockHost, HostError> {
         let (sandbox, temp) = match self.sandbox {
@@ -469,15 +622,73 @@ impl MockHostBuilder {
         if let Some(seed) = self.id_seed {
             config.id_seed = seed;
         }
-        let host = Host::new(config)?;
+        let service = ProxyService::new(Host::new(config)?);
+        let log = Arc::new(Log::default());
+        let connections = GroupVersion::all()
+            .into_iter()
+            .map(|endpoint| {
+                let routes = Recorded::new(endpoint, endpoint.routes(&service), log.clone());
+                let connection =
+                    Connection::in_process(routes).with_request_timeout(self.request_timeout);
+                (endpoint, connection)
+            })
+            .collect();
         let inner = Inner {
-            service: ProxyService::new(host),
-            calls: Mutex::default(),
-            faults: Mutex::default(),
+            service,
+            connections,
+            log,
             _sandbox: temp,
         };
         Ok(MockHost {
             inner: Arc::new(inner),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn grpc_timeout_headers_parse_in_every_unit() {
+        let parse = |text: &str| {
+            let mut headers = http::HeaderMap::new();
+            headers.insert("grpc-timeout", text.parse().unwrap());
+            grpc_timeout(&headers)
+        };
+        assert_eq!(parse("2H"), Some(Duration::from_secs(7200)));
+        assert_eq!(parse("3M"), Some(Duration::from_secs(180)));
+        assert_eq!(parse("4S"), Some(Duration::from_secs(4)));
+        assert_eq!(parse("100000u"), Some(Duration::from_millis(100)));
+        assert_eq!(parse("5m"), Some(Duration::from_millis(5)));
+        assert_eq!(parse("7n"), Some(Duration::from_nanos(7)));
+        assert_eq!(parse("7"), None);
+        assert_eq!(parse("m"), None);
+        assert_eq!(grpc_timeout(&http::HeaderMap::new()), None);
+    }
+
+    /// The layer alone, with no client timer around it: only the header
+    /// can end the call held by the latency.
+    #[tokio::test(start_paused = true)]
+    async fn the_layer_ends_a_call_when_its_grpc_timeout_passes() {
+        let node = MockHost::new();
+        node.add_latency("GetDiskStats", Duration::from_secs(3600));
+        let endpoint = GroupVersion::parse("disk/v1").unwrap();
+        let layer = Recorded::new(
+            endpoint,
+            endpoint.routes(node.service()),
+            node.inner.log.clone(),
+        );
+        // GetDiskStatsRequest { disk_number: 0 }: an empty message frame.
+        let request = http::Request::builder()
+            .uri("/v1.Disk/GetDiskStats")
+            .header("content-type", "application/grpc")
+            .header("grpc-timeout", "50m")
+            .body(Body::new(Full::new(Bytes::from_static(&[0, 0, 0, 0, 0]))))
+            .unwrap();
+        let response = tower::ServiceExt::oneshot(layer, request).await.unwrap();
+        let code = response.headers().get("grpc-status");
+        assert_eq!(code.map(|c| c.to_str().unwrap()), Some("4"), "{response:?}");
+        assert_eq!(node.calls_of("GetDiskStats").len(), 1);
     }
 }

@@ -1,4 +1,4 @@
-//! API versions: parsing and ordering.
+//! API versions and group versions: parsing, ordering, the list served.
 
 use std::cmp::Ordering;
 use std::fmt;
@@ -109,6 +109,124 @@ impl fmt::Display for ApiVersion {
             Stage::Beta(n) => write!(f, "v{}beta{n}", self.major),
             Stage::Ga => write!(f, "v{}", self.major),
         }
+    }
+}
+
+/// One group version, e.g. `disk/v1`: one gRPC service, one pipe.
+///
+/// ```
+/// use csi_proxy_client::GroupVersion;
+/// let disk_v1 = GroupVersion::parse("disk/v1").unwrap();
+/// assert_eq!(disk_v1.service_name(), "v1.Disk");
+/// assert!(disk_v1.rpcs().contains(&"PartitionDisk"));
+/// assert_eq!(GroupVersion::all().len(), 23);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct GroupVersion {
+    /// API group.
+    pub group: &'static str,
+    /// API version.
+    pub version: &'static str,
+}
+
+impl fmt::Display for GroupVersion {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.group, self.version)
+    }
+}
+
+/// One module's constants: group, versions, service names and RPC names.
+type GroupTable = (
+    &'static str,
+    &'static [&'static str],
+    fn(&str) -> Option<(&'static str, &'static [&'static str])>,
+);
+
+/// The generated modules of each group, in upstream's pipe creation order.
+const GROUPS: [GroupTable; 6] = [
+    (
+        crate::filesystem::GROUP,
+        crate::filesystem::VERSIONS,
+        crate::filesystem::service,
+    ),
+    (
+        crate::disk::GROUP,
+        crate::disk::VERSIONS,
+        crate::disk::service,
+    ),
+    (
+        crate::volume::GROUP,
+        crate::volume::VERSIONS,
+        crate::volume::service,
+    ),
+    (crate::smb::GROUP, crate::smb::VERSIONS, crate::smb::service),
+    (
+        crate::system::GROUP,
+        crate::system::VERSIONS,
+        crate::system::service,
+    ),
+    (
+        crate::iscsi::GROUP,
+        crate::iscsi::VERSIONS,
+        crate::iscsi::service,
+    ),
+];
+
+impl GroupVersion {
+    /// Every group version the proxy serves, groups in upstream's pipe
+    /// creation order, versions oldest first.
+    pub fn all() -> Vec<GroupVersion> {
+        GROUPS
+            .into_iter()
+            .flat_map(|(group, versions, _)| {
+                versions
+                    .iter()
+                    .map(move |version| GroupVersion { group, version })
+            })
+            .collect()
+    }
+
+    /// Parses `group/version`, accepting only served group versions.
+    pub fn parse(text: &str) -> Option<GroupVersion> {
+        let (group, version) = text.trim().split_once('/')?;
+        Self::all()
+            .into_iter()
+            .find(|gv| gv.group == group && gv.version == version)
+    }
+
+    fn table(&self) -> (&'static str, &'static [&'static str]) {
+        GROUPS
+            .iter()
+            .find(|(group, ..)| *group == self.group)
+            .and_then(|(_, _, service)| service(self.version))
+            .expect("GroupVersion values name served group versions")
+    }
+
+    /// The fully qualified gRPC service, e.g. `v1.Disk`.
+    ///
+    /// # Panics
+    /// If this is not a served group version (one not from [`GroupVersion::all`]
+    /// or [`GroupVersion::parse`]).
+    pub fn service_name(&self) -> &'static str {
+        self.table().0
+    }
+
+    /// The RPCs of the service, as named on the wire.
+    ///
+    /// # Panics
+    /// If this is not a served group version.
+    pub fn rpcs(&self) -> &'static [&'static str] {
+        self.table().1
+    }
+
+    /// The gRPC routes of this group version's service over `service`.
+    ///
+    /// # Panics
+    /// If this is not a served group version.
+    #[cfg(feature = "server")]
+    pub fn routes(&self, service: &crate::server::ProxyService) -> tonic::service::Routes {
+        crate::routes::routes(self.group, self.version, service)
+            .expect("GroupVersion values name served group versions")
     }
 }
 

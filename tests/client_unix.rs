@@ -13,11 +13,34 @@ use tokio::sync::oneshot;
 use tokio_stream::wrappers::UnixListenerStream;
 use tonic::{Code, Request, Response, Status};
 
+/// The RPCs a fake does not serve (the server traits have no default
+/// methods): each answers `UNIMPLEMENTED`.
+macro_rules! unserved {
+    ($($method:ident($request:ty) -> $response:ty;)*) => {$(
+        fn $method<'life0, 'async_trait>(
+            &'life0 self,
+            _: tonic::Request<$request>,
+        ) -> std::pin::Pin<Box<
+            dyn std::future::Future<Output = Result<tonic::Response<$response>, tonic::Status>>
+                + Send
+                + 'async_trait,
+        >>
+        where
+            'life0: 'async_trait,
+            Self: 'async_trait,
+        {
+            Box::pin(async { Err(tonic::Status::unimplemented(stringify!($method))) })
+        }
+    )*};
+}
+
 /// Implements one RPC per group with a recognisable answer; every other RPC
-/// is left to the generated default (UNIMPLEMENTED).
+/// answers UNIMPLEMENTED.
 #[derive(Default, Clone)]
 struct Fake {
     calls: Arc<AtomicUsize>,
+    /// The `grpc-timeout` header of each GetDiskStats call, as received.
+    deadlines: Arc<std::sync::Mutex<Vec<Option<String>>>>,
 }
 
 #[tonic::async_trait]
@@ -27,6 +50,9 @@ impl disk::v1::disk_server::Disk for Fake {
         request: Request<disk::v1::GetDiskStatsRequest>,
     ) -> Result<Response<disk::v1::GetDiskStatsResponse>, Status> {
         self.calls.fetch_add(1, Ordering::SeqCst);
+        let deadline = request.metadata().get("grpc-timeout");
+        let deadline = deadline.map(|value| value.to_str().unwrap().to_string());
+        self.deadlines.lock().unwrap().push(deadline);
         match request.into_inner().disk_number {
             7 => Err(Status::unknown("could not get disk 7: not found")),
             99 => {
@@ -40,6 +66,15 @@ impl disk::v1::disk_server::Disk for Fake {
             })),
         }
     }
+
+    unserved! {
+        get_disk_state(disk::v1::GetDiskStateRequest) -> disk::v1::GetDiskStateResponse;
+        list_disk_i_ds(disk::v1::ListDiskIDsRequest) -> disk::v1::ListDiskIDsResponse;
+        list_disk_locations(disk::v1::ListDiskLocationsRequest) -> disk::v1::ListDiskLocationsResponse;
+        partition_disk(disk::v1::PartitionDiskRequest) -> disk::v1::PartitionDiskResponse;
+        rescan(disk::v1::RescanRequest) -> disk::v1::RescanResponse;
+        set_disk_state(disk::v1::SetDiskStateRequest) -> disk::v1::SetDiskStateResponse;
+    }
 }
 
 #[tonic::async_trait]
@@ -50,6 +85,13 @@ impl filesystem::v1::filesystem_server::Filesystem for Fake {
     ) -> Result<Response<filesystem::v1::PathExistsResponse>, Status> {
         let exists = request.into_inner().path == r"C:\var\lib\kubelet";
         Ok(Response::new(filesystem::v1::PathExistsResponse { exists }))
+    }
+
+    unserved! {
+        create_symlink(filesystem::v1::CreateSymlinkRequest) -> filesystem::v1::CreateSymlinkResponse;
+        is_symlink(filesystem::v1::IsSymlinkRequest) -> filesystem::v1::IsSymlinkResponse;
+        mkdir(filesystem::v1::MkdirRequest) -> filesystem::v1::MkdirResponse;
+        rmdir(filesystem::v1::RmdirRequest) -> filesystem::v1::RmdirResponse;
     }
 }
 
@@ -67,6 +109,16 @@ impl iscsi::v1alpha2::iscsi_server::Iscsi for Fake {
             target_portals: vec![portal],
         }))
     }
+
+    unserved! {
+        add_target_portal(iscsi::v1alpha2::AddTargetPortalRequest) -> iscsi::v1alpha2::AddTargetPortalResponse;
+        connect_target(iscsi::v1alpha2::ConnectTargetRequest) -> iscsi::v1alpha2::ConnectTargetResponse;
+        disconnect_target(iscsi::v1alpha2::DisconnectTargetRequest) -> iscsi::v1alpha2::DisconnectTargetResponse;
+        discover_target_portal(iscsi::v1alpha2::DiscoverTargetPortalRequest) -> iscsi::v1alpha2::DiscoverTargetPortalResponse;
+        get_target_disks(iscsi::v1alpha2::GetTargetDisksRequest) -> iscsi::v1alpha2::GetTargetDisksResponse;
+        remove_target_portal(iscsi::v1alpha2::RemoveTargetPortalRequest) -> iscsi::v1alpha2::RemoveTargetPortalResponse;
+        set_mutual_chap_secret(iscsi::v1alpha2::SetMutualChapSecretRequest) -> iscsi::v1alpha2::SetMutualChapSecretResponse;
+    }
 }
 
 #[tonic::async_trait]
@@ -79,6 +131,10 @@ impl smb::v1::smb_server::Smb for Fake {
             "no mapping of {}",
             request.into_inner().remote_path
         )))
+    }
+
+    unserved! {
+        new_smb_global_mapping(smb::v1::NewSmbGlobalMappingRequest) -> smb::v1::NewSmbGlobalMappingResponse;
     }
 }
 
@@ -93,6 +149,12 @@ impl system::v1alpha1::system_server::System for Fake {
                 serial_number: "VMware-42 1a".into(),
             },
         ))
+    }
+
+    unserved! {
+        get_service(system::v1alpha1::GetServiceRequest) -> system::v1alpha1::GetServiceResponse;
+        start_service(system::v1alpha1::StartServiceRequest) -> system::v1alpha1::StartServiceResponse;
+        stop_service(system::v1alpha1::StopServiceRequest) -> system::v1alpha1::StopServiceResponse;
     }
 }
 
@@ -110,6 +172,19 @@ impl volume::v2alpha1::volume_server::Volume for Fake {
         Ok(Response::new(
             volume::v2alpha1::GetClosestVolumeIdFromTargetPathResponse { volume_id },
         ))
+    }
+
+    unserved! {
+        format_volume(volume::v2alpha1::FormatVolumeRequest) -> volume::v2alpha1::FormatVolumeResponse;
+        get_disk_number_from_volume_id(volume::v2alpha1::GetDiskNumberFromVolumeIdRequest) -> volume::v2alpha1::GetDiskNumberFromVolumeIdResponse;
+        get_volume_id_from_target_path(volume::v2alpha1::GetVolumeIdFromTargetPathRequest) -> volume::v2alpha1::GetVolumeIdFromTargetPathResponse;
+        get_volume_stats(volume::v2alpha1::GetVolumeStatsRequest) -> volume::v2alpha1::GetVolumeStatsResponse;
+        is_volume_formatted(volume::v2alpha1::IsVolumeFormattedRequest) -> volume::v2alpha1::IsVolumeFormattedResponse;
+        list_volumes_on_disk(volume::v2alpha1::ListVolumesOnDiskRequest) -> volume::v2alpha1::ListVolumesOnDiskResponse;
+        mount_volume(volume::v2alpha1::MountVolumeRequest) -> volume::v2alpha1::MountVolumeResponse;
+        resize_volume(volume::v2alpha1::ResizeVolumeRequest) -> volume::v2alpha1::ResizeVolumeResponse;
+        unmount_volume(volume::v2alpha1::UnmountVolumeRequest) -> volume::v2alpha1::UnmountVolumeResponse;
+        write_volume_cache(volume::v2alpha1::WriteVolumeCacheRequest) -> volume::v2alpha1::WriteVolumeCacheResponse;
     }
 }
 
@@ -309,8 +384,9 @@ async fn the_request_timeout_ends_a_slow_call() {
 
     let dir = tempfile::tempdir().unwrap();
     let (path, address) = socket(&dir);
-    let _server = serve(&path, Fake::default()).await;
-    let options = ConnectOptions::default().request_timeout(Duration::from_millis(100));
+    let fake = Fake::default();
+    let _server = serve(&path, fake.clone()).await;
+    let options = ConnectOptions::default().with_request_timeout(Duration::from_millis(100));
     let disk = disk::v1::Client::connect_with(&address, &options)
         .await
         .unwrap();
@@ -331,6 +407,27 @@ async fn the_request_timeout_ends_a_slow_call() {
             .total_bytes,
         1 << 30
     );
+    // The server was told the deadline, so it can stop working on the
+    // call when the client stops waiting (tonic's server does).
+    assert_eq!(
+        *fake.deadlines.lock().unwrap(),
+        [Some("100000u".to_string()), Some("100000u".to_string())]
+    );
+}
+
+#[tokio::test]
+async fn without_a_request_timeout_no_deadline_is_sent() {
+    use disk::v1::DiskApi;
+
+    let dir = tempfile::tempdir().unwrap();
+    let (path, address) = socket(&dir);
+    let fake = Fake::default();
+    let _server = serve(&path, fake.clone()).await;
+    let disk = disk::v1::Client::connect(&address).await.unwrap();
+    disk.get_disk_stats(disk::v1::GetDiskStatsRequest { disk_number: 1 })
+        .await
+        .unwrap();
+    assert_eq!(*fake.deadlines.lock().unwrap(), [None]);
 }
 
 #[tokio::test]

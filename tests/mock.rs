@@ -193,8 +193,7 @@ async fn a_failure_after_partial_progress_leaves_a_retry_idempotent() {
     assert_eq!(node.calls_of("MountVolume").len(), 2);
     let mounted = node.calls_of("MountVolume")[1]
         .request::<volume::v1::MountVolumeRequest>()
-        .unwrap()
-        .clone();
+        .unwrap();
     assert_eq!(
         (mounted.volume_id.as_str(), mounted.target_path.as_str()),
         (id.as_str(), STAGING)
@@ -229,6 +228,42 @@ async fn latency_delays_only_the_matching_rpc() {
         .await
         .unwrap();
     assert!(start.elapsed() >= Duration::from_secs(3));
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_request_timeout_ends_a_call_held_by_latency_before_it_reaches_the_host() {
+    let node = MockHost::builder()
+        .request_timeout(Duration::from_secs(2))
+        .build()
+        .unwrap();
+    node.add_latency("PartitionDisk", Duration::from_secs(60));
+    let api: &dyn disk::v1::DiskApi = &node;
+    let err = api
+        .partition_disk(disk::v1::PartitionDiskRequest { disk_number: 1 })
+        .await
+        .unwrap_err();
+    let Error::Timeout { method, after, .. } = &err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(method, "/v1.Disk/PartitionDisk");
+    assert_eq!(*after, Duration::from_secs(2));
+    // The call never reached the host, not even after the latency.
+    tokio::time::sleep(Duration::from_secs(120)).await;
+    node.clear_faults();
+    let volumes = node
+        .connection("volume", "v1")
+        .clone()
+        .with_request_timeout(None);
+    let volumes = volume::v1::Client::from_connection(volumes);
+    let request = volume::v1::ListVolumesOnDiskRequest {
+        disk_number: 1,
+        partition_number: 0,
+    };
+    let on_disk = volume::v1::VolumeApi::list_volumes_on_disk(&volumes, request).await;
+    assert!(
+        on_disk.as_ref().is_ok_and(|v| v.volume_ids.is_empty()) || on_disk.is_err(),
+        "disk 1 was partitioned after the deadline: {on_disk:?}"
+    );
 }
 
 #[tokio::test]

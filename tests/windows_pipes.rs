@@ -44,6 +44,27 @@ fn pipe_path(test: &str) -> String {
     format!(r"\\.\pipe\csi-proxy-test-{test}-{}", std::process::id())
 }
 
+/// The RPCs a fake does not serve (the server traits have no default
+/// methods): each answers `UNIMPLEMENTED`.
+macro_rules! unserved {
+    ($($method:ident($request:ty) -> $response:ty;)*) => {$(
+        fn $method<'life0, 'async_trait>(
+            &'life0 self,
+            _: tonic::Request<$request>,
+        ) -> std::pin::Pin<Box<
+            dyn std::future::Future<Output = Result<tonic::Response<$response>, tonic::Status>>
+                + Send
+                + 'async_trait,
+        >>
+        where
+            'life0: 'async_trait,
+            Self: 'async_trait,
+        {
+            Box::pin(async { Err(tonic::Status::unimplemented(stringify!($method))) })
+        }
+    )*};
+}
+
 /// A system service that tells which server instance answered, and whose
 /// `GetService("slow")` takes long enough to be cut off.
 struct Tagged(&'static str);
@@ -67,6 +88,11 @@ impl system_server::System for Tagged {
             tokio::time::sleep(Duration::from_secs(30)).await;
         }
         Err(tonic::Status::not_found("no such service"))
+    }
+
+    unserved! {
+        start_service(system::StartServiceRequest) -> system::StartServiceResponse;
+        stop_service(system::StopServiceRequest) -> system::StopServiceResponse;
     }
 }
 
@@ -264,10 +290,12 @@ async fn busy_pipe_is_retried_until_the_connect_timeout() {
 
     let timeout = Duration::from_millis(300);
     let started = Instant::now();
-    let err =
-        system::Client::connect_with(&path, &ConnectOptions::default().connect_timeout(timeout))
-            .await
-            .unwrap_err();
+    let err = system::Client::connect_with(
+        &path,
+        &ConnectOptions::default().with_connect_timeout(timeout),
+    )
+    .await
+    .unwrap_err();
     let elapsed = started.elapsed();
     assert!(matches!(err, Error::PipeBusy { .. }), "{err:?}");
     assert!(elapsed >= timeout, "gave up after {elapsed:?}");

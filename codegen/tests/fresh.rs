@@ -53,6 +53,28 @@ fn committed_generated_code_is_fresh() {
 fn every_group_version_of_the_contract_is_generated() {
     let repo = csi_proxy_codegen::repo_root();
     let files = files_under(&repo.join("src/generated"));
-    let versions = files.iter().filter(|f| !f.ends_with("mod.rs")).count();
+    let versions = files
+        .iter()
+        .filter(|f| f.contains('/') && !f.ends_with("mod.rs"))
+        .count();
     assert_eq!(versions, 23, "{files:?}");
+}
+
+#[test]
+fn every_generated_file_opens_with_the_marker() {
+    let generated = csi_proxy_codegen::repo_root().join("src/generated");
+    let files = files_under(&generated);
+    let unmarked: Vec<&String> = files
+        .iter()
+        .filter(|f| {
+            let text = fs::read_to_string(generated.join(f)).unwrap();
+            let first = text.lines().next().unwrap_or_default();
+            !first.contains(csi_proxy_codegen::MARKER)
+        })
+        .collect();
+    assert!(
+        unmarked.is_empty(),
+        "files without the marker: {unmarked:?}"
+    );
+    assert_eq!(files.len(), 31, "{files:?}");
 }

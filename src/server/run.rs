@@ -1,12 +1,10 @@
 //! Running the services: one endpoint per group version, graceful shutdown.
 
-use std::fmt;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use tokio::sync::watch;
 use tokio::task::JoinSet;
-use tonic::service::Routes;
 
 use super::ProxyService;
 use super::listen::{Cleanup, Limits, Listener};
@@ -14,73 +12,8 @@ use super::sandbox_lock::SandboxLock;
 use crate::host::{Host, HostConfig, temporary_sandbox};
 use crate::transport::Address;
 
-/// One group version, e.g. `disk/v1`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct GroupVersion {
-    /// API group.
-    pub group: &'static str,
-    /// API version.
-    pub version: &'static str,
-}
-
-impl fmt::Display for GroupVersion {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}/{}", self.group, self.version)
-    }
-}
-
-impl GroupVersion {
-    /// Every group version the proxy serves, groups in upstream's pipe
-    /// creation order, versions oldest first.
-    pub fn all() -> Vec<GroupVersion> {
-        let groups: [(&'static str, &'static [&'static str]); 6] = [
-            (crate::filesystem::GROUP, crate::filesystem::VERSIONS),
-            (crate::disk::GROUP, crate::disk::VERSIONS),
-            (crate::volume::GROUP, crate::volume::VERSIONS),
-            (crate::smb::GROUP, crate::smb::VERSIONS),
-            (crate::system::GROUP, crate::system::VERSIONS),
-            (crate::iscsi::GROUP, crate::iscsi::VERSIONS),
-        ];
-        groups
-            .into_iter()
-            .flat_map(|(group, versions)| {
-                versions
-                    .iter()
-                    .map(move |version| GroupVersion { group, version })
-            })
-            .collect()
-    }
-
-    /// Parses `group/version`, accepting only served group versions.
-    pub fn parse(text: &str) -> Option<GroupVersion> {
-        let (group, version) = text.trim().split_once('/')?;
-        Self::all()
-            .into_iter()
-            .find(|gv| gv.group == group && gv.version == version)
-    }
-
-    /// The gRPC routes of this group version's single service.
-    pub fn routes(&self, service: &ProxyService) -> Routes {
-        macro_rules! table {
-            ($($group:ident :: $server_mod:ident :: $server:ident [$($version:ident)*])*) => {
-                match (self.group, self.version) {
-                    $($((stringify!($group), stringify!($version)) => {
-                        Routes::new(crate::$group::$version::$server_mod::$server::new(service.clone()))
-                    })*)*
-                    _ => unreachable!("GroupVersion values come from GroupVersion::all"),
-                }
-            };
-        }
-        table! {
-            disk::disk_server::DiskServer [v1alpha1 v1beta1 v1beta2 v1beta3 v1]
-            filesystem::filesystem_server::FilesystemServer [v1alpha1 v1beta1 v1beta2 v1 v2alpha1]
-            iscsi::iscsi_server::IscsiServer [v1alpha1 v1alpha2]
-            smb::smb_server::SmbServer [v1alpha1 v1beta1 v1beta2 v1]
-            system::system_server::SystemServer [v1alpha1]
-            volume::volume_server::VolumeServer [v1alpha1 v1beta1 v1beta2 v1beta3 v1 v2alpha1]
-        }
-    }
-}
+/// Re-exported from the crate root, where it now lives beside `ApiVersion`.
+pub use crate::GroupVersion;
 
 /// Why the server could not start or stopped with an error.
 #[derive(Debug, thiserror::Error)]

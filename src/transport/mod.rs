@@ -7,6 +7,14 @@
 //! `Endpoint::connect_with_connector_lazy`. Later reconnects dial the same
 //! way. On Windows the dial retries while the pipe answers
 //! `ERROR_PIPE_BUSY` (all instances taken) until the connect timeout.
+//!
+//! A [`Connection`] can also be backed by any HTTP service in memory
+//! ([`Connection::in_process`]): the mock host sends its calls to the
+//! reference server's routes that way, through the same gRPC encoding.
+//!
+//! A request timeout ([`ConnectOptions::with_request_timeout`]) bounds each
+//! call on the client and travels to the server as the `grpc-timeout`
+//! header, so the server can give up at the same deadline.
 
 mod address;
 
@@ -15,7 +23,10 @@ use std::time::Duration;
 
 use http::uri::PathAndQuery;
 use hyper_util::rt::TokioIo;
+use tonic::body::Body;
 use tonic::transport::{Channel, Endpoint, Uri};
+use tower::util::BoxCloneSyncService;
+use tower::{BoxError, ServiceExt};
 
 pub use address::{Address, SOCKET_DIR_ENV};
 
@@ -32,9 +43,10 @@ type Stream = tokio::net::windows::named_pipe::NamedPipeClient;
 /// use std::time::Duration;
 /// use csi_proxy_client::ConnectOptions;
 /// let options = ConnectOptions::default()
-///     .connect_timeout(Duration::from_secs(2))
-///     .request_timeout(Duration::from_secs(30));
-/// assert_eq!(options.get_connect_timeout(), Duration::from_secs(2));
+///     .with_connect_timeout(Duration::from_secs(2))
+///     .with_request_timeout(Duration::from_secs(30));
+/// assert_eq!(options.connect_timeout(), Duration::from_secs(2));
+/// assert_eq!(options.request_timeout(), Some(Duration::from_secs(30)));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConnectOptions {
@@ -55,35 +67,73 @@ impl Default for ConnectOptions {
 impl ConnectOptions {
     /// How long opening the pipe or socket may take, busy-pipe retries
     /// included (default 5 s).
-    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+    pub fn with_connect_timeout(mut self, timeout: Duration) -> Self {
         self.connect_timeout = timeout;
         self
     }
 
     /// How long each call may take, waiting for a connection included;
     /// a call that takes longer fails with [`Error::Timeout`] (default: none).
-    pub fn request_timeout(mut self, timeout: Duration) -> Self {
+    pub fn with_request_timeout(mut self, timeout: Duration) -> Self {
         self.request_timeout = Some(timeout);
         self
     }
 
     /// The connect timeout.
-    pub fn get_connect_timeout(&self) -> Duration {
+    pub fn connect_timeout(&self) -> Duration {
         self.connect_timeout
     }
 
     /// The request timeout, if any.
-    pub fn get_request_timeout(&self) -> Option<Duration> {
+    pub fn request_timeout(&self) -> Option<Duration> {
         self.request_timeout
     }
 }
 
-/// One HTTP/2 channel to one endpoint; the shared core of every `Client`.
-#[derive(Clone, Debug)]
+/// What a connection sends its HTTP requests to: a tonic channel, or a
+/// service in memory.
+type Backend = BoxCloneSyncService<http::Request<Body>, http::Response<Body>, BackendError>;
+
+/// A backend's failure, wrapping it as its source so that tonic still finds
+/// a status or connect error in the chain. (A named error type, not
+/// `BoxError` itself, which trips the compiler's lifetime inference in the
+/// async trait methods that call through it.)
+#[derive(Debug)]
+struct BackendError(BoxError);
+
+impl std::fmt::Display for BackendError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the connection failed")
+    }
+}
+
+impl std::error::Error for BackendError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&*self.0)
+    }
+}
+
+/// The endpoint named in the errors of an in-process connection.
+pub const IN_PROCESS: &str = "in-process";
+
+/// One gRPC connection to one endpoint; the shared core of every `Client`.
+///
+/// Backed by an HTTP/2 channel to a pipe or socket ([`Connection::open`]),
+/// or by a gRPC service in memory ([`Connection::in_process`]).
+#[derive(Clone)]
 pub struct Connection {
-    grpc: tonic::client::Grpc<Channel>,
+    grpc: tonic::client::Grpc<Backend>,
     endpoint: Arc<str>,
     request_timeout: Option<Duration>,
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection")
+            .field("endpoint", &self.endpoint)
+            .field("request_timeout", &self.request_timeout)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Connection {
@@ -118,12 +168,49 @@ impl Connection {
         Self::new(channel, "channel".to_string())
     }
 
-    fn new(channel: Channel, endpoint: String) -> Self {
+    /// A connection to a gRPC service in memory (for instance tonic
+    /// `Routes`): calls are encoded and decoded as over a pipe, but go to
+    /// `service` directly. Errors name the endpoint [`IN_PROCESS`].
+    pub fn in_process<S>(service: S) -> Self
+    where
+        S: tower::Service<http::Request<Body>, Response = http::Response<Body>>
+            + Clone
+            + Send
+            + Sync
+            + 'static,
+        S::Error: Into<BoxError>,
+        S::Future: Send + 'static,
+    {
+        Self::new(service, IN_PROCESS.to_string())
+    }
+
+    fn new<S>(service: S, endpoint: String) -> Self
+    where
+        S: tower::Service<http::Request<Body>, Response = http::Response<Body>>
+            + Clone
+            + Send
+            + Sync
+            + 'static,
+        S::Error: Into<BoxError>,
+        S::Future: Send + 'static,
+    {
+        let backend = BoxCloneSyncService::new(service.map_err(|e| BackendError(e.into())));
         Self {
-            grpc: tonic::client::Grpc::new(channel),
+            grpc: tonic::client::Grpc::new(backend),
             endpoint: endpoint.into(),
             request_timeout: None,
         }
+    }
+
+    /// The same connection with calls bounded by `timeout` (none: unbounded).
+    pub fn with_request_timeout(mut self, timeout: Option<Duration>) -> Self {
+        self.request_timeout = timeout;
+        self
+    }
+
+    /// The request timeout, if any.
+    pub fn request_timeout(&self) -> Option<Duration> {
+        self.request_timeout
     }
 
     /// The endpoint, as shown in errors.
@@ -138,11 +225,16 @@ impl Connection {
         Resp: prost::Message + Default + Send + Sync + 'static,
     {
         let mut grpc = self.grpc.clone();
-        let request = tonic::Request::new(message);
+        let mut request = tonic::Request::new(message);
+        if let Some(timeout) = self.request_timeout {
+            // `grpc-timeout`: the server may stop working on the call when
+            // the client has stopped waiting for it.
+            request.set_timeout(timeout);
+        }
         let call = async {
             grpc.ready()
                 .await
-                .map_err(|source| self.transport_error(Box::new(source)))?;
+                .map_err(|source| self.transport_error(source.0))?;
             let codec = tonic_prost::ProstCodec::<Req, Resp>::default();
             grpc.unary(request, PathAndQuery::from_static(path), codec)
                 .await
@@ -153,13 +245,15 @@ impl Connection {
             None => call.await,
             Some(timeout) => tokio::time::timeout(timeout, call)
                 .await
-                .unwrap_or_else(|_| {
-                    Err(Error::Timeout {
-                        endpoint: self.endpoint.to_string(),
-                        method: path.to_string(),
-                        after: timeout,
-                    })
-                }),
+                .unwrap_or_else(|_| Err(self.timeout_error(path, timeout))),
+        }
+    }
+
+    fn timeout_error(&self, path: &str, after: Duration) -> Error {
+        Error::Timeout {
+            endpoint: self.endpoint.to_string(),
+            method: path.to_string(),
+            after,
         }
     }
 
@@ -174,12 +268,27 @@ impl Connection {
     /// failed connection (it carries the failure as its source) is a
     /// transport error.
     fn status_error(&self, path: &str, status: tonic::Status) -> Error {
+        if let Some(after) = self.request_timeout
+            && deadline_passed(&status)
+        {
+            return self.timeout_error(path, after);
+        }
         if std::error::Error::source(&status).is_some() {
             self.transport_error(Box::new(status))
         } else {
             Error::rpc(self.endpoint.as_ref(), path, status)
         }
     }
+}
+
+/// Whether `status` says that the call's `grpc-timeout` passed:
+/// `DEADLINE_EXCEEDED` (grpc-go, the in-process transport) or tonic's
+/// `CANCELLED` "Timeout expired" (its server, and its channel, which
+/// enforces the header on the client side too).
+fn deadline_passed(status: &tonic::Status) -> bool {
+    status.code() == tonic::Code::DeadlineExceeded
+        || (status.code() == tonic::Code::Cancelled
+            && status.message() == tonic::TimeoutExpired(()).to_string())
 }
 
 /// Opens one stream to `address` within `timeout`.
