@@ -111,7 +111,7 @@ use tonic::body::Body;
 use crate::Error;
 use crate::GroupVersion;
 use crate::host::{Host, HostConfig, HostError, NodeSeed, temporary_sandbox};
-use crate::server::ProxyService;
+use crate::server::{ProxyService, deadline};
 use crate::transport::Connection;
 
 /// The endpoint named in errors of mock calls.
@@ -333,7 +333,7 @@ where
 
     fn call(&mut self, request: http::Request<Body>) -> Answer {
         let rpc = self.rpc(request.uri().path());
-        let deadline = grpc_timeout(request.headers());
+        let deadline = deadline::grpc_timeout(request.headers());
         let log = self.log.clone();
         // The clone is ready; `self.inner` was made ready for this call.
         let ready = self.inner.clone();
@@ -358,34 +358,8 @@ where
                 let request = http::Request::from_parts(parts, Body::new(Full::new(frame)));
                 inner.call(request).await
             };
-            match deadline {
-                None => answer.await,
-                Some(deadline) => {
-                    tokio::time::timeout(deadline, answer)
-                        .await
-                        .unwrap_or_else(|_| {
-                            let message = format!("deadline of {deadline:?} exceeded");
-                            Ok(tonic::Status::deadline_exceeded(message).into_http())
-                        })
-                }
-            }
+            deadline::within(deadline, answer).await
         })
-    }
-}
-
-/// The `grpc-timeout` header: digits and a unit (`H`, `M`, `S`, `m`, `u`, `n`).
-fn grpc_timeout(headers: &http::HeaderMap) -> Option<Duration> {
-    let text = headers.get("grpc-timeout")?.to_str().ok()?;
-    let (digits, unit) = text.split_at(text.len().checked_sub(1)?);
-    let n: u64 = digits.parse().ok()?;
-    match unit {
-        "H" => Some(Duration::from_secs(n.saturating_mul(3600))),
-        "M" => Some(Duration::from_secs(n.saturating_mul(60))),
-        "S" => Some(Duration::from_secs(n)),
-        "m" => Some(Duration::from_millis(n)),
-        "u" => Some(Duration::from_micros(n)),
-        "n" => Some(Duration::from_nanos(n)),
-        _ => None,
     }
 }
 
@@ -648,24 +622,6 @@ impl MockHostBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn grpc_timeout_headers_parse_in_every_unit() {
-        let parse = |text: &str| {
-            let mut headers = http::HeaderMap::new();
-            headers.insert("grpc-timeout", text.parse().unwrap());
-            grpc_timeout(&headers)
-        };
-        assert_eq!(parse("2H"), Some(Duration::from_secs(7200)));
-        assert_eq!(parse("3M"), Some(Duration::from_secs(180)));
-        assert_eq!(parse("4S"), Some(Duration::from_secs(4)));
-        assert_eq!(parse("100000u"), Some(Duration::from_millis(100)));
-        assert_eq!(parse("5m"), Some(Duration::from_millis(5)));
-        assert_eq!(parse("7n"), Some(Duration::from_nanos(7)));
-        assert_eq!(parse("7"), None);
-        assert_eq!(parse("m"), None);
-        assert_eq!(grpc_timeout(&http::HeaderMap::new()), None);
-    }
 
     /// The layer alone, with no client timer around it: only the header
     /// can end the call held by the latency.

@@ -15,6 +15,7 @@ use tokio::task::JoinSet;
 use tonic::service::Routes;
 
 use super::authority::LocalAuthority;
+use super::deadline;
 use crate::transport::Address;
 
 /// How connections are served and ended. Defaults: see the constants.
@@ -218,9 +219,10 @@ async fn serve_connection(
         let in_flight = in_flight.clone();
         hyper::service::service_fn(move |request| {
             let call = InFlight::enter(&in_flight);
+            let deadline = deadline::grpc_timeout(request.headers());
             let response = tower::ServiceExt::oneshot(routes.clone(), request);
             async move {
-                let response = response.await;
+                let response = deadline::within(deadline, response).await;
                 drop(call);
                 response
             }

@@ -10,6 +10,7 @@
 
 mod authority;
 mod convert;
+pub(crate) mod deadline;
 mod disk;
 mod filesystem;
 mod iscsi;

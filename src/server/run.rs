@@ -530,6 +530,71 @@ mod tests {
         server.shutdown().await.unwrap();
     }
 
+    /// A call past its `grpc-timeout` is ended by the server itself, as
+    /// grpc-go does: the raw client here has no timer of its own.
+    #[tokio::test]
+    async fn the_server_ends_a_call_when_its_grpc_timeout_passes() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = HostConfig::new(dir.path().join("node"));
+        let slow = "[system]\n[[system.services]]\nname = \"Slow\"\nstart_delay_ms = 600000\n";
+        config.seed = Some(crate::host::NodeSeed::from_toml_str(slow).unwrap());
+        let system = GroupVersion::parse("system/v1alpha1").unwrap();
+        let server = Server::builder()
+            .socket_dir(dir.path())
+            .serve([system])
+            .host_config(config)
+            .start()
+            .await
+            .unwrap();
+        let Address::Unix(path) = server.address("system", "v1alpha1").unwrap() else {
+            unreachable!("Unix sockets off Windows")
+        };
+        let mut client = UnixStream::connect(path).await.unwrap();
+        client.write_all(PREFACE).await.unwrap();
+        client.write_all(&frame(SETTINGS, 0, 0, &[])).await.unwrap();
+        let mut block = Vec::new();
+        for (name, value) in [
+            (":method", "POST"),
+            (":scheme", "http"),
+            (":path", "/v1alpha1.System/StartService"),
+            (":authority", "localhost"),
+            ("content-type", "application/grpc"),
+            ("te", "trailers"),
+            ("grpc-timeout", "100m"),
+        ] {
+            block.extend_from_slice(&[0x00, name.len() as u8]);
+            block.extend_from_slice(name.as_bytes());
+            block.push(value.len() as u8);
+            block.extend_from_slice(value.as_bytes());
+        }
+        client.write_all(&frame(0x1, 0x4, 1, &block)).await.unwrap();
+        // StartServiceRequest { name: "Slow" }, gRPC-framed.
+        let message = [0x0a, 4, b'S', b'l', b'o', b'w'];
+        let mut body = vec![0, 0, 0, 0, message.len() as u8];
+        body.extend_from_slice(&message);
+        client.write_all(&frame(0x0, 0x1, 1, &body)).await.unwrap();
+
+        let mut decoder = loona_hpack::Decoder::new();
+        let status = tokio::time::timeout(Duration::from_secs(60), async {
+            loop {
+                let (kind, _, stream, payload) =
+                    next_frame(&mut client).await.expect("connection closed");
+                if stream != 1 || kind != 0x1 {
+                    continue;
+                }
+                let headers = decoder.decode(&payload).expect("HPACK");
+                let status = headers.iter().find(|(n, _)| n.as_slice() == b"grpc-status");
+                if let Some((_, value)) = status {
+                    return String::from_utf8(value.clone()).unwrap();
+                }
+            }
+        })
+        .await
+        .expect("no answer within a minute");
+        assert_eq!(status, "4", "DEADLINE_EXCEEDED");
+        server.shutdown().await.unwrap();
+    }
+
     #[tokio::test]
     async fn servers_without_a_host_get_sandboxes_of_their_own_removed_with_them() {
         let sockets = tempfile::tempdir().unwrap();
