@@ -454,6 +454,12 @@ mod property {
             let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
             let (f, volumes) = node(&rt);
             let before = tree(&f.outside);
+            // The links planted at volume roots are the test's own doing:
+            // on Linux the node still checks clean, while Wine does not see
+            // a directory behind them. The requests must add nothing.
+            let baseline = f.host().check_invariants();
+            #[cfg(unix)]
+            prop_assert_eq!(&baseline, &Ok(()));
             for op in ops {
                 let what = format!("{op:?}");
                 if let Err(status) = rt.block_on(run(&f.svc, &volumes, op)) {
@@ -464,7 +470,7 @@ mod property {
                 }
                 prop_assert_eq!(&tree(&f.outside), &before, "after {}", what);
             }
-            prop_assert_eq!(f.host().check_invariants(), Ok(()));
+            prop_assert_eq!(f.host().check_invariants(), baseline);
         }
     }
 }
