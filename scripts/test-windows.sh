@@ -2,11 +2,13 @@
 # Build the crate's tests for Windows (x86_64-pc-windows-gnu) and run them
 # under Wine, so that the Windows-only code (named pipes) is tested on Linux.
 #
-#   scripts/test-windows.sh [--install] [--keep-prefix] [--test NAME]... [-- TEST-ARGS...]
+#   scripts/test-windows.sh [--install] [--keep-prefix] [--package NAME] [--test NAME]... [-- TEST-ARGS...]
 #
 #   --install      install what is missing (rustup target, mingw-w64, wine64;
 #                  apt-get update first). Implied when CI=true.
 #   --keep-prefix  keep the temporary WINEPREFIX and print its path.
+#   --package NAME build and run the tests of this workspace member instead
+#                  of the crate's (e.g. csi-node-plugin).
 #   --test NAME    build and run only this integration test (repeatable);
 #                  default: every test binary of the crate.
 #   TEST-ARGS      passed to every test binary (a name filter, --nocapture, ...).
@@ -40,6 +42,11 @@ while [ $# -gt 0 ]; do
         --install) install=1 ;;
         --no-install) install=0 ;;
         --keep-prefix) keep_prefix=1 ;;
+        --package)
+            [ $# -ge 2 ] || die "--package needs a package name"
+            cargo_targets+=(--package "$2")
+            shift
+            ;;
         --test)
             [ $# -ge 2 ] || die "--test needs a test name"
             cargo_targets+=(--test "$2")
