@@ -28,9 +28,9 @@ mod unix {
     use tokio::runtime::Runtime;
 
     use criterion::{Criterion, criterion_group};
+    use csi_proxy_client::ApiVersion;
     use csi_proxy_client::disk::v1::{self as disk, DiskApi};
     use csi_proxy_client::filesystem::v1::{self as fs, FilesystemApi};
-    use csi_proxy_client::ApiVersion;
     use csi_proxy_client::mock::MockHost;
     use csi_proxy_client::node::{Node, NodeOptions, NodeVersions};
     use csi_proxy_client::server::{GroupVersion, Server};
@@ -212,13 +212,7 @@ mod unix {
 
     /// Benches `node` against `raw`, interleaved, as the group `name`, and
     /// prints the per-pair ratio.
-    fn compare(
-        c: &mut Criterion,
-        runtime: &Runtime,
-        name: &str,
-        node: &Node,
-        raw: &impl Cycle,
-    ) {
+    fn compare(c: &mut Criterion, runtime: &Runtime, name: &str, node: &Node, raw: &impl Cycle) {
         // Partition and format once: every measured cycle then finds a
         // formatted volume, as a restaged volume does.
         runtime.block_on(node_cycle(node));
@@ -300,7 +294,13 @@ mod unix {
             volume: host.clone(),
             fs: host.clone(),
         };
-        compare(c, &runtime, "stage_publish_unpublish_unstage_mock", &node, &raw);
+        compare(
+            c,
+            &runtime,
+            "stage_publish_unpublish_unstage_mock",
+            &node,
+            &raw,
+        );
     }
 
     criterion_group!(benches, server, mock);

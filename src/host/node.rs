@@ -39,6 +39,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use super::error::{HostError, HostResult};
 use super::iscsi::IscsiState;
@@ -48,7 +49,7 @@ use super::seed::NodeSeed;
 use super::smb::SmbState;
 use super::storage::{
     Disk, DiskHandle, DiskSpec, FileSystem, GPT_BASIC_DATA, GPT_EFI, GPT_MSR, MIB, PartitionSize,
-    PartitionStyle, PartitionType, Storage, Volume,
+    PartitionStyle, PartitionType, Storage, Visibility, Volume,
 };
 use super::system::SystemState;
 
@@ -489,7 +490,9 @@ impl Host {
     /// Hides disk `n` from storage management until the next `Rescan`.
     pub fn set_needs_rescan(&self, n: u32) -> HostResult<()> {
         self.with_disk(n, |d| {
-            d.visible = false;
+            d.visibility = Visibility::AfterRescan {
+                delay: Duration::ZERO,
+            };
             Ok(())
         })
     }
