@@ -44,15 +44,14 @@ pub mod smb;
 pub mod storage;
 pub mod system;
 pub mod volume;
-mod wiring;
 
 pub use disk::{DiskIds, DiskLocation};
 pub use error::{HostError, HostErrorKind, HostResult};
 
-pub use node::{Host, HostConfig, MountPointInfo, Node, Snapshot, temporary_sandbox};
-pub use seed::NodeSeed;
+pub use iscsi::NodeDisks;
+pub use node::{Host, MountPointInfo, Node, Snapshot, temporary_sandbox};
+pub use seed::{HostConfig, NodeSeed};
 pub use volume::VolumeStats;
-pub use wiring::NodeDisks;
 
 #[cfg(test)]
 mod tests;

@@ -8,9 +8,10 @@
 //!
 //! What SMB needs from the rest of the host (path validation and a link in
 //! the sandbox namespace) is a returned effect, the [`UncLink`] that
-//! [`SmbState::new_smb_global_mapping`] hands the node; what it
-//! offers the namespace is [`SmbState::resolve_unc`]: the real directory
-//! behind `\\server\share` while a mapping with status OK grants access.
+//! [`SmbState::new_smb_global_mapping`] hands the node, which makes the link
+//! ([`Node::new_smb_global_mapping`], in `link.rs`); what it offers the
+//! namespace is [`SmbState::share_root`]: the real directory behind
+//! `\\server\share` while a mapping with status OK grants access.
 //!
 //! Modelling choices where upstream leaves the outcome to Windows (error
 //! texts are Windows' messages; the WMI failure reads
@@ -21,6 +22,13 @@
 //!   server (53) and share (67) checks;
 //! - a duplicate mapping is 1219 when the account differs, else 85;
 //! - `\\.\` device paths never resolve as UNC.
+//!
+//! # Files
+//! - `mod.rs`: remote paths and credentials, the remote side, the node side
+//!   ([`SmbState`]) and its operations.
+//! - `link.rs`: where SMB meets the namespace (the `local_path` link).
+//! - `seed.rs`: the `[smb]` seed section and the default node's share.
+//! - `tests.rs`: the model's tests and the SMB scenarios on a whole node.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt;
@@ -29,6 +37,18 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::error::{HostError, HostResult};
+#[cfg(doc)]
+use super::node::Node;
+
+mod link;
+mod seed;
+#[cfg(test)]
+mod tests;
+
+pub use seed::{
+    DEFAULT_SMB_PASSWORD, DEFAULT_SMB_SERVER, DEFAULT_SMB_SHARE, DEFAULT_SMB_USER, SmbSeed,
+    SmbShareSeed, default_smb_shares,
+};
 
 // ---------------------------------------------------------------------------
 // Remote path and credential helpers
@@ -766,679 +786,30 @@ impl SmbState {
         }))
     }
 
+    /// Mappings that refer to no configured share (see
+    /// [`Host::check_invariants`](crate::host::Host::check_invariants)).
+    pub(crate) fn violations(&self) -> Vec<String> {
+        let mut out = Vec::new();
+        for m in self.mappings() {
+            let configured = split_unc(&m.remote_path).is_some_and(|(server, share, _)| {
+                self.server(&server)
+                    .is_some_and(|s| s.share(&share).is_some())
+            });
+            if !configured {
+                out.push(format!(
+                    "SMB global mapping {} refers to no configured share",
+                    m.remote_path
+                ));
+            }
+        }
+        out
+    }
+
     /// `RemoveSmbGlobalMapping` (smb.md §4.2): removes the root mapping of
     /// any path on the share; not idempotent; links are left alone.
     pub fn remove_smb_global_mapping(&mut self, remote_path: &str) -> HostResult<()> {
         let remote = parse_remote_path(remote_path)?;
         tracing::debug!(root = %remote.root, "RemoveSmbGlobalMapping");
         self.remove_mapping(&remote.root)
-    }
-}
-
-// ---------------------------------------------------------------------------
-// Seeds
-// ---------------------------------------------------------------------------
-
-/// Seed of one share (node seed file). Several seeds may name the same
-/// server (they then share accounts and server flags).
-#[derive(Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SmbShareSeed {
-    /// Server host name or IP.
-    pub server: String,
-    /// Share name.
-    pub share: String,
-    /// Account allowed on the share (created on the server), may be
-    /// `DOMAIN\user` or `user@domain`.
-    #[serde(default)]
-    pub username: Option<String>,
-    /// Password of `username`.
-    #[serde(default)]
-    pub password: Option<String>,
-    /// Whether the share is open to Everyone (also to mappings without
-    /// credentials); default false.
-    #[serde(default)]
-    pub everyone: bool,
-    /// Whether the server is reachable; default true.
-    #[serde(default = "default_true")]
-    pub reachable: bool,
-    /// Whether the server supports SMB encryption; default true.
-    #[serde(default = "default_true")]
-    pub supports_encryption: bool,
-}
-
-impl fmt::Debug for SmbShareSeed {
-    /// Never prints the password.
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("SmbShareSeed")
-            .field("server", &self.server)
-            .field("share", &self.share)
-            .field("username", &self.username)
-            .field("everyone", &self.everyone)
-            .field("reachable", &self.reachable)
-            .field("supports_encryption", &self.supports_encryption)
-            .finish_non_exhaustive()
-    }
-}
-
-fn default_true() -> bool {
-    true
-}
-
-/// The SMB part of a node seed file.
-///
-/// ```toml
-/// machine_identity = "everyone_shares_only"
-/// [[shares]]
-/// server = "fileserver"
-/// share = "share"
-/// username = "smbuser"
-/// password = "Sm8-Passw0rd!"
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct SmbSeed {
-    /// What mappings without credentials may access; default
-    /// `everyone_shares_only`.
-    #[serde(default)]
-    pub machine_identity: MachineIdentityPolicy,
-    /// Shares; absent = none.
-    #[serde(default)]
-    pub shares: Vec<SmbShareSeed>,
-}
-
-impl SmbSeed {
-    /// The default node: [`default_smb_shares`], default policy.
-    pub fn default_node() -> Self {
-        Self {
-            machine_identity: MachineIdentityPolicy::default(),
-            shares: default_smb_shares(),
-        }
-    }
-
-    /// Builds the state under `sandbox` with the server's
-    /// `--require-privacy` value (see [`SmbState::from_seed`]).
-    pub fn build(
-        &self,
-        sandbox: impl Into<PathBuf>,
-        require_privacy: bool,
-    ) -> HostResult<SmbState> {
-        let config = SmbConfig {
-            require_privacy,
-            machine_identity: self.machine_identity,
-        };
-        SmbState::from_seed(sandbox, config, &self.shares)
-    }
-}
-
-/// Server name of the default share.
-pub const DEFAULT_SMB_SERVER: &str = "fileserver";
-/// Share name of the default share.
-pub const DEFAULT_SMB_SHARE: &str = "share";
-/// Account of the default share.
-pub const DEFAULT_SMB_USER: &str = "smbuser";
-/// Password of [`DEFAULT_SMB_USER`].
-pub const DEFAULT_SMB_PASSWORD: &str = "Sm8-Passw0rd!";
-
-/// The default node's share: `\\fileserver\share`, usable by account
-/// `smbuser` with password `Sm8-Passw0rd!` (any domain prefix), not open to
-/// Everyone; the server is reachable and supports encryption.
-pub fn default_smb_shares() -> Vec<SmbShareSeed> {
-    vec![SmbShareSeed {
-        server: DEFAULT_SMB_SERVER.into(),
-        share: DEFAULT_SMB_SHARE.into(),
-        username: Some(DEFAULT_SMB_USER.into()),
-        password: Some(DEFAULT_SMB_PASSWORD.into()),
-        everyone: false,
-        reachable: true,
-        supports_encryption: true,
-    }]
-}
-
-impl SmbState {
-    /// Builds the state from seed data, creating each share's content
-    /// directory. Errors (`INVALID_ARGUMENT`) name the offending field as
-    /// `shares[i].<field>`.
-    pub fn from_seed(
-        sandbox: impl Into<PathBuf>,
-        config: SmbConfig,
-        shares: &[SmbShareSeed],
-    ) -> HostResult<Self> {
-        let mut state = Self::new(sandbox, config);
-        for (i, seed) in shares.iter().enumerate() {
-            let field = |name: &str| format!("shares[{i}].{name}");
-            let invalid = |name: &str, msg: String| {
-                HostError::invalid_argument(format!("{}: {msg}", field(name)))
-            };
-            check_component(&field("server"), &seed.server)?;
-            check_component(&field("share"), &seed.share)?;
-            if state
-                .server(&seed.server)
-                .is_some_and(|s| s.share(&seed.share).is_some())
-            {
-                return Err(invalid(
-                    "share",
-                    format!("duplicate share \\\\{}\\{}", seed.server, seed.share),
-                ));
-            }
-            if let Some(existing) = state.server(&seed.server) {
-                if existing.reachable != seed.reachable {
-                    return Err(invalid(
-                        "reachable",
-                        format!("conflicts with an earlier share on server {}", seed.server),
-                    ));
-                }
-                if existing.supports_encryption != seed.supports_encryption {
-                    return Err(invalid(
-                        "supports_encryption",
-                        format!("conflicts with an earlier share on server {}", seed.server),
-                    ));
-                }
-            }
-            let mut users = BTreeSet::new();
-            match (&seed.username, &seed.password) {
-                (Some(user), Some(password)) => {
-                    if user.is_empty() || account_name(user).is_empty() {
-                        return Err(invalid("username", "must not be empty".into()));
-                    }
-                    let conflict = state.server(&seed.server).is_some_and(|s| {
-                        s.accounts
-                            .get(&account_name(user))
-                            .is_some_and(|p| p != password)
-                    });
-                    if conflict {
-                        return Err(invalid(
-                            "password",
-                            format!(
-                                "conflicts with an earlier password for {user} on server {}",
-                                seed.server
-                            ),
-                        ));
-                    }
-                    state.add_account(&seed.server, user, password)?;
-                    users.insert(account_name(user));
-                }
-                (None, None) => {}
-                (Some(_), None) => {
-                    return Err(invalid("password", "required when username is set".into()));
-                }
-                (None, Some(_)) => {
-                    return Err(invalid("username", "required when password is set".into()));
-                }
-            }
-            let access = if seed.everyone {
-                ShareAccess::Everyone
-            } else {
-                ShareAccess::Users(users)
-            };
-            state
-                .add_share(&seed.server, &seed.share, access)
-                .map_err(|e| e.context(format!("{}: ", field("share"))))?;
-            let server = state.server_entry(&seed.server);
-            server.reachable = seed.reachable;
-            server.supports_encryption = seed.supports_encryption;
-        }
-        Ok(state)
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::host::HostErrorKind;
-
-    /// Node side with a simplified validator (working dir prefix only) and
-    /// a link table.
-    #[derive(Debug, Default)]
-    struct FakeNode {
-        links: BTreeMap<String, String>,
-    }
-
-    impl FakeNode {
-        /// Makes the model's returned link as the node would.
-        fn make(&mut self, link: UncLink) -> HostResult<()> {
-            let p = &link.local_path;
-            if !p.to_lowercase().starts_with("c:\\var\\lib\\kubelet") {
-                return Err(HostError::unknown(format!(
-                    "path: {p} is not within the working directories: [C:\\var\\lib\\kubelet]"
-                )));
-            }
-            if self.links.contains_key(&p.to_lowercase()) {
-                return Err(link.failed(HostError::unknown(
-                    "Cannot create a file when that file already exists.",
-                )));
-            }
-            self.links.insert(p.to_lowercase(), link.target);
-            Ok(())
-        }
-    }
-
-    /// The SMB model and a fake node side behind one lock.
-    struct TestSmb(std::sync::Mutex<(SmbState, FakeNode)>);
-
-    impl TestSmb {
-        fn with<R>(&self, f: impl FnOnce(&mut SmbState, &mut FakeNode) -> R) -> R {
-            let mut guard = self.0.lock().unwrap();
-            let (state, node) = &mut *guard;
-            f(state, node)
-        }
-
-        fn new_smb_global_mapping(&self, req: &NewSmbGlobalMappingRequest) -> HostResult<()> {
-            self.with(|s, n| match s.new_smb_global_mapping(req)? {
-                Some(link) => n.make(link),
-                None => Ok(()),
-            })
-        }
-
-        fn remove_smb_global_mapping(&self, remote_path: &str) -> HostResult<()> {
-            self.with(|s, _| s.remove_smb_global_mapping(remote_path))
-        }
-    }
-
-    struct Fixture {
-        _dir: tempfile::TempDir,
-        host: TestSmb,
-    }
-
-    fn fixture() -> Fixture {
-        let dir = tempfile::tempdir().unwrap();
-        let mut shares = default_smb_shares();
-        shares.push(SmbShareSeed {
-            server: "Public".into(),
-            share: "Open".into(),
-            username: None,
-            password: None,
-            everyone: true,
-            reachable: true,
-            supports_encryption: true,
-        });
-        let state = SmbState::from_seed(dir.path(), SmbConfig::default(), &shares).unwrap();
-        Fixture {
-            _dir: dir,
-            host: TestSmb(std::sync::Mutex::new((state, FakeNode::default()))),
-        }
-    }
-
-    fn req(remote: &str, local: &str, user: &str, password: &str) -> NewSmbGlobalMappingRequest {
-        NewSmbGlobalMappingRequest {
-            remote_path: remote.into(),
-            local_path: local.into(),
-            username: user.into(),
-            password: password.into(),
-        }
-    }
-
-    fn good(remote: &str, local: &str) -> NewSmbGlobalMappingRequest {
-        req(remote, local, "smbuser", DEFAULT_SMB_PASSWORD)
-    }
-
-    const ROOT: &str = r"\\fileserver\share";
-
-    #[test]
-    fn concurrent_mappings_of_one_root_make_one() {
-        let dir = tempfile::tempdir().unwrap();
-        let state = SmbSeed::default_node().build(dir.path(), true).unwrap();
-        let host =
-            std::sync::Arc::new(TestSmb(std::sync::Mutex::new((state, FakeNode::default()))));
-        // Concurrent mappings of one root: all succeed, one mapping results.
-        let threads: Vec<_> = (0..4)
-            .map(|i| {
-                let host = host.clone();
-                std::thread::spawn(move || {
-                    host.new_smb_global_mapping(&good(&format!(r"\\fileserver\share\pv{i}"), ""))
-                        .unwrap();
-                })
-            })
-            .collect();
-        for t in threads {
-            t.join().unwrap();
-        }
-        host.remove_smb_global_mapping(ROOT).unwrap();
-        assert!(host.remove_smb_global_mapping(ROOT).is_err());
-    }
-
-    #[test]
-    fn remote_path_root_extraction_table() {
-        let ok = [
-            (r"\\hostname\path", r"\\hostname\path"),
-            (r"\\hostname\path\", r"\\hostname\path"),
-            (r"\\HostName\Path\sub\dir", r"\\hostname\path"),
-            ("//srv/share/x", r"\\srv\share"),
-            (r"server\share", r"\\server\share"),
-            ("a/b/c", r"\\a\b"),
-            (r"\\?\C:\x", r"\\?\c:"),
-        ];
-        for (input, root) in ok {
-            assert_eq!(parse_remote_path(input).unwrap().root, root, "{input}");
-        }
-        let err = parse_remote_path("").unwrap_err();
-        assert_eq!(err.kind(), HostErrorKind::Unknown);
-        assert_eq!(err.message(), "remote path is empty");
-        assert_eq!(
-            parse_remote_path("hostname").unwrap_err().message(),
-            "remote path (hostname) is invalid"
-        );
-        assert_eq!(
-            parse_remote_path("//host/").unwrap_err().message(),
-            r"remote path (\\host\) is invalid"
-        );
-        let p = parse_remote_path("//Srv/Share/Sub").unwrap();
-        assert_eq!(p.normalized, r"\\Srv\Share\Sub");
-        assert_eq!(p.link_target(), r"\\Srv\Share\Sub\");
-        assert_eq!(
-            parse_remote_path(r"\\a\b\").unwrap().link_target(),
-            r"\\a\b\"
-        );
-    }
-
-    #[test]
-    fn credential_encoding() {
-        assert_eq!(encode_credential("", "pw"), None);
-        assert_eq!(encode_credential("user", "pw").unwrap(), "user:pw");
-        assert_eq!(
-            encode_credential(r"DOM\us:er", "p:w\\").unwrap(),
-            r"DOM\\us\:er:p:w\"
-        );
-        assert_eq!(
-            decode_credential(r"DOM\\us\:er:p:w\"),
-            (r"DOM\us:er".to_owned(), r"p:w\".to_owned())
-        );
-        assert_eq!(account_name(r"DOMAIN\User"), "user");
-        assert_eq!(account_name("User@corp.example"), "user");
-        assert_eq!(account_name("user"), "user");
-    }
-
-    #[test]
-    fn credentials_rules() {
-        let f = fixture();
-        let h = &f.host;
-        // Domain prefix and case of the account part do not matter.
-        h.new_smb_global_mapping(&req(ROOT, "", r"somedomain\SMBUSER", DEFAULT_SMB_PASSWORD))
-            .unwrap();
-        h.remove_smb_global_mapping(ROOT).unwrap();
-        h.new_smb_global_mapping(&req(ROOT, "", "smbuser@corp", DEFAULT_SMB_PASSWORD))
-            .unwrap();
-        h.remove_smb_global_mapping(ROOT).unwrap();
-        assert_eq!(
-            h.new_smb_global_mapping(&req(ROOT, "", "smbuser", "wrong"))
-                .unwrap_err()
-                .message(),
-            "NewSmbGlobalMapping failed. err: WMI MSFT_SmbGlobalMapping.Create failed (target=<nil>): code=1326"
-        );
-        // Empty username: machine identity, only Everyone shares.
-        assert_eq!(
-            h.new_smb_global_mapping(&req(ROOT, "", "", "ignored"))
-                .unwrap_err()
-                .message(),
-            "NewSmbGlobalMapping failed. err: WMI MSFT_SmbGlobalMapping.Create failed (target=<nil>): code=5"
-        );
-        h.new_smb_global_mapping(&req(r"\\public\open", "", "", "ignored"))
-            .unwrap();
-        let m = h.with(|s, _| s.mapping(r"\\public\open").cloned()).unwrap();
-        assert_eq!(m.credential, None);
-        // Unknown server / share.
-        assert_eq!(
-            h.new_smb_global_mapping(&good(r"\\nosuch\share", ""))
-                .unwrap_err()
-                .message(),
-            "NewSmbGlobalMapping failed. err: WMI MSFT_SmbGlobalMapping.Create failed (target=<nil>): code=53"
-        );
-        assert_eq!(
-            h.new_smb_global_mapping(&good(r"\\fileserver\nosuch", ""))
-                .unwrap_err()
-                .message(),
-            "NewSmbGlobalMapping failed. err: WMI MSFT_SmbGlobalMapping.Create failed (target=<nil>): code=67"
-        );
-        assert!(h.with(|s, _| s.mappings().len()) == 1);
-    }
-
-    #[test]
-    fn mapping_is_made_on_lowercase_root_and_reused() {
-        let f = fixture();
-        let h = &f.host;
-        h.new_smb_global_mapping(&good(r"\\FileServer\Share\pvc-1", ""))
-            .unwrap();
-        // Same call again: idempotent. Another sub-path reuses the root.
-        h.new_smb_global_mapping(&good(r"\\FileServer\Share\pvc-1", ""))
-            .unwrap();
-        h.new_smb_global_mapping(&good("//fileserver/share/pvc-2", ""))
-            .unwrap();
-        // Valid mapping kept even with other (wrong) credentials.
-        h.new_smb_global_mapping(&req(ROOT, "", "other", "bad"))
-            .unwrap();
-        let mappings = h.with(|s, _| s.mappings().into_iter().cloned().collect::<Vec<_>>());
-        assert_eq!(mappings.len(), 1);
-        assert_eq!(mappings[0].remote_path, ROOT);
-        assert_eq!(mappings[0].status, MappingStatus::Ok);
-        assert_eq!(mappings[0].credential.as_ref().unwrap().0, "smbuser");
-    }
-
-    #[test]
-    fn mapping_with_bad_status_conflicts() {
-        let f = fixture();
-        let h = &f.host;
-        h.new_smb_global_mapping(&good(ROOT, "")).unwrap();
-        h.with(|s, _| s.set_mapping_status(ROOT, MappingStatus::Disconnected))
-            .unwrap();
-        assert_eq!(
-            h.new_smb_global_mapping(&good(ROOT, ""))
-                .unwrap_err()
-                .message(),
-            "NewSmbGlobalMapping failed. err: WMI MSFT_SmbGlobalMapping.Create failed (target=<nil>): code=85"
-        );
-        assert!(
-            h.new_smb_global_mapping(&req(ROOT, "", "", ""))
-                .unwrap_err()
-                .message()
-                .ends_with("Create failed (target=<nil>): code=1219")
-        );
-    }
-
-    #[test]
-    fn password_change_is_detected_and_remapped() {
-        let f = fixture();
-        let h = &f.host;
-        h.new_smb_global_mapping(&good(ROOT, "")).unwrap();
-        h.with(|s, _| s.set_account_password(DEFAULT_SMB_SERVER, "smbuser", "NewPassw0rd!"))
-            .unwrap();
-        assert!(!h.with(|s, _| s.path_valid(ROOT)));
-        // Old credentials: the invalid mapping is removed, re-creation fails.
-        assert!(h.new_smb_global_mapping(&good(ROOT, "")).is_err());
-        assert!(h.with(|s, _| s.mappings().is_empty()));
-        h.new_smb_global_mapping(&req(ROOT, "", "smbuser", "NewPassw0rd!"))
-            .unwrap();
-        assert!(h.with(|s, _| s.path_valid(ROOT)));
-    }
-
-    #[test]
-    fn remove_semantics() {
-        let f = fixture();
-        let h = &f.host;
-        h.new_smb_global_mapping(&good(ROOT, r"C:\var\lib\kubelet\pods\p1\vol"))
-            .unwrap();
-        // Any path on the share removes the root mapping; links stay.
-        h.remove_smb_global_mapping(r"\\FILESERVER\share\other\sub")
-            .unwrap();
-        assert!(h.with(|s, _| s.mappings().is_empty()));
-        assert_eq!(h.with(|_, n| n.links.len()), 1);
-        let err = h.remove_smb_global_mapping(ROOT).unwrap_err();
-        assert_eq!(err.kind(), HostErrorKind::Unknown);
-        assert_eq!(
-            err.message(),
-            r"error remove smb mapping '\\fileserver\share'. err: failed to query SMB global mapping by remote path \\fileserver\share: not found"
-        );
-        assert_eq!(
-            h.remove_smb_global_mapping("").unwrap_err().message(),
-            "remote path is empty"
-        );
-        assert_eq!(
-            h.remove_smb_global_mapping("x").unwrap_err().message(),
-            "remote path (x) is invalid"
-        );
-    }
-
-    #[test]
-    fn local_path_link_and_failures() {
-        let f = fixture();
-        let h = &f.host;
-        let local = r"C:\var\lib\kubelet\pods\p1\volumes\v";
-        h.new_smb_global_mapping(&good(r"\\FileServer\Share\Sub", local))
-            .unwrap();
-        assert_eq!(
-            h.with(|_, n| n.links.get(&local.to_lowercase()).cloned())
-                .unwrap(),
-            r"\\FileServer\Share\Sub\"
-        );
-        // Repeat with the same local path: the link step fails.
-        assert_eq!(
-            h.new_smb_global_mapping(&good(r"\\FileServer\Share\Sub", local))
-                .unwrap_err()
-                .message(),
-            r"creating link C:\var\lib\kubelet\pods\p1\volumes\v to \\FileServer\Share\Sub failed with error: error linking \\FileServer\Share\Sub\ to C:\var\lib\kubelet\pods\p1\volumes\v. err: Cannot create a file when that file already exists."
-        );
-        // Invalid local path: validator's error, mapping not rolled back.
-        h.remove_smb_global_mapping(ROOT).unwrap();
-        assert_eq!(
-            h.new_smb_global_mapping(&good(ROOT, r"C:\Windows\x"))
-                .unwrap_err()
-                .message(),
-            r"path: C:\Windows\x is not within the working directories: [C:\var\lib\kubelet]"
-        );
-        assert!(h.with(|s, _| s.is_mapped(ROOT)));
-    }
-
-    #[test]
-    fn require_privacy_flag() {
-        let f = fixture();
-        let h = &f.host;
-        h.new_smb_global_mapping(&good(ROOT, "")).unwrap();
-        assert!(h.with(|s, _| s.mapping(ROOT).unwrap().require_privacy));
-        h.remove_smb_global_mapping(ROOT).unwrap();
-        // A server without encryption refuses privacy-requiring mappings.
-        h.with(|s, _| s.set_server_encryption(DEFAULT_SMB_SERVER, false))
-            .unwrap();
-        assert!(
-            h.new_smb_global_mapping(&good(ROOT, ""))
-                .unwrap_err()
-                .message()
-                .ends_with("Create failed (target=<nil>): code=5")
-        );
-        h.with(|s, _| {
-            s.set_config(SmbConfig {
-                require_privacy: false,
-                ..s.config()
-            })
-        });
-        h.new_smb_global_mapping(&good(ROOT, "")).unwrap();
-        assert!(!h.with(|s, _| s.mapping(ROOT).unwrap().require_privacy));
-    }
-
-    #[test]
-    fn unc_resolution_needs_ok_mapping() {
-        let f = fixture();
-        let h = &f.host;
-        let dir = h
-            .with(|s, _| s.share_dir("FILESERVER", "Share").map(Path::to_path_buf))
-            .unwrap();
-        assert!(dir.ends_with("smb/fileserver/share"));
-        assert!(dir.is_dir());
-        let unc = r"\\FileServer\Share\a\b";
-        assert_eq!(
-            h.with(|s, _| s.resolve_unc(unc)).unwrap_err().code,
-            ERROR_ACCESS_DENIED
-        );
-        h.new_smb_global_mapping(&good(ROOT, "")).unwrap();
-        for spelling in [
-            unc,
-            r"\\?\UNC\fileserver\share\a\b",
-            r"\\?\\\fileserver\share\a\b",
-        ] {
-            let (root, rest) = h.with(|s, _| s.resolve_unc(spelling)).unwrap();
-            assert_eq!(root, dir);
-            assert_eq!(rest, ["a", "b"]);
-        }
-        std::fs::write(dir.join("hello.txt"), "hi").unwrap();
-        h.with(|s, _| s.set_mapping_status(ROOT, MappingStatus::Paused))
-            .unwrap();
-        assert!(h.with(|s, _| s.resolve_unc(unc)).is_err());
-        h.with(|s, _| s.set_mapping_status(ROOT, MappingStatus::Ok))
-            .unwrap();
-        h.with(|s, _| s.set_server_reachable("fileserver", false))
-            .unwrap();
-        let e = h.with(|s, _| s.resolve_unc(unc)).unwrap_err();
-        assert_eq!(e.code, ERROR_BAD_NETPATH);
-        assert_eq!(
-            HostError::from(e).message(),
-            "The network path was not found."
-        );
-        assert_eq!(
-            h.with(|s, _| s.resolve_unc(r"\\.\pipe\x"))
-                .unwrap_err()
-                .code,
-            ERROR_BAD_NETPATH
-        );
-    }
-
-    type Seed = SmbSeed;
-
-    #[test]
-    fn seed_from_toml_and_field_errors() {
-        let dir = tempfile::tempdir().unwrap();
-        let seed: Seed = toml::from_str(
-            r#"
-[[shares]]
-server = "nas"
-share = "vols"
-username = 'CORP\alice'
-password = "pw"
-"#,
-        )
-        .unwrap();
-        let state = seed.build(dir.path(), true).unwrap();
-        assert_eq!(state.config(), SmbConfig::default());
-        let all: Seed = toml::from_str("machine_identity = \"all_shares\"\n").unwrap();
-        assert_eq!(all.machine_identity, MachineIdentityPolicy::AllShares);
-        assert!(state.server("NAS").unwrap().has_account("alice"));
-        assert!(dir.path().join("smb/nas/vols").is_dir());
-
-        let err =
-            toml::from_str::<Seed>("[[shares]]\nserver = \"a\"\nshare = \"b\"\nuser = \"x\"\n")
-                .unwrap_err()
-                .to_string();
-        assert!(err.contains("unknown field `user`"), "{err}");
-        let err = toml::from_str::<Seed>("[[shares]]\nserver = \"a\"\n")
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("missing field `share`"), "{err}");
-
-        let base = default_smb_shares().remove(0);
-        let bad = |s: SmbShareSeed| {
-            SmbState::from_seed(dir.path(), SmbConfig::default(), &[s]).unwrap_err()
-        };
-        let e = bad(SmbShareSeed {
-            password: None,
-            ..base.clone()
-        });
-        assert_eq!(e.kind(), HostErrorKind::InvalidArgument);
-        assert_eq!(
-            e.message(),
-            "shares[0].password: required when username is set"
-        );
-        let e = bad(SmbShareSeed {
-            share: "../etc".into(),
-            ..base.clone()
-        });
-        assert_eq!(e.message(), "shares[0].share: invalid name `../etc`");
-        let e = SmbState::from_seed(dir.path(), SmbConfig::default(), &[base.clone(), base])
-            .unwrap_err();
-        assert_eq!(
-            e.message(),
-            r"shares[1].share: duplicate share \\fileserver\share"
-        );
-        assert!(!format!("{:?}", default_smb_shares()).contains(DEFAULT_SMB_PASSWORD));
-        let state =
-            SmbState::from_seed(dir.path(), SmbConfig::default(), &default_smb_shares()).unwrap();
-        let text = format!("{state:?}");
-        assert!(text.contains("smbuser") && !text.contains(DEFAULT_SMB_PASSWORD));
     }
 }
