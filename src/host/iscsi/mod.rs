@@ -9,14 +9,15 @@
 //! each, sessions and the node-global mutual CHAP secret.
 //!
 //! A session's LUNs become disks of the node through [`NodeDisks`], the
-//! node's disks borrowed apart from its iSCSI state ([`Node::iscsi`]): one
-//! [`DiskSpec`] per LUN on connect, detached again on disconnect.
+//! node's disks borrowed apart from its iSCSI state
+//! ([`Node::iscsi`](crate::host::Node::iscsi)): one [`DiskSpec`] per LUN on
+//! connect, detached again on disconnect.
 //!
 //! # Files
 //! - `mod.rs`: request types, the remote side, the node side
 //!   ([`IscsiState`]) and its operations.
 //! - `disks.rs`: where iSCSI meets the node's disks ([`NodeDisks`],
-//!   [`Node::iscsi`]).
+//!   [`Node::iscsi`](crate::host::Node::iscsi)).
 //! - `seed.rs`: the `[iscsi]` seed section and the default node's portal.
 //! - `tests.rs`: the model's tests and the iSCSI scenarios on a whole node.
 //!
@@ -29,8 +30,6 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 use super::error::{HostError, HostResult};
-#[cfg(doc)]
-use super::node::Node;
 
 mod disks;
 mod seed;

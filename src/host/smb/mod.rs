@@ -9,9 +9,10 @@
 //! What SMB needs from the rest of the host (path validation and a link in
 //! the sandbox namespace) is a returned effect, the [`UncLink`] that
 //! [`SmbState::new_smb_global_mapping`] hands the node, which makes the link
-//! ([`Node::new_smb_global_mapping`], in `link.rs`); what it offers the
-//! namespace is [`SmbState::share_root`]: the real directory behind
-//! `\\server\share` while a mapping with status OK grants access.
+//! ([`Node::new_smb_global_mapping`](crate::host::Node::new_smb_global_mapping),
+//! in `link.rs`); what it offers the namespace is [`SmbState::share_root`]:
+//! the real directory behind `\\server\share` while a mapping with status
+//! OK grants access.
 //!
 //! Modelling choices where upstream leaves the outcome to Windows (error
 //! texts are Windows' messages; the WMI failure reads
@@ -37,8 +38,6 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::error::{HostError, HostResult};
-#[cfg(doc)]
-use super::node::Node;
 
 mod link;
 mod seed;

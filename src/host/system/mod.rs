@@ -10,8 +10,9 @@
 //! State changes are driven by [`SystemState`] (pure, given the current
 //! instant); the waiting loops of `StartService`/`StopService` (poll every
 //! [`ServiceTiming::poll_interval`], give up after [`ServiceTiming::timeout`])
-//! are [`Host::start_service`] and [`Host::stop_service`], which take the
-//! node's lock for each poll only.
+//! are [`Host::start_service`](crate::host::Host::start_service) and
+//! [`Host::stop_service`](crate::host::Host::stop_service) (in `wait.rs`),
+//! which take the node's lock for each poll only.
 //! These loops **block the calling thread** while they sleep between polls;
 //! async callers should run them on a blocking thread.
 //!
@@ -25,7 +26,7 @@
 //! # Files
 //! - `mod.rs`: services, their states and [`SystemState`]'s operations.
 //! - `wait.rs`: the waiting loops of `StartService`/`StopService` over the
-//!   [`Host`].
+//!   [`Host`](crate::host::Host).
 //! - `seed.rs`: the `[system]` seed section and the default node's BIOS and
 //!   services.
 //! - `tests.rs`: the model's tests and the waits on a whole node.
@@ -37,8 +38,6 @@ use std::time::{Duration, Instant};
 use serde::Deserialize;
 
 use super::error::{HostError, HostResult};
-#[cfg(doc)]
-use super::node::Host;
 
 mod seed;
 #[cfg(test)]
