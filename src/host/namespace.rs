@@ -7,7 +7,7 @@
 //! ```
 //! Drive letters resolve through the volume registry ([`VolumeLookup`]) to the
 //! lettered volume's root; `\\?\Volume{GUID}\` roots to that volume's root;
-//! UNC roots through an [`UncResolver`]. Every component is stored
+//! UNC roots through the SMB model ([`SmbState::share_root`]). Every component is stored
 //! case-folded ([`fold`]), so Windows' case-insensitive names come for free.
 //!
 //! A link's *content* is a tagged Windows target (`winlink:dir:C:\...`,
@@ -41,8 +41,8 @@
 //!   is an opaque entry: it can be seen and removed, never followed.
 //! - A mount point whose volume is absent (disk offline or detached) fails
 //!   resolution with Win32 error 21 ("The device is not ready.").
-//! - UNC paths resolve only through the [`UncResolver`]; a resolver answer
-//!   outside the sandbox is refused with error 5.
+//! - UNC paths resolve only through the SMB model; a share root outside the
+//!   sandbox is refused with error 5.
 //! - A volume or share root that is not a real directory of the sandbox (a
 //!   host link planted in its place) is refused with error 5.
 //! - Drive and volume roots cannot be removed (error 5).
@@ -52,10 +52,10 @@
 //!   written (error 5): it would read back as a link.
 //!
 //! # Seams for other host modules
-//! - SMB implements [`UncResolver`] (root directory of `\\server\share` while a
-//!   global mapping exists, else an error) and is passed in the [`Ctx`]; until
-//!   then [`NoUnc`] refuses every UNC path with error 67. Share roots must lie
-//!   inside the sandbox (checked).
+//! - The SMB model is passed in the [`Ctx`]: [`SmbState::share_root`] gives
+//!   the root directory of `\\server\share` while a global mapping grants
+//!   access, else the Windows error. Share roots must lie inside the sandbox
+//!   (checked).
 //! - SMB creates its `local_path` link with [`Namespace::create_link`] and
 //!   [`LinkKind::Dir`] whose target is the UNC path (`\\server\share\sub\`).
 
@@ -69,6 +69,7 @@ use cap_std::ambient_authority;
 use cap_std::fs::{Dir, Metadata, OpenOptions};
 
 use super::path::{Win32Error, WinPath, WinRoot, fold, volume_id_for_guid, volume_id_guid};
+use super::smb::SmbState;
 
 const LINK_PREFIX: &str = "winlink:";
 /// Windows' limit on reparse-point hops in one resolution.
@@ -133,30 +134,14 @@ pub trait VolumeLookup {
     fn is_ntfs(&self, id: &str) -> bool;
 }
 
-/// Resolves UNC roots (`\\server\share`) to directories inside the sandbox.
-/// The SMB model implements it.
-pub trait UncResolver {
-    /// The root directory of the share if it is reachable, else a Win32 error.
-    fn share_root(&self, server: &str, share: &str) -> Result<PathBuf, Win32Error>;
-}
-
-/// The default [`UncResolver`]: every share is unreachable (error 67).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct NoUnc;
-
-impl UncResolver for NoUnc {
-    fn share_root(&self, _server: &str, _share: &str) -> Result<PathBuf, Win32Error> {
-        Err(Win32Error::new(Win32Error::BAD_NET_NAME))
-    }
-}
-
 /// What a namespace operation resolves roots through.
 #[derive(Clone, Copy)]
 pub struct Ctx<'a> {
     /// Drive letters and volume ids.
     pub volumes: &'a dyn VolumeLookup,
-    /// UNC shares.
-    pub unc: &'a dyn UncResolver,
+    /// UNC shares: the root directory of `\\server\share` while a global
+    /// mapping grants access ([`SmbState::share_root`]).
+    pub smb: &'a SmbState,
 }
 
 /// Whether the final component is followed when it is a link.
@@ -368,8 +353,11 @@ impl Namespace {
                 (g.clone(), id)
             }
             WinRoot::Unc { server, share } => {
-                let p = ctx.unc.share_root(server, share)?;
-                let (p, dir) = self.share_dir(p)?;
+                let p = ctx
+                    .smb
+                    .share_root(server, share)
+                    .map_err(|e| werr(e.code))?;
+                let (p, dir) = self.share_dir(p.to_path_buf())?;
                 return Ok((p, dir, None));
             }
         };
