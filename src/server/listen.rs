@@ -14,8 +14,8 @@ use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinSet;
 use tonic::service::Routes;
 
-use super::authority::LocalAuthority;
 use super::deadline;
+use crate::authority::LocalAuthority;
 use crate::transport::Address;
 
 /// How connections are served and ended. Defaults: see the constants.
