@@ -138,10 +138,14 @@
 //!
 //! | feature | default | what it adds |
 //! |---|---|---|
-//! | `client` | yes | the typed clients, traits and transport (no server code) |
-//! | `server` | no | the simulated Windows host ([`host`]), the reference server ([`server`]) and the `csi-proxy-server` binary |
-//! | `mock` | no | [`mock::MockHost`], in-process connections to the server's routes (implies `server`) |
-//! | `mockall` | no | `mockall::automock` on every `<Group>Api` trait (`MockDiskApi`, ...) |
+//! | `client` | yes | each version's `Client` and `<Group>Api` trait, [`transport::Connection`], [`ConnectOptions`] and [`node`] (no server code) |
+//! | `server` | no | the simulated Windows host ([`host`]), the reference server ([`server`]) and the `csi-proxy-server` binary (no client code unless `client` is on too) |
+//! | `mock` | no | [`mock::MockHost`], in-process connections to the server's routes (implies `client` and `server`) |
+//! | `mockall` | no | `mockall::automock` on every `<Group>Api` trait (`MockDiskApi`, ...) (implies `client`) |
+//!
+//! With no feature at all the crate is the message types of every version,
+//! their constants (`GROUP`, `VERSION`, `RPCS`), [`transport::Address`],
+//! [`GroupVersion`], [`ApiVersion`] and [`Error`].
 //!
 //! # Expectation-style tests with `mockall`
 //!
@@ -208,6 +212,7 @@ pub use error::{Error, ErrorKind, RpcError};
 /// The gRPC library the API is built on (`tonic::Code`, `tonic::Status`),
 /// re-exported so that callers use the same version.
 pub use tonic;
+#[cfg(feature = "client")]
 pub use transport::ConnectOptions;
 pub use version::{ApiVersion, GroupVersion, Stage};
 

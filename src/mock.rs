@@ -344,9 +344,11 @@ where
                 Ok(collected) => collected.to_bytes(),
                 Err(e) => return Ok(tonic::Status::internal(e.to_string()).into_http()),
             };
+            // A copy for the log: `frame` shares the encoder's whole buffer
+            // (8 KiB), which the log would otherwise keep alive per call.
             let (delay, failure) = log.record(Call {
                 rpc,
-                frame: frame.clone(),
+                frame: Bytes::copy_from_slice(&frame),
             });
             let answer = async move {
                 if !delay.is_zero() {

@@ -4,9 +4,11 @@
 //! own with protox (the files share bare package names such as `v1`, which
 //! prost would otherwise merge), runs tonic-prost-build for the messages and
 //! the server trait, and adds the crate's own layer for the version: the
-//! `<Group>Api` trait, the `Client` wrapper and the constants. The output is
-//! `src/generated/<group>/<version>.rs` plus one `mod.rs` per group, written
-//! with prettyplease so that it does not depend on the rustfmt in use.
+//! `<Group>Api` trait, the `Client` wrapper (both behind the `client`
+//! feature, as the server modules are behind `server`) and the constants.
+//! The output is `src/generated/<group>/<version>.rs` plus one `mod.rs` per
+//! group, written with prettyplease so that it does not depend on the
+//! rustfmt in use.
 //!
 //! Run `cargo run -p csi-proxy-codegen` after changing a proto file; the test
 //! `tests/fresh.rs` fails while the committed code differs from the output.
@@ -431,6 +433,7 @@ fn version_layer(group: &str, version: &str, file: &FileDescriptorProto) -> Resu
         pub const RPCS: &[&str] = &[#(#rpc_names),*];
 
         #[doc = #trait_doc]
+        #[cfg(feature = "client")]
         #[cfg_attr(feature = "mockall", ::mockall::automock)]
         #[::async_trait::async_trait]
         pub trait #trait_ident: Send + Sync {
@@ -438,11 +441,13 @@ fn version_layer(group: &str, version: &str, file: &FileDescriptorProto) -> Resu
         }
 
         #[doc = #client_doc]
+        #[cfg(feature = "client")]
         #[derive(Clone, Debug)]
         pub struct Client {
             connection: crate::transport::Connection,
         }
 
+        #[cfg(feature = "client")]
         impl Client {
             /// Connects to `address` (`npipe:////./pipe/NAME`, `\\.\pipe\NAME`,
             /// `unix:///path` or, on Unix, an absolute path) with default options.
@@ -490,6 +495,7 @@ fn version_layer(group: &str, version: &str, file: &FileDescriptorProto) -> Resu
             }
         }
 
+        #[cfg(feature = "client")]
         #[::async_trait::async_trait]
         impl #trait_ident for Client {
             #(#client_methods)*

@@ -18,6 +18,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use super::error::{HostError, HostResult};
 use super::iscsi::IscsiState;
@@ -26,7 +27,7 @@ use super::path::{Win32Error, WinPath, volume_id_guid};
 use super::smb::SmbState;
 use super::storage::{
     Disk, DiskHandle, DiskSpec, FileSystem, PartitionSize, PartitionStyle, PartitionType, Storage,
-    Volume,
+    Visibility, Volume,
 };
 use super::system::SystemState;
 
@@ -314,7 +315,9 @@ impl Host {
     /// Hides disk `n` from storage management until the next `Rescan`.
     pub fn set_needs_rescan(&self, n: u32) -> HostResult<()> {
         self.with_disk(n, |d| {
-            d.visible = false;
+            d.visibility = Visibility::AfterRescan {
+                delay: Duration::ZERO,
+            };
             Ok(())
         })
     }

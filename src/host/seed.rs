@@ -58,7 +58,8 @@
 //! Disk fields: `number` (default: next free), `location`, `page83`,
 //! `serial`, `device_path`, `size` (required), `sector_size` (512), `partition_style`
 //! (`raw`), `auto_msr` (true), `online` (true), `read_only` (false), `system`
-//! (false), `needs_rescan` (false). Volume fields: `disk` (required), `kind`,
+//! (false), `needs_rescan` (false), `rescan_delay_ms` (0: with `needs_rescan`,
+//! the disk shows that long after the `Rescan`). Volume fields: `disk` (required), `kind`,
 //! `size`, `fs`, `drive_letter`, `id` (`\\?\Volume{GUID}\`, default
 //! generated), `used` (default: NTFS overhead), `system` (false). Partitions
 //! are created in file order; disk states (`online`, `read_only`,
@@ -101,6 +102,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
+use std::time::Duration;
 
 use serde::Deserialize;
 
@@ -112,7 +114,7 @@ use super::path::{WinPath, volume_id_guid};
 use super::smb::{SmbSeed, SmbState};
 use super::storage::{
     DiskSpec, FileSystem, GPT_BASIC_DATA, GPT_EFI, GPT_MSR, GPT_RECOVERY, MBR_IFS, MIB, Page83,
-    PartitionSize, PartitionStyle, PartitionType, Storage,
+    PartitionSize, PartitionStyle, PartitionType, Storage, Visibility,
 };
 use super::system::{SystemSeed, SystemState};
 
@@ -316,6 +318,9 @@ pub struct DiskSeed {
     pub system: Option<bool>,
     /// Hidden until `Rescan` (default false).
     pub needs_rescan: Option<bool>,
+    /// With `needs_rescan`: shown this many milliseconds after the
+    /// `Rescan` (default 0).
+    pub rescan_delay_ms: Option<u64>,
 }
 
 /// One partition (with its volume unless it is the MSR).
@@ -457,11 +462,23 @@ impl NodeSeed {
                 node.storage
                     .set_partition_style_bare(n, PartitionStyle::Gpt)?;
             }
+            let visibility = match (d.needs_rescan.unwrap_or(false), d.rescan_delay_ms) {
+                (false, None) => Visibility::Listed,
+                (false, Some(_)) => {
+                    return Err(field_err(
+                        f("rescan_delay_ms"),
+                        "needs `needs_rescan = true`",
+                    ));
+                }
+                (true, delay) => Visibility::AfterRescan {
+                    delay: Duration::from_millis(delay.unwrap_or(0)),
+                },
+            };
             states.push((
                 n,
                 d.online.unwrap_or(true),
                 d.read_only.unwrap_or(false),
-                d.needs_rescan.unwrap_or(false),
+                visibility,
             ));
         }
         for (i, v) in self.volumes.iter().enumerate() {
@@ -556,11 +573,11 @@ impl NodeSeed {
                     .map_err(|e| field_err(f("drive_letter"), e))?;
             }
         }
-        for (n, online, ro, rescan) in states {
+        for (n, online, ro, visibility) in states {
             let d = node.storage.disk_mut_any(n).expect("seeded disk");
             d.is_offline = !online;
             d.is_read_only = ro;
-            d.visible = !rescan;
+            d.visibility = visibility;
         }
         Ok(())
     }

@@ -25,7 +25,7 @@ mod system;
 mod volume;
 
 pub use authority::LocalAuthority;
-pub use run::{GroupVersion, Server, ServerBuilder, ServerError};
+pub use run::{GroupVersion, Server, ServerBuilder, ServerError, is_rpc};
 
 use tonic::Status;
 

@@ -623,6 +623,7 @@ pub const RPCS: &[&str] = &[
 The disk service of this version.
 
 Implemented by [`Client`] (a connection to the proxy) and, with the `mock` feature, by the in-process mock host, so driver code written against `&dyn DiskApi` runs against either. Object safe, `Send + Sync`.*/
+#[cfg(feature = "client")]
 #[cfg_attr(feature = "mockall", ::mockall::automock)]
 #[::async_trait::async_trait]
 pub trait DiskApi: Send + Sync {
@@ -679,10 +680,12 @@ pub trait DiskApi: Send + Sync {
 /**Client of `v1beta2.Disk`, the `disk` API v1beta2.
 
 Cheap to clone; clones share one HTTP/2 connection and calls from many tasks are multiplexed on it. The RPCs are the methods of [`DiskApi`].*/
+#[cfg(feature = "client")]
 #[derive(Clone, Debug)]
 pub struct Client {
     connection: crate::transport::Connection,
 }
+#[cfg(feature = "client")]
 impl Client {
     /// Connects to `address` (`npipe:////./pipe/NAME`, `\\.\pipe\NAME`,
     /// `unix:///path` or, on Unix, an absolute path) with default options.
@@ -727,6 +730,7 @@ impl Client {
         self.connection.endpoint()
     }
 }
+#[cfg(feature = "client")]
 #[::async_trait::async_trait]
 impl DiskApi for Client {
     async fn disk_stats(

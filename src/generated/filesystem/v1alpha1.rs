@@ -522,6 +522,7 @@ pub const RPCS: &[&str] = &["IsMountPoint", "LinkPath", "Mkdir", "PathExists", "
 The filesystem service of this version.
 
 Implemented by [`Client`] (a connection to the proxy) and, with the `mock` feature, by the in-process mock host, so driver code written against `&dyn FilesystemApi` runs against either. Object safe, `Send + Sync`.*/
+#[cfg(feature = "client")]
 #[cfg_attr(feature = "mockall", ::mockall::automock)]
 #[::async_trait::async_trait]
 pub trait FilesystemApi: Send + Sync {
@@ -564,10 +565,12 @@ pub trait FilesystemApi: Send + Sync {
 /**Client of `v1alpha1.Filesystem`, the `filesystem` API v1alpha1.
 
 Cheap to clone; clones share one HTTP/2 connection and calls from many tasks are multiplexed on it. The RPCs are the methods of [`FilesystemApi`].*/
+#[cfg(feature = "client")]
 #[derive(Clone, Debug)]
 pub struct Client {
     connection: crate::transport::Connection,
 }
+#[cfg(feature = "client")]
 impl Client {
     /// Connects to `address` (`npipe:////./pipe/NAME`, `\\.\pipe\NAME`,
     /// `unix:///path` or, on Unix, an absolute path) with default options.
@@ -612,6 +615,7 @@ impl Client {
         self.connection.endpoint()
     }
 }
+#[cfg(feature = "client")]
 #[::async_trait::async_trait]
 impl FilesystemApi for Client {
     async fn is_mount_point(

@@ -282,6 +282,7 @@ pub const RPCS: &[&str] = &["NewSmbGlobalMapping", "RemoveSmbGlobalMapping"];
 The smb service of this version.
 
 Implemented by [`Client`] (a connection to the proxy) and, with the `mock` feature, by the in-process mock host, so driver code written against `&dyn SmbApi` runs against either. Object safe, `Send + Sync`.*/
+#[cfg(feature = "client")]
 #[cfg_attr(feature = "mockall", ::mockall::automock)]
 #[::async_trait::async_trait]
 pub trait SmbApi: Send + Sync {
@@ -303,10 +304,12 @@ pub trait SmbApi: Send + Sync {
 /**Client of `v1.Smb`, the `smb` API v1.
 
 Cheap to clone; clones share one HTTP/2 connection and calls from many tasks are multiplexed on it. The RPCs are the methods of [`SmbApi`].*/
+#[cfg(feature = "client")]
 #[derive(Clone, Debug)]
 pub struct Client {
     connection: crate::transport::Connection,
 }
+#[cfg(feature = "client")]
 impl Client {
     /// Connects to `address` (`npipe:////./pipe/NAME`, `\\.\pipe\NAME`,
     /// `unix:///path` or, on Unix, an absolute path) with default options.
@@ -351,6 +354,7 @@ impl Client {
         self.connection.endpoint()
     }
 }
+#[cfg(feature = "client")]
 #[::async_trait::async_trait]
 impl SmbApi for Client {
     async fn new_smb_global_mapping(

@@ -509,6 +509,7 @@ pub const RPCS: &[&str] = &[
 The system service of this version.
 
 Implemented by [`Client`] (a connection to the proxy) and, with the `mock` feature, by the in-process mock host, so driver code written against `&dyn SystemApi` runs against either. Object safe, `Send + Sync`.*/
+#[cfg(feature = "client")]
 #[cfg_attr(feature = "mockall", ::mockall::automock)]
 #[::async_trait::async_trait]
 pub trait SystemApi: Send + Sync {
@@ -544,10 +545,12 @@ pub trait SystemApi: Send + Sync {
 /**Client of `v1alpha1.System`, the `system` API v1alpha1.
 
 Cheap to clone; clones share one HTTP/2 connection and calls from many tasks are multiplexed on it. The RPCs are the methods of [`SystemApi`].*/
+#[cfg(feature = "client")]
 #[derive(Clone, Debug)]
 pub struct Client {
     connection: crate::transport::Connection,
 }
+#[cfg(feature = "client")]
 impl Client {
     /// Connects to `address` (`npipe:////./pipe/NAME`, `\\.\pipe\NAME`,
     /// `unix:///path` or, on Unix, an absolute path) with default options.
@@ -592,6 +595,7 @@ impl Client {
         self.connection.endpoint()
     }
 }
+#[cfg(feature = "client")]
 #[::async_trait::async_trait]
 impl SystemApi for Client {
     async fn get_bios_serial_number(

@@ -757,6 +757,7 @@ pub const RPCS: &[&str] = &[
 The volume service of this version.
 
 Implemented by [`Client`] (a connection to the proxy) and, with the `mock` feature, by the in-process mock host, so driver code written against `&dyn VolumeApi` runs against either. Object safe, `Send + Sync`.*/
+#[cfg(feature = "client")]
 #[cfg_attr(feature = "mockall", ::mockall::automock)]
 #[::async_trait::async_trait]
 pub trait VolumeApi: Send + Sync {
@@ -827,10 +828,12 @@ pub trait VolumeApi: Send + Sync {
 /**Client of `v1beta1.Volume`, the `volume` API v1beta1.
 
 Cheap to clone; clones share one HTTP/2 connection and calls from many tasks are multiplexed on it. The RPCs are the methods of [`VolumeApi`].*/
+#[cfg(feature = "client")]
 #[derive(Clone, Debug)]
 pub struct Client {
     connection: crate::transport::Connection,
 }
+#[cfg(feature = "client")]
 impl Client {
     /// Connects to `address` (`npipe:////./pipe/NAME`, `\\.\pipe\NAME`,
     /// `unix:///path` or, on Unix, an absolute path) with default options.
@@ -875,6 +878,7 @@ impl Client {
         self.connection.endpoint()
     }
 }
+#[cfg(feature = "client")]
 #[::async_trait::async_trait]
 impl VolumeApi for Client {
     async fn dismount_volume(
