@@ -5,10 +5,11 @@
 //! ```text
 //! <sandbox>/volumes/<guid>/...   root directory of each volume (present or not)
 //! ```
-//! Drive letters resolve through the volume registry ([`VolumeLookup`]) to the
+//! Drive letters resolve through the storage model ([`Storage`]) to the
 //! lettered volume's root; `\\?\Volume{GUID}\` roots to that volume's root;
-//! UNC roots through the SMB model ([`SmbState::share_root`]). Every component is stored
-//! case-folded ([`fold`]), so Windows' case-insensitive names come for free.
+//! UNC roots through the SMB model ([`SmbState::share_root`]). Every
+//! component is stored case-folded ([`fold`]), so Windows' case-insensitive
+//! names come for free.
 //!
 //! A link's *content* is a tagged Windows target (`winlink:dir:C:\...`,
 //! `winlink:file:...`, `winlink:junction:...`,
@@ -51,8 +52,10 @@
 //! - On Windows, file data that starts with [`LINK_FILE_MAGIC`] cannot be
 //!   written (error 5): it would read back as a link.
 //!
-//! # Seams for other host modules
-//! - The SMB model is passed in the [`Ctx`]: [`SmbState::share_root`] gives
+//! # Where other parts of the node meet it
+//! - The storage and SMB models are passed in the [`Ctx`] (plain borrows of
+//!   the node's parts): the storage answers which volumes are present and
+//!   which carries a drive letter; [`SmbState::share_root`] gives
 //!   the root directory of `\\server\share` while a global mapping grants
 //!   access, else the Windows error. Share roots must lie inside the sandbox
 //!   (checked).
@@ -70,6 +73,7 @@ use cap_std::fs::{Dir, Metadata, OpenOptions};
 
 use super::path::{Win32Error, WinPath, WinRoot, fold, volume_id_for_guid, volume_id_guid};
 use super::smb::SmbState;
+use super::storage::Storage;
 
 const LINK_PREFIX: &str = "winlink:";
 /// Windows' limit on reparse-point hops in one resolution.
@@ -122,23 +126,12 @@ pub enum Entry {
     Link(Link),
 }
 
-/// The volume registry the namespace resolves drive letters and volume ids
-/// through (implemented by the storage model).
-pub trait VolumeLookup {
-    /// The canonical id of the *present* volume `id` (matched
-    /// case-insensitively), or `None`.
-    fn present_volume(&self, id: &str) -> Option<String>;
-    /// The canonical id of the present volume with drive letter `letter`.
-    fn drive_volume(&self, letter: char) -> Option<String>;
-    /// Whether the present volume `id` is formatted NTFS.
-    fn is_ntfs(&self, id: &str) -> bool;
-}
-
 /// What a namespace operation resolves roots through.
 #[derive(Clone, Copy)]
 pub struct Ctx<'a> {
-    /// Drive letters and volume ids.
-    pub volumes: &'a dyn VolumeLookup,
+    /// Drive letters and volume ids: the present volumes of the storage
+    /// model ([`Storage::present_volume`], [`Storage::drive_volume`]).
+    pub volumes: &'a Storage,
     /// UNC shares: the root directory of `\\server\share` while a global
     /// mapping grants access ([`SmbState::share_root`]).
     pub smb: &'a SmbState,

@@ -22,7 +22,7 @@ use std::time::Duration;
 
 use super::error::{HostError, HostResult};
 use super::iscsi::IscsiState;
-use super::namespace::{Ctx, Entry, LinkKind, Namespace, VolumeLookup};
+use super::namespace::{Ctx, Entry, LinkKind, Namespace};
 use super::path::{Win32Error, WinPath, volume_id_guid};
 use super::smb::SmbState;
 use super::storage::{
@@ -30,20 +30,6 @@ use super::storage::{
     Visibility, Volume,
 };
 use super::system::SystemState;
-
-impl VolumeLookup for Storage {
-    fn present_volume(&self, id: &str) -> Option<String> {
-        self.volume(id).map(|v| v.id.clone())
-    }
-
-    fn drive_volume(&self, letter: char) -> Option<String> {
-        self.volume_by_drive_letter(letter).map(|v| v.id.clone())
-    }
-
-    fn is_ntfs(&self, id: &str) -> bool {
-        self.volume(id).is_some_and(|v| v.fs == FileSystem::Ntfs)
-    }
-}
 
 /// All state of one simulated node (behind the [`Host`]'s mutex).
 #[derive(Debug)]

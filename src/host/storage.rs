@@ -811,6 +811,22 @@ impl Storage {
         self.is_present(v).then_some(v)
     }
 
+    /// The canonical id of the present volume `id` (matched
+    /// case-insensitively): how the namespace resolves volume roots.
+    pub fn present_volume(&self, id: &str) -> Option<String> {
+        self.volume(id).map(|v| v.id.clone())
+    }
+
+    /// The canonical id of the present volume with drive letter `letter`.
+    pub fn drive_volume(&self, letter: char) -> Option<String> {
+        self.volume_by_drive_letter(letter).map(|v| v.id.clone())
+    }
+
+    /// Whether the present volume `id` is formatted NTFS.
+    pub fn is_ntfs(&self, id: &str) -> bool {
+        self.volume(id).is_some_and(|v| v.fs == FileSystem::Ntfs)
+    }
+
     /// A volume by id whether present or not.
     pub fn volume_any(&self, id: &str) -> Option<&Volume> {
         self.volumes.get(&vkey(id))
