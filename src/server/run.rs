@@ -233,7 +233,7 @@ impl ServerBuilder {
 ///
 /// Any client may call it, including those built on gRPC core (Python's
 /// grpcio and others) that send the socket path as the HTTP/2
-/// `:authority`: see [`LocalAuthority`](super::LocalAuthority).
+/// `:authority`: see [`LocalAuthority`](crate::authority::LocalAuthority).
 ///
 /// ```no_run
 /// # async fn run() -> Result<(), Box<dyn std::error::Error>> {
