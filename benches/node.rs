@@ -3,6 +3,13 @@
 //! same 23 RPCs made in the same order with raw v1 clients. The difference
 //! is what the node layer adds (path checks, adapters, deadlines).
 //!
+//! The two sides are measured interleaved: every criterion iteration runs
+//! one cycle of each, alternating which goes first, and each bench keeps
+//! its own side's time. Whatever else the machine does then weighs on both
+//! sides alike; measured one after the other, the raw side alone moved
+//! ±20% between runs. At the end the bench prints the median of the
+//! per-pair ratio node / raw over a further 400 pairs.
+//!
 //! `cargo bench --bench node`.
 
 #[cfg(unix)]
@@ -15,12 +22,17 @@ fn main() {
 
 #[cfg(unix)]
 mod unix {
-    use std::time::Duration;
+    use std::str::FromStr;
+    use std::time::{Duration, Instant};
+
+    use tokio::runtime::Runtime;
 
     use criterion::{Criterion, criterion_group};
+    use csi_proxy_client::ApiVersion;
     use csi_proxy_client::disk::v1::{self as disk, DiskApi};
     use csi_proxy_client::filesystem::v1::{self as fs, FilesystemApi};
-    use csi_proxy_client::node::{Node, NodeOptions};
+    use csi_proxy_client::mock::MockHost;
+    use csi_proxy_client::node::{Node, NodeOptions, NodeVersions};
     use csi_proxy_client::server::{GroupVersion, Server};
     use csi_proxy_client::volume::v1::{self as volume, VolumeApi};
 
@@ -28,13 +40,15 @@ mod unix {
     const TARGET: &str = r"C:\var\lib\kubelet\pods\uid\volumes\kubernetes.io~csi\pv\mount";
     const TARGET_PARENT: &str = r"C:\var\lib\kubelet\pods\uid\volumes\kubernetes.io~csi\pv";
 
-    struct Raw {
-        disk: disk::Client,
-        volume: volume::Client,
-        fs: fs::Client,
+    /// The raw v1 clients of one backend: the generated clients over the
+    /// server's sockets, or `MockHost` in process.
+    struct Raw<D, V, F> {
+        disk: D,
+        volume: V,
+        fs: F,
     }
 
-    impl Raw {
+    impl<D: DiskApi, V: VolumeApi, F: FilesystemApi> Raw<D, V, F> {
         async fn exists(&self, path: &str) -> bool {
             let request = fs::PathExistsRequest { path: path.into() };
             self.fs.path_exists(request).await.unwrap().exists
@@ -138,48 +152,156 @@ mod unix {
         node.unstage(STAGING).await.unwrap();
     }
 
-    fn cycle(c: &mut Criterion) {
-        let runtime = tokio::runtime::Builder::new_multi_thread()
+    /// The cycle of either side.
+    trait Cycle {
+        async fn cycle(&self);
+    }
+
+    impl Cycle for Node {
+        async fn cycle(&self) {
+            node_cycle(self).await
+        }
+    }
+
+    impl<D: DiskApi, V: VolumeApi, F: FilesystemApi> Cycle for Raw<D, V, F> {
+        async fn cycle(&self) {
+            Raw::cycle(self).await
+        }
+    }
+
+    /// One cycle of each side, `node_first` or not: (node, raw).
+    async fn pair(node: &Node, raw: &impl Cycle, node_first: bool) -> (Duration, Duration) {
+        if node_first {
+            let n = timed(node_cycle(node)).await;
+            (n, timed(raw.cycle()).await)
+        } else {
+            let r = timed(raw.cycle()).await;
+            (timed(node_cycle(node)).await, r)
+        }
+    }
+
+    /// `pairs` pairs, alternating which side goes first: (node, raw) totals.
+    async fn paired(node: &Node, raw: &impl Cycle, pairs: u64) -> (Duration, Duration) {
+        let (mut node_time, mut raw_time) = (Duration::ZERO, Duration::ZERO);
+        for i in 0..pairs {
+            let (n, r) = pair(node, raw, i % 2 == 0).await;
+            node_time += n;
+            raw_time += r;
+        }
+        (node_time, raw_time)
+    }
+
+    async fn timed(work: impl Future<Output = ()>) -> Duration {
+        let start = Instant::now();
+        work.await;
+        start.elapsed()
+    }
+
+    /// The median of node / raw over `pairs` single pairs, with the
+    /// quartiles, as percentages of the raw time.
+    async fn ratio_summary(node: &Node, raw: &impl Cycle, pairs: u64) -> [f64; 3] {
+        let mut ratios = Vec::new();
+        for i in 0..pairs {
+            let (n, r) = pair(node, raw, i % 2 == 0).await;
+            ratios.push(100.0 * n.as_secs_f64() / r.as_secs_f64());
+        }
+        ratios.sort_by(f64::total_cmp);
+        let at = |q: f64| ratios[((ratios.len() - 1) as f64 * q).round() as usize];
+        [at(0.25), at(0.5), at(0.75)]
+    }
+
+    /// Benches `node` against `raw`, interleaved, as the group `name`, and
+    /// prints the per-pair ratio.
+    fn compare(c: &mut Criterion, runtime: &Runtime, name: &str, node: &Node, raw: &impl Cycle) {
+        // Partition and format once: every measured cycle then finds a
+        // formatted volume, as a restaged volume does.
+        runtime.block_on(node_cycle(node));
+        let mut group = c.benchmark_group(name);
+        group
+            .sample_size(50)
+            .measurement_time(Duration::from_secs(10));
+        group.bench_function("node", |b| {
+            b.to_async(runtime)
+                .iter_custom(|pairs| async move { paired(node, raw, pairs).await.0 })
+        });
+        group.bench_function("raw_v1_clients", |b| {
+            b.to_async(runtime)
+                .iter_custom(|pairs| async move { paired(node, raw, pairs).await.1 })
+        });
+        group.finish();
+        let [low, median, high] = runtime.block_on(ratio_summary(node, raw, 400));
+        println!(
+            "{name}: node / raw per pair over 400 pairs: median {median:.1}% \
+             (quartiles {low:.1}% .. {high:.1}%)"
+        );
+    }
+
+    /// Against the reference server over Unix sockets.
+    fn server(c: &mut Criterion) {
+        // The server runs on its own threads, as the proxy is its own
+        // process; the driver's side runs on one thread.
+        let server_runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
             .unwrap();
         let dir = tempfile::tempdir().unwrap();
         let endpoints = ["disk/v1", "volume/v1", "filesystem/v1"]
             .map(|e| GroupVersion::parse(e).expect("served"));
-        let (server, node, raw) = runtime.block_on(async {
-            let server = Server::builder()
-                .socket_dir(dir.path())
-                .serve(endpoints)
-                .start()
-                .await
-                .unwrap();
-            let node = Node::connect(NodeOptions::default().socket_dir(dir.path()))
-                .await
-                .unwrap();
+        let server = Server::builder()
+            .socket_dir(dir.path())
+            .serve(endpoints)
+            .start();
+        let server = server_runtime.block_on(server).unwrap();
+        let (node, raw) = runtime.block_on(async {
+            let node = Node::connect(NodeOptions::default().socket_dir(dir.path()));
             let address = |g: &str| server.address(g, "v1").unwrap().to_string();
             let raw = Raw {
                 disk: disk::Client::connect(address("disk")).await.unwrap(),
                 volume: volume::Client::connect(address("volume")).await.unwrap(),
                 fs: fs::Client::connect(address("filesystem")).await.unwrap(),
             };
-            // Partition and format once: every measured cycle then finds a
-            // formatted volume, as a restaged volume does.
-            node_cycle(&node).await;
-            (server, node, raw)
+            (node.await.unwrap(), raw)
         });
-        let mut group = c.benchmark_group("stage_publish_unpublish_unstage");
-        group
-            .sample_size(30)
-            .measurement_time(Duration::from_secs(8));
-        group.bench_function("node", |b| b.to_async(&runtime).iter(|| node_cycle(&node)));
-        group.bench_function("raw_v1_clients", |b| {
-            b.to_async(&runtime).iter(|| raw.cycle())
-        });
-        group.finish();
-        drop((node, raw));
-        runtime.block_on(server.shutdown()).unwrap();
+        compare(c, &runtime, "stage_publish_unpublish_unstage", &node, &raw);
+        server_runtime.block_on(server.shutdown()).unwrap();
     }
 
-    criterion_group!(benches, cycle);
+    /// Against `MockHost` in process: no sockets, no other threads, so the
+    /// node layer's own work weighs more.
+    fn mock(c: &mut Criterion) {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        let host = MockHost::new();
+        let v1 = Some(ApiVersion::from_str("v1").unwrap());
+        let versions = NodeVersions {
+            disk: v1,
+            volume: v1,
+            filesystem: v1,
+            smb: None,
+            iscsi: None,
+            system: None,
+        };
+        let node = Node::from_mock_with(&host, versions).unwrap();
+        let raw = Raw {
+            disk: host.clone(),
+            volume: host.clone(),
+            fs: host.clone(),
+        };
+        compare(
+            c,
+            &runtime,
+            "stage_publish_unpublish_unstage_mock",
+            &node,
+            &raw,
+        );
+    }
+
+    criterion_group!(benches, server, mock);
 }

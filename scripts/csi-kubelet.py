@@ -45,11 +45,10 @@ KUBELET = "c:\\var\\lib\\kubelet"
 SMB_USER, SMB_PASSWORD = "smbuser", "Sm8-Passw0rd!"
 TIMEOUT = 30.0  # seconds per call (a disk is partitioned and formatted)
 
-# gRPC C-core sends the socket path as :authority, which h2 (under tonic)
-# refuses, resetting every stream. The plugin does not rewrite it (the
-# reference server's LocalAuthority is not in the crate's main line yet), so
-# the channel says `localhost`, as grpc-go and tonic clients do.
-CHANNEL_OPTIONS = [("grpc.default_authority", "localhost")]
+# Stock channel options: gRPC C-core sends the socket path as :authority,
+# which h2 (under tonic) would refuse; the plugin answers it because it
+# serves through csi_proxy_client::authority::LocalAuthority.
+CHANNEL_OPTIONS = []
 
 PASSED = []
 

@@ -15,7 +15,7 @@ Steps:
      `<group>/<version> <socket>` lines and wait for `ready: serving N endpoints`.
      Every channel is a stock grpcio channel (no options): grpcio sends the
      percent-encoded socket path as the HTTP/2 :authority, which the server
-     must accept (see csi_proxy_client::server::LocalAuthority).
+     must accept (see csi_proxy_client::authority::LocalAuthority).
   1. For every service method found in the generated descriptors, call it with
      a default (empty) request and record the status code. Fails if any answer
      is UNIMPLEMENTED, if a call does not get an answer at all (deadline,

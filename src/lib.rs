@@ -140,6 +140,7 @@
 //! |---|---|---|
 //! | `client` | yes | each version's `Client` and `<Group>Api` trait, [`transport::Connection`], [`ConnectOptions`] and [`node`] (no server code) |
 //! | `server` | no | the simulated Windows host ([`host`]), the reference server ([`server`]) and the `csi-proxy-server` binary (no client code unless `client` is on too) |
+//! | `local-authority` | no | [`authority::LocalAuthority`], for any tonic server on a local socket (a CSI plugin's): answers the gRPC clients that send the socket path as `:authority` (implied by `server`) |
 //! | `mock` | no | [`mock::MockHost`], in-process connections to the server's routes (implies `client` and `server`) |
 //! | `mockall` | no | `mockall::automock` on every `<Group>Api` trait (`MockDiskApi`, ...) (implies `client`) |
 //!
@@ -207,6 +208,9 @@ pub mod host;
 
 #[cfg(feature = "server")]
 pub mod server;
+
+#[cfg(feature = "local-authority")]
+pub mod authority;
 
 pub use error::{Error, ErrorKind, RpcError};
 /// The gRPC library the API is built on (`tonic::Code`, `tonic::Status`),

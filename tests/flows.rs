@@ -593,7 +593,7 @@ async fn azure_disk_lifecycle(node: &Node, d: &impl Driver) {
 
     let id = node_stage_azure(d, "9", &staging).await.expect("stage");
     let s = host.snapshot();
-    assert!(disk_of(&s, n).visible, "rescanned");
+    assert!(disk_of(&s, n).is_listed(), "rescanned");
     assert_eq!(volume_of(&s, &id).disk, n);
     assert_eq!(volume_of(&s, &id).fs, FileSystem::Ntfs);
     assert_eq!(mounted_at(host, &staging), std::slice::from_ref(&id));

@@ -203,6 +203,37 @@ async fn a_hung_call_ends_at_the_operation_deadline() {
     assert_eq!(err.kind(), ErrorKind::TimedOut);
 }
 
+/// The reference server made slow where the driver waits (MountVolume):
+/// the operation ends at its deadline, the connection stays usable, and
+/// the server still stops within its grace period.
+#[cfg(unix)]
+#[tokio::test]
+async fn a_slow_server_call_ends_at_the_operation_deadline() {
+    let sockets = tempfile::tempdir().unwrap();
+    let server = Server::builder()
+        .socket_dir(sockets.path())
+        .latency("MountVolume", Duration::from_secs(3600))
+        .shutdown_grace(Duration::from_millis(100))
+        .start()
+        .await
+        .unwrap();
+    let options = NodeOptions::default()
+        .socket_dir(sockets.path())
+        .deadline(Duration::from_millis(300));
+    let node = Node::connect(options).await.unwrap();
+    let err = node.stage_disk(1u32, STAGING).await.unwrap_err();
+    assert!(
+        matches!(err, Error::DeadlineExceeded { operation: "stage_disk", after } if after == Duration::from_millis(300)),
+        "{err}"
+    );
+    // Everything before the slow call was done, and other calls still answer.
+    assert_eq!(
+        node.mount_state(STAGING).await.unwrap(),
+        csi_proxy_client::node::MountState::NotMounted
+    );
+    server.shutdown().await.unwrap();
+}
+
 /// A proxy that accepts connections and never answers (a stranded pipe):
 /// every operation still ends, at its deadline.
 #[cfg(unix)]

@@ -1,6 +1,7 @@
 //! The node layer against the cases drivers must survive, seeded from
 //! `tests/data/node_scenarios.toml` into `MockHost` and into the reference
-//! server: a disk seen only after a rescan, an offline clone, an NVMe disk
+//! server: a disk seen only after a rescan, one seen only a while after
+//! it, an offline clone, an NVMe disk
 //! without a LUN, a volume mounted elsewhere, a stale SMB mapping from
 //! before a restart. (Nodes serving only some groups or only v1beta1 are
 //! in `node.rs` and `node_connect.rs`.)
@@ -47,6 +48,7 @@ macro_rules! scenarios {
 
 scenarios![
     a_disk_seen_only_after_a_rescan_is_found,
+    a_disk_seen_only_a_while_after_a_rescan_is_waited_for,
     an_offline_clone_is_onlined_and_not_formatted_again,
     an_nvme_disk_never_matches_a_lun,
     a_volume_mounted_elsewhere_is_staged_beside_it,
@@ -58,6 +60,22 @@ async fn a_disk_seen_only_after_a_rescan_is_found(f: &Fixture) {
     let disk = f.node.find_disk(DiskSelector::Lun(3)).await.unwrap();
     assert_eq!(disk.number, 3);
     f.node.stage_disk(&disk, STAGING).await.unwrap();
+}
+
+async fn a_disk_seen_only_a_while_after_a_rescan_is_waited_for(f: &Fixture) {
+    // One look (the fixture's node does not poll): the rescan has started
+    // bringing LUN 5 up, but it is not listed yet.
+    let err = f.node.find_disk(DiskSelector::Lun(5)).await.unwrap_err();
+    let Error::DiskNotFound { seen, .. } = &err else {
+        panic!("{err}");
+    };
+    assert!(!seen.contains("LUN 5"), "{seen}");
+    let polling = NodeOptions::default()
+        .find_disk_interval(Duration::from_millis(100))
+        .find_disk_timeout(Duration::from_secs(60));
+    let driver = f.another_node_with(polling).await;
+    let disk = driver.find_disk(DiskSelector::Lun(5)).await.unwrap();
+    assert_eq!(disk.number, 5);
 }
 
 async fn an_offline_clone_is_onlined_and_not_formatted_again(f: &Fixture) {

@@ -372,7 +372,7 @@ async fn disk_v1alpha1(node: &Node) {
         .await);
     assert!(!before.disk_locations.contains_key(&n.to_string()));
     ok(api.rescan(d::RescanRequest {}).await);
-    assert!(disk_of(&node.host.snapshot(), n).visible);
+    assert!(disk_of(&node.host.snapshot(), n).is_listed());
     let after = ok(api
         .list_disk_locations(d::ListDiskLocationsRequest {})
         .await);

@@ -152,6 +152,27 @@ fn bad_flags_and_seed_files_fail_with_a_clear_message() {
         "{stderr}"
     );
 
+    let early = dir.path().join("early.toml");
+    std::fs::write(&early, "[[disks]]\nsize = 1024\nrescan_delay_ms = 500\n").unwrap();
+    let out = run(&["--socket-dir", d, "--seed", early.to_str().unwrap()]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("disks[0].rescan_delay_ms: needs `needs_rescan = true`"),
+        "{stderr}"
+    );
+
+    let out = run(&["--socket-dir", d, "--latency", "MountVolum=2"]);
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("\"MountVolum\" is the name of no RPC"),
+        "{stderr}"
+    );
+    let out = run(&["--socket-dir", d, "--latency", "MountVolume"]);
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("is not RPC=SECONDS"));
+
     let out = run(&["--log-level", "not a [filter"]);
     assert!(!out.status.success());
     assert!(String::from_utf8_lossy(&out.stderr).contains("--log-level"));

@@ -69,6 +69,12 @@ struct Args {
     #[arg(long, value_name = "N", default_value_t = 512)]
     max_connections: usize,
 
+    /// Injected latency, to test a driver against a slow proxy: calls of
+    /// the method RPC (e.g. MountVolume) wait SECONDS before they are
+    /// served. Repeatable.
+    #[arg(long, value_name = "RPC=SECONDS", value_parser = parse_latency)]
+    latency: Vec<(String, Duration)>,
+
     /// Log filter: error, warn, info, debug, trace, or a tracing directive.
     #[arg(long, value_name = "LEVEL", default_value = "info")]
     log_level: String,
@@ -92,6 +98,18 @@ fn parse_seconds(text: &str) -> Result<Duration, String> {
         .ok()
         .and_then(|s| Duration::try_from_secs_f64(s).ok())
         .ok_or_else(|| format!("{text:?} is not a number of seconds"))
+}
+
+fn parse_latency(text: &str) -> Result<(String, Duration), String> {
+    let (rpc, seconds) = text
+        .split_once('=')
+        .ok_or_else(|| format!("{text:?} is not RPC=SECONDS"))?;
+    if !csi_proxy_client::server::is_rpc(rpc) {
+        return Err(format!(
+            "{rpc:?} is the name of no RPC of any API version (e.g. MountVolume)"
+        ));
+    }
+    Ok((rpc.to_string(), parse_seconds(seconds)?))
 }
 
 fn main() -> ExitCode {
@@ -167,6 +185,9 @@ async fn run(args: Args) -> Result<(), String> {
         .keepalive(args.keepalive_interval, args.keepalive_timeout)
         .max_concurrent_streams(args.max_concurrent_streams)
         .max_connections(args.max_connections);
+    for (rpc, delay) in args.latency {
+        builder = builder.latency(rpc, delay);
+    }
     if let Some(dir) = args.socket_dir {
         builder = builder.socket_dir(dir);
     }

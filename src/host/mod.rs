@@ -10,20 +10,38 @@
 //! message the real proxy would send.
 //!
 //! # Modules
+//! The node and how it is built:
+//! - [`node`]: [`Host`] (the node behind one lock; [`Host::run`] runs an
+//!   RPC as one call on the [`Node`], so an RPC of any group is atomic),
+//!   [`Node`] (the state of every part), snapshots, invariant checks, test
+//!   hooks.
+//! - [`seed`]: building a node: [`HostConfig`], [`Host::new`], the default
+//!   node and [`NodeSeed`] (code or TOML; each group's section is that
+//!   group's `seed.rs`). `seed` depends on `node`, never the reverse.
+//!
+//! The parts of the node:
 //! - [`path`]: Windows path parsing and normalisation, working-dir validation
 //!   (with the list of divergences from upstream).
-//! - [`namespace`]: the file namespace on the sandbox directory.
+//! - [`namespace`]: the file namespace on the sandbox directory; it resolves
+//!   drive letters through [`storage`] and UNC roots through [`smb`].
 //! - [`storage`]: disks, partitions, volumes.
-//! - [`disk`], [`volume`], [`filesystem`]: the groups' operations, methods
-//!   of [`Node`].
-//! - [`smb`], [`iscsi`], [`system`]: those groups' models (`node.smb`,
-//!   `node.iscsi`, `node.system`), with the node's methods where they meet
-//!   the other groups (SMB links, iSCSI disks: [`Node::iscsi`]).
 //!
-//! A service runs every RPC as one call of [`Host::run`], one lock of the
-//! node, so an RPC of any group is atomic.
-//! - [`seed`]: building a node from code or TOML.
-//! - [`node`]: [`Host`], [`HostConfig`], the default node, test hooks.
+//! The groups, one design: a model owning the group's state, and operations
+//! on it that the services call directly.
+//! - [`disk`], [`volume`], [`filesystem`]: operations on the node's storage
+//!   and namespace, methods of [`Node`] (one file each).
+//! - [`smb`], [`iscsi`], [`system`]: folders holding the model (`mod.rs`,
+//!   the state is `node.smb`, `node.iscsi`, `node.system`), its seed section
+//!   and defaults (`seed.rs`), its tests (`tests.rs`), and the one file where
+//!   it meets the rest of the node: `smb/link.rs` (the `local_path` link in
+//!   the namespace), `iscsi/disks.rs` (session LUNs become disks through
+//!   [`NodeDisks`], a split borrow of the node's disk side:
+//!   [`Node::iscsi`]), `system/wait.rs` (`StartService`/`StopService` poll
+//!   over the [`Host`], holding its lock only for each poll).
+//!
+//! Tests on whole nodes are in `tests/`, one file per part
+//! (`tests/disk.rs`, `tests/volume.rs`, `tests/filesystem.rs`,
+//! `tests/namespace.rs`, `tests/seed.rs`, ...).
 //!
 //! # Divergences from upstream
 //! See [`path`] (working-dir confinement by whole components, host-side path
@@ -44,15 +62,14 @@ pub mod smb;
 pub mod storage;
 pub mod system;
 pub mod volume;
-mod wiring;
 
 pub use disk::{DiskIds, DiskLocation};
 pub use error::{HostError, HostErrorKind, HostResult};
 
-pub use node::{Host, HostConfig, MountPointInfo, Node, Snapshot, temporary_sandbox};
-pub use seed::NodeSeed;
+pub use iscsi::NodeDisks;
+pub use node::{Host, MountPointInfo, Node, Snapshot, temporary_sandbox};
+pub use seed::{HostConfig, NodeSeed};
 pub use volume::VolumeStats;
-pub use wiring::NodeDisks;
 
 #[cfg(test)]
 mod tests;

@@ -5,10 +5,11 @@
 //! ```text
 //! <sandbox>/volumes/<guid>/...   root directory of each volume (present or not)
 //! ```
-//! Drive letters resolve through the volume registry ([`VolumeLookup`]) to the
+//! Drive letters resolve through the storage model ([`Storage`]) to the
 //! lettered volume's root; `\\?\Volume{GUID}\` roots to that volume's root;
-//! UNC roots through an [`UncResolver`]. Every component is stored
-//! case-folded ([`fold`]), so Windows' case-insensitive names come for free.
+//! UNC roots through the SMB model ([`SmbState::share_root`]). Every
+//! component is stored case-folded ([`fold`]), so Windows' case-insensitive
+//! names come for free.
 //!
 //! A link's *content* is a tagged Windows target (`winlink:dir:C:\...`,
 //! `winlink:file:...`, `winlink:junction:...`,
@@ -41,8 +42,8 @@
 //!   is an opaque entry: it can be seen and removed, never followed.
 //! - A mount point whose volume is absent (disk offline or detached) fails
 //!   resolution with Win32 error 21 ("The device is not ready.").
-//! - UNC paths resolve only through the [`UncResolver`]; a resolver answer
-//!   outside the sandbox is refused with error 5.
+//! - UNC paths resolve only through the SMB model; a share root outside the
+//!   sandbox is refused with error 5.
 //! - A volume or share root that is not a real directory of the sandbox (a
 //!   host link planted in its place) is refused with error 5.
 //! - Drive and volume roots cannot be removed (error 5).
@@ -51,11 +52,13 @@
 //! - On Windows, file data that starts with [`LINK_FILE_MAGIC`] cannot be
 //!   written (error 5): it would read back as a link.
 //!
-//! # Seams for other host modules
-//! - SMB implements [`UncResolver`] (root directory of `\\server\share` while a
-//!   global mapping exists, else an error) and is passed in the [`Ctx`]; until
-//!   then [`NoUnc`] refuses every UNC path with error 67. Share roots must lie
-//!   inside the sandbox (checked).
+//! # Where other parts of the node meet it
+//! - The storage and SMB models are passed in the [`Ctx`] (plain borrows of
+//!   the node's parts): the storage answers which volumes are present and
+//!   which carries a drive letter; [`SmbState::share_root`] gives
+//!   the root directory of `\\server\share` while a global mapping grants
+//!   access, else the Windows error. Share roots must lie inside the sandbox
+//!   (checked).
 //! - SMB creates its `local_path` link with [`Namespace::create_link`] and
 //!   [`LinkKind::Dir`] whose target is the UNC path (`\\server\share\sub\`).
 
@@ -69,6 +72,8 @@ use cap_std::ambient_authority;
 use cap_std::fs::{Dir, Metadata, OpenOptions};
 
 use super::path::{Win32Error, WinPath, WinRoot, fold, volume_id_for_guid, volume_id_guid};
+use super::smb::SmbState;
+use super::storage::Storage;
 
 const LINK_PREFIX: &str = "winlink:";
 /// Windows' limit on reparse-point hops in one resolution.
@@ -121,42 +126,15 @@ pub enum Entry {
     Link(Link),
 }
 
-/// The volume registry the namespace resolves drive letters and volume ids
-/// through (implemented by the storage model).
-pub trait VolumeLookup {
-    /// The canonical id of the *present* volume `id` (matched
-    /// case-insensitively), or `None`.
-    fn present_volume(&self, id: &str) -> Option<String>;
-    /// The canonical id of the present volume with drive letter `letter`.
-    fn drive_volume(&self, letter: char) -> Option<String>;
-    /// Whether the present volume `id` is formatted NTFS.
-    fn is_ntfs(&self, id: &str) -> bool;
-}
-
-/// Resolves UNC roots (`\\server\share`) to directories inside the sandbox.
-/// The SMB model implements it.
-pub trait UncResolver {
-    /// The root directory of the share if it is reachable, else a Win32 error.
-    fn share_root(&self, server: &str, share: &str) -> Result<PathBuf, Win32Error>;
-}
-
-/// The default [`UncResolver`]: every share is unreachable (error 67).
-#[derive(Debug, Clone, Copy, Default)]
-pub struct NoUnc;
-
-impl UncResolver for NoUnc {
-    fn share_root(&self, _server: &str, _share: &str) -> Result<PathBuf, Win32Error> {
-        Err(Win32Error::new(Win32Error::BAD_NET_NAME))
-    }
-}
-
 /// What a namespace operation resolves roots through.
 #[derive(Clone, Copy)]
 pub struct Ctx<'a> {
-    /// Drive letters and volume ids.
-    pub volumes: &'a dyn VolumeLookup,
-    /// UNC shares.
-    pub unc: &'a dyn UncResolver,
+    /// Drive letters and volume ids: the present volumes of the storage
+    /// model ([`Storage::present_volume`], [`Storage::drive_volume`]).
+    pub volumes: &'a Storage,
+    /// UNC shares: the root directory of `\\server\share` while a global
+    /// mapping grants access ([`SmbState::share_root`]).
+    pub smb: &'a SmbState,
 }
 
 /// Whether the final component is followed when it is a link.
@@ -368,8 +346,11 @@ impl Namespace {
                 (g.clone(), id)
             }
             WinRoot::Unc { server, share } => {
-                let p = ctx.unc.share_root(server, share)?;
-                let (p, dir) = self.share_dir(p)?;
+                let p = ctx
+                    .smb
+                    .share_root(server, share)
+                    .map_err(|e| werr(e.code))?;
+                let (p, dir) = self.share_dir(p.to_path_buf())?;
                 return Ok((p, dir, None));
             }
         };

@@ -1,28 +1,7 @@
-//! [`Host`]: one simulated Windows node behind one lock, its configuration,
-//! the default node, test hooks, snapshots and invariant checks.
-//!
-//! # Default node
-//! When no [`NodeSeed`] is given, [`Host::new`] builds a small Hyper-V/Azure
-//! style node:
-//!
-//! | disk | location | size | contents |
-//! |---|---|---|---|
-//! | 0 | `Integrated : Adapter 0 : Port 0 : Target 0 : LUN 0` | 128 GiB | GPT, system: #1 EFI 100 MiB (FAT32), #2 MSR 16 MiB, #3 basic `C:` (NTFS, rest of the disk) |
-//! | 1 | `Integrated : Adapter 3 : Port 0 : Target 0 : LUN 1` | 32 GiB | blank RAW |
-//! | 2 | `Integrated : Adapter 3 : Port 0 : Target 0 : LUN 2` | 16 GiB | blank RAW |
-//!
-//! Page83 ids are `MSFT    `+GUID binary identifiers, serial numbers are
-//! empty, volume ids come from the seedable generator
-//! ([`HostConfig::id_seed`]). The kubelet path (`C:\var\lib\kubelet` by
-//! default) and every working dir that resolves are created.
-//!
-//! The default node also has the SMB share of
-//! [`default_smb_shares`](super::smb::default_smb_shares), the iSCSI portal
-//! and targets of [`default_iscsi_portals`](super::iscsi::default_iscsi_portals)
-//! and the BIOS serial and services of
-//! [`default_services`](super::system::default_services) (`MSiSCSI` starts
-//! `Stopped`, so iSCSI calls fail until it is started, as on a fresh
-//! Windows node).
+//! [`Host`]: one simulated Windows node behind one lock, test hooks,
+//! snapshots and invariant checks; [`Node`], the state behind the lock.
+//! Building a node (its configuration, the default node, seeds) lives in
+//! [`seed`](super::seed).
 //!
 //! # The smb, iscsi and system groups
 //! [`Node`] holds their state (`smb`, `iscsi`, `system`) behind the same
@@ -30,88 +9,27 @@
 //! namespace resolves `\\server\share` through [`SmbState`] (the share's
 //! directory while a global mapping with status OK grants access); an SMB
 //! `local_path` link is an ordinary [`LinkKind::Dir`] link to the UNC path.
-//! iSCSI LUNs become disks through [`Node::attach_disk`] /
-//! [`Node::detach_disk_handle`] (offline and RAW, as Windows' SAN policy
-//! leaves them), and every iSCSI call fails while the `MSiSCSI` service is
-//! not running. The System group's start/stop waits release the lock between
-//! polls.
+//! iSCSI LUNs become disks through [`NodeDisks`](super::iscsi::NodeDisks),
+//! the node's disks borrowed apart from its iSCSI state (offline and RAW,
+//! as Windows' SAN policy leaves them), and every iSCSI call fails while the
+//! `MSiSCSI` service is not running. The System group's start/stop waits
+//! release the lock between polls.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
 
 use super::error::{HostError, HostResult};
 use super::iscsi::IscsiState;
-use super::namespace::{Ctx, Entry, LinkKind, Namespace, VolumeLookup};
+use super::namespace::{Ctx, Entry, LinkKind, Namespace};
 use super::path::{Win32Error, WinPath, volume_id_guid};
-use super::seed::NodeSeed;
 use super::smb::SmbState;
 use super::storage::{
-    Disk, DiskHandle, DiskSpec, FileSystem, GPT_BASIC_DATA, GPT_EFI, GPT_MSR, MIB, PartitionSize,
-    PartitionStyle, PartitionType, Storage, Volume,
+    Disk, DiskHandle, DiskSpec, FileSystem, PartitionSize, PartitionStyle, PartitionType, Storage,
+    Visibility, Volume,
 };
 use super::system::SystemState;
-
-/// The default kubelet directory.
-pub const DEFAULT_KUBELET_PATH: &str = r"C:\var\lib\kubelet";
-
-const MARKER: &str = ".csi-proxy-sandbox";
-const GIB: u64 = 1 << 30;
-
-/// How to build a [`Host`].
-#[derive(Debug, Clone)]
-pub struct HostConfig {
-    /// Directory holding the simulated file namespace (created if missing).
-    pub sandbox: PathBuf,
-    /// `--kubelet-path`: appended last to the working-dir list.
-    pub kubelet_path: String,
-    /// `--working-dir` values, in order.
-    pub working_dirs: Vec<String>,
-    /// The node to build; `None` = the default node (module docs).
-    pub seed: Option<NodeSeed>,
-    /// Seed of the identifier generator (volume GUIDs, page83 ids).
-    pub id_seed: u64,
-    /// `--require-privacy`: SMB encryption required on every new global
-    /// mapping.
-    pub require_privacy: bool,
-}
-
-impl HostConfig {
-    /// Defaults: kubelet path `C:\var\lib\kubelet`, no extra working dirs,
-    /// the default node, id seed 0, privacy required.
-    pub fn new(sandbox: impl Into<PathBuf>) -> Self {
-        Self {
-            sandbox: sandbox.into(),
-            kubelet_path: DEFAULT_KUBELET_PATH.to_string(),
-            working_dirs: Vec::new(),
-            seed: None,
-            id_seed: 0,
-            require_privacy: true,
-        }
-    }
-
-    /// The filesystem group's working-dir list W: working dirs, then the
-    /// kubelet path last (server.md §2).
-    pub fn working_dir_list(&self) -> Vec<String> {
-        let mut w = self.working_dirs.clone();
-        w.push(self.kubelet_path.clone());
-        w
-    }
-}
-
-impl VolumeLookup for Storage {
-    fn present_volume(&self, id: &str) -> Option<String> {
-        self.volume(id).map(|v| v.id.clone())
-    }
-
-    fn drive_volume(&self, letter: char) -> Option<String> {
-        self.volume_by_drive_letter(letter).map(|v| v.id.clone())
-    }
-
-    fn is_ntfs(&self, id: &str) -> bool {
-        self.volume(id).is_some_and(|v| v.fs == FileSystem::Ntfs)
-    }
-}
 
 /// All state of one simulated node (behind the [`Host`]'s mutex).
 #[derive(Debug)]
@@ -141,7 +59,7 @@ impl Node {
     pub fn ctx(&self) -> Ctx<'_> {
         Ctx {
             volumes: &self.storage,
-            unc: &self.smb,
+            smb: &self.smb,
         }
     }
 
@@ -207,53 +125,6 @@ impl Node {
 
     fn parse(p: &str) -> HostResult<WinPath> {
         WinPath::parse(p).map_err(|e| HostError::unknown(format!("{p}: {e}")))
-    }
-
-    fn ensure_dir(&self, p: &str) {
-        if let Ok(wp) = WinPath::parse(p) {
-            let _ = self.ns.mkdir_all(self.ctx(), &wp);
-        }
-    }
-
-    fn build_default(&mut self) -> HostResult<()> {
-        let (n, _) = self.storage.attach_disk(DiskSpec {
-            number: Some(0),
-            location: Some("Integrated : Adapter 0 : Port 0 : Target 0 : LUN 0".into()),
-            system: true,
-            ..DiskSpec::new(128 * GIB)
-        })?;
-        self.storage
-            .set_partition_style_bare(n, PartitionStyle::Gpt)?;
-        let (_, efi) = self.create_partition(
-            n,
-            PartitionType::Gpt(GPT_EFI.into()),
-            PartitionSize::Bytes(100 * MIB),
-        )?;
-        self.create_partition(
-            n,
-            PartitionType::Gpt(GPT_MSR.into()),
-            PartitionSize::Bytes(16 * MIB),
-        )?;
-        let (p, c) = self.create_partition(
-            n,
-            PartitionType::Gpt(GPT_BASIC_DATA.into()),
-            PartitionSize::Max,
-        )?;
-        let efi = efi.expect("EFI volume");
-        let c = c.expect("C: volume");
-        self.set_volume_fs(&efi, FileSystem::Fat32, Some(30 * MIB), true)?;
-        self.set_volume_fs(&c, FileSystem::Ntfs, Some(20 * GIB), true)?;
-        self.storage.set_drive_letter(n, p, Some('C'))?;
-        for lun in [1u32, 2] {
-            self.storage.attach_disk(DiskSpec {
-                number: Some(lun),
-                location: Some(format!(
-                    "Integrated : Adapter 3 : Port 0 : Target 0 : LUN {lun}"
-                )),
-                ..DiskSpec::new(if lun == 1 { 32 * GIB } else { 16 * GIB })
-            })?;
-        }
-        Ok(())
     }
 }
 
@@ -331,56 +202,11 @@ pub fn temporary_sandbox() -> HostResult<tempfile::TempDir> {
 }
 
 impl Host {
-    /// Builds a node from `config`: the seeded node, or the default node.
-    /// The sandbox's `volumes` directory is (re)created empty; a sandbox that
-    /// already holds a `volumes` directory not made by a `Host` is refused.
-    pub fn new(config: HostConfig) -> HostResult<Host> {
-        std::fs::create_dir_all(&config.sandbox).map_err(|e| {
-            HostError::invalid_argument(format!("sandbox {}: {e}", config.sandbox.display()))
-        })?;
-        let sb = &std::path::absolute(&config.sandbox).map_err(|e| {
-            HostError::invalid_argument(format!("sandbox {}: {e}", config.sandbox.display()))
-        })?;
-        let vols = sb.join("volumes");
-        if vols.exists() {
-            if !sb.join(MARKER).exists() {
-                return Err(HostError::invalid_argument(format!(
-                    "sandbox {} already has a volumes directory not created by the simulated host",
-                    sb.display()
-                )));
-            }
-            std::fs::remove_dir_all(&vols).map_err(|e| {
-                HostError::invalid_argument(format!("sandbox {}: {e}", vols.display()))
-            })?;
-        }
-        std::fs::write(
-            sb.join(MARKER),
-            b"csi-proxy-client simulated host sandbox\n",
-        )
-        .and_then(|_| std::fs::create_dir_all(&vols))
-        .map_err(|e| HostError::invalid_argument(format!("sandbox {}: {e}", sb.display())))?;
-        let (smb, iscsi, system) =
-            NodeSeed::build_groups(config.seed.as_ref(), sb, config.require_privacy)?;
-        let mut node = Node {
-            storage: Storage::new(config.id_seed),
-            ns: Namespace::new(sb.clone()),
-            working_dirs: config.working_dir_list(),
-            detached_volumes: BTreeSet::new(),
-            smb,
-            iscsi,
-            system,
-            iscsi_disks: BTreeMap::new(),
-        };
-        match &config.seed {
-            Some(seed) => seed.apply(&mut node)?,
-            None => node.build_default()?,
-        }
-        for w in node.working_dirs.clone() {
-            node.ensure_dir(&w);
-        }
-        Ok(Host {
+    /// The host of a built node.
+    pub(super) fn from_node(node: Node) -> Host {
+        Host {
             inner: Arc::new(Mutex::new(node)),
-        })
+        }
     }
 
     /// Runs `op` on the node under its lock: the path of every request
@@ -489,7 +315,9 @@ impl Host {
     /// Hides disk `n` from storage management until the next `Rescan`.
     pub fn set_needs_rescan(&self, n: u32) -> HostResult<()> {
         self.with_disk(n, |d| {
-            d.visible = false;
+            d.visibility = Visibility::AfterRescan {
+                delay: Duration::ZERO,
+            };
             Ok(())
         })
     }
@@ -589,7 +417,8 @@ impl Host {
     pub fn check_invariants(&self) -> Result<(), Vec<String>> {
         let node = self.lock();
         let mut out = node.storage.check();
-        out.extend(node.group_violations());
+        out.extend(node.smb.violations());
+        out.extend(node.iscsi_violations());
         for v in node.storage.all_volumes() {
             let root = node.ns.volume_root(&v.guid());
             if !root.is_dir() {

@@ -1,4 +1,30 @@
-//! Seeding a node from code or a TOML file.
+//! Building a node: its configuration ([`HostConfig`], [`Host::new`]), the
+//! default node, and seeds from code or a TOML file ([`NodeSeed`]).
+//!
+//! # Default node
+//! When no [`NodeSeed`] is given, [`Host::new`] builds a small Hyper-V/Azure
+//! style node:
+//!
+//! | disk | location | size | contents |
+//! |---|---|---|---|
+//! | 0 | `Integrated : Adapter 0 : Port 0 : Target 0 : LUN 0` | 128 GiB | GPT, system: #1 EFI 100 MiB (FAT32), #2 MSR 16 MiB, #3 basic `C:` (NTFS, rest of the disk) |
+//! | 1 | `Integrated : Adapter 3 : Port 0 : Target 0 : LUN 1` | 32 GiB | blank RAW |
+//! | 2 | `Integrated : Adapter 3 : Port 0 : Target 0 : LUN 2` | 16 GiB | blank RAW |
+//!
+//! Page83 ids are `MSFT    `+GUID binary identifiers, serial numbers are
+//! empty, volume ids come from the seedable generator
+//! ([`HostConfig::id_seed`]). The kubelet path (`C:\var\lib\kubelet` by
+//! default) and every working dir that resolves are created.
+//!
+//! The default node also has the SMB share of
+//! [`default_smb_shares`](super::smb::default_smb_shares), the iSCSI portal
+//! and targets of [`default_iscsi_portals`](super::iscsi::default_iscsi_portals)
+//! and the BIOS serial and services of
+//! [`default_services`](super::system::default_services) (`MSiSCSI` starts
+//! `Stopped`, so iSCSI calls fail until it is started, as on a fresh
+//! Windows node).
+//!
+//! # Seed files
 //!
 //! ```toml
 //! [[disks]]
@@ -32,7 +58,8 @@
 //! Disk fields: `number` (default: next free), `location`, `page83`,
 //! `serial`, `device_path`, `size` (required), `sector_size` (512), `partition_style`
 //! (`raw`), `auto_msr` (true), `online` (true), `read_only` (false), `system`
-//! (false), `needs_rescan` (false). Volume fields: `disk` (required), `kind`,
+//! (false), `needs_rescan` (false), `rescan_delay_ms` (0: with `needs_rescan`,
+//! the disk shows that long after the `Rescan`). Volume fields: `disk` (required), `kind`,
 //! `size`, `fs`, `drive_letter`, `id` (`\\?\Volume{GUID}\`, default
 //! generated), `used` (default: NTFS overhead), `system` (false). Partitions
 //! are created in file order; disk states (`online`, `read_only`,
@@ -73,18 +100,171 @@
 //! empty `[system]` has no BIOS and no services, so with no `MSiSCSI`
 //! service every iSCSI call fails).
 
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::time::Duration;
+
 use serde::Deserialize;
 
 use super::error::{HostError, HostResult};
 use super::iscsi::{IscsiSeed, IscsiState};
-use super::node::Node;
-use super::path::volume_id_guid;
+use super::namespace::Namespace;
+use super::node::{Host, Node};
+use super::path::{WinPath, volume_id_guid};
 use super::smb::{SmbSeed, SmbState};
 use super::storage::{
-    DiskSpec, FileSystem, GPT_BASIC_DATA, GPT_EFI, GPT_MSR, GPT_RECOVERY, MBR_IFS, Page83,
-    PartitionSize, PartitionStyle, PartitionType,
+    DiskSpec, FileSystem, GPT_BASIC_DATA, GPT_EFI, GPT_MSR, GPT_RECOVERY, MBR_IFS, MIB, Page83,
+    PartitionSize, PartitionStyle, PartitionType, Storage, Visibility,
 };
 use super::system::{SystemSeed, SystemState};
+
+/// The default kubelet directory.
+pub const DEFAULT_KUBELET_PATH: &str = r"C:\var\lib\kubelet";
+
+const MARKER: &str = ".csi-proxy-sandbox";
+const GIB: u64 = 1 << 30;
+
+/// How to build a [`Host`].
+#[derive(Debug, Clone)]
+pub struct HostConfig {
+    /// Directory holding the simulated file namespace (created if missing).
+    pub sandbox: PathBuf,
+    /// `--kubelet-path`: appended last to the working-dir list.
+    pub kubelet_path: String,
+    /// `--working-dir` values, in order.
+    pub working_dirs: Vec<String>,
+    /// The node to build; `None` = the default node (module docs).
+    pub seed: Option<NodeSeed>,
+    /// Seed of the identifier generator (volume GUIDs, page83 ids).
+    pub id_seed: u64,
+    /// `--require-privacy`: SMB encryption required on every new global
+    /// mapping.
+    pub require_privacy: bool,
+}
+
+impl HostConfig {
+    /// Defaults: kubelet path `C:\var\lib\kubelet`, no extra working dirs,
+    /// the default node, id seed 0, privacy required.
+    pub fn new(sandbox: impl Into<PathBuf>) -> Self {
+        Self {
+            sandbox: sandbox.into(),
+            kubelet_path: DEFAULT_KUBELET_PATH.to_string(),
+            working_dirs: Vec::new(),
+            seed: None,
+            id_seed: 0,
+            require_privacy: true,
+        }
+    }
+
+    /// The filesystem group's working-dir list W: working dirs, then the
+    /// kubelet path last (server.md §2).
+    pub fn working_dir_list(&self) -> Vec<String> {
+        let mut w = self.working_dirs.clone();
+        w.push(self.kubelet_path.clone());
+        w
+    }
+}
+
+impl Host {
+    /// Builds a node from `config`: the seeded node, or the default node.
+    /// The sandbox's `volumes` directory is (re)created empty; a sandbox that
+    /// already holds a `volumes` directory not made by a `Host` is refused.
+    pub fn new(config: HostConfig) -> HostResult<Host> {
+        std::fs::create_dir_all(&config.sandbox).map_err(|e| {
+            HostError::invalid_argument(format!("sandbox {}: {e}", config.sandbox.display()))
+        })?;
+        let sb = &std::path::absolute(&config.sandbox).map_err(|e| {
+            HostError::invalid_argument(format!("sandbox {}: {e}", config.sandbox.display()))
+        })?;
+        let vols = sb.join("volumes");
+        if vols.exists() {
+            if !sb.join(MARKER).exists() {
+                return Err(HostError::invalid_argument(format!(
+                    "sandbox {} already has a volumes directory not created by the simulated host",
+                    sb.display()
+                )));
+            }
+            std::fs::remove_dir_all(&vols).map_err(|e| {
+                HostError::invalid_argument(format!("sandbox {}: {e}", vols.display()))
+            })?;
+        }
+        std::fs::write(
+            sb.join(MARKER),
+            b"csi-proxy-client simulated host sandbox\n",
+        )
+        .and_then(|_| std::fs::create_dir_all(&vols))
+        .map_err(|e| HostError::invalid_argument(format!("sandbox {}: {e}", sb.display())))?;
+        let (smb, iscsi, system) =
+            NodeSeed::build_groups(config.seed.as_ref(), sb, config.require_privacy)?;
+        let mut node = Node {
+            storage: Storage::new(config.id_seed),
+            ns: Namespace::new(sb.clone()),
+            working_dirs: config.working_dir_list(),
+            detached_volumes: BTreeSet::new(),
+            smb,
+            iscsi,
+            system,
+            iscsi_disks: BTreeMap::new(),
+        };
+        match &config.seed {
+            Some(seed) => seed.apply(&mut node)?,
+            None => build_default(&mut node)?,
+        }
+        for w in node.working_dirs.clone() {
+            ensure_dir(&node, &w);
+        }
+        Ok(Host::from_node(node))
+    }
+}
+
+/// Creates the directory `p` if it parses and resolves (working dirs).
+fn ensure_dir(node: &Node, p: &str) {
+    if let Ok(wp) = WinPath::parse(p) {
+        let _ = node.ns.mkdir_all(node.ctx(), &wp);
+    }
+}
+
+/// Builds the default node's storage into `node` (module docs).
+fn build_default(node: &mut Node) -> HostResult<()> {
+    let (n, _) = node.storage.attach_disk(DiskSpec {
+        number: Some(0),
+        location: Some("Integrated : Adapter 0 : Port 0 : Target 0 : LUN 0".into()),
+        system: true,
+        ..DiskSpec::new(128 * GIB)
+    })?;
+    node.storage
+        .set_partition_style_bare(n, PartitionStyle::Gpt)?;
+    let (_, efi) = node.create_partition(
+        n,
+        PartitionType::Gpt(GPT_EFI.into()),
+        PartitionSize::Bytes(100 * MIB),
+    )?;
+    node.create_partition(
+        n,
+        PartitionType::Gpt(GPT_MSR.into()),
+        PartitionSize::Bytes(16 * MIB),
+    )?;
+    let (p, c) = node.create_partition(
+        n,
+        PartitionType::Gpt(GPT_BASIC_DATA.into()),
+        PartitionSize::Max,
+    )?;
+    let efi = efi.expect("EFI volume");
+    let c = c.expect("C: volume");
+    node.set_volume_fs(&efi, FileSystem::Fat32, Some(30 * MIB), true)?;
+    node.set_volume_fs(&c, FileSystem::Ntfs, Some(20 * GIB), true)?;
+    node.storage.set_drive_letter(n, p, Some('C'))?;
+    for lun in [1u32, 2] {
+        node.storage.attach_disk(DiskSpec {
+            number: Some(lun),
+            location: Some(format!(
+                "Integrated : Adapter 3 : Port 0 : Target 0 : LUN {lun}"
+            )),
+            ..DiskSpec::new(if lun == 1 { 32 * GIB } else { 16 * GIB })
+        })?;
+    }
+    Ok(())
+}
 
 /// A whole node to build.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
@@ -138,6 +318,9 @@ pub struct DiskSeed {
     pub system: Option<bool>,
     /// Hidden until `Rescan` (default false).
     pub needs_rescan: Option<bool>,
+    /// With `needs_rescan`: shown this many milliseconds after the
+    /// `Rescan` (default 0).
+    pub rescan_delay_ms: Option<u64>,
 }
 
 /// One partition (with its volume unless it is the MSR).
@@ -279,11 +462,23 @@ impl NodeSeed {
                 node.storage
                     .set_partition_style_bare(n, PartitionStyle::Gpt)?;
             }
+            let visibility = match (d.needs_rescan.unwrap_or(false), d.rescan_delay_ms) {
+                (false, None) => Visibility::Listed,
+                (false, Some(_)) => {
+                    return Err(field_err(
+                        f("rescan_delay_ms"),
+                        "needs `needs_rescan = true`",
+                    ));
+                }
+                (true, delay) => Visibility::AfterRescan {
+                    delay: Duration::from_millis(delay.unwrap_or(0)),
+                },
+            };
             states.push((
                 n,
                 d.online.unwrap_or(true),
                 d.read_only.unwrap_or(false),
-                d.needs_rescan.unwrap_or(false),
+                visibility,
             ));
         }
         for (i, v) in self.volumes.iter().enumerate() {
@@ -378,11 +573,11 @@ impl NodeSeed {
                     .map_err(|e| field_err(f("drive_letter"), e))?;
             }
         }
-        for (n, online, ro, rescan) in states {
+        for (n, online, ro, visibility) in states {
             let d = node.storage.disk_mut_any(n).expect("seeded disk");
             d.is_offline = !online;
             d.is_read_only = ro;
-            d.visible = !rescan;
+            d.visibility = visibility;
         }
         Ok(())
     }

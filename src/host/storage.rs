@@ -21,6 +21,9 @@
 //!   same number.
 
 use std::collections::BTreeMap;
+use std::time::Duration;
+
+use tokio::time::Instant;
 
 use super::error::{HostError, HostResult};
 use super::path::{volume_id_for_guid, volume_id_guid};
@@ -244,9 +247,35 @@ pub struct Disk {
     pub partitions: Vec<Partition>,
     /// Fault injection: ListDiskIDs / GetDiskNumberByName fail with this text.
     pub probe_error: Option<String>,
-    /// Enumerated by storage management (false until `Rescan` for a disk
-    /// attached with "needs rescan").
-    pub visible: bool,
+    /// When storage management lists the disk.
+    pub visibility: Visibility,
+}
+
+/// When storage management lists a disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Visibility {
+    /// Listed.
+    Listed,
+    /// Not listed until a `Rescan`, and then only `delay` after it, as a
+    /// disk the storage stack is still bringing up.
+    AfterRescan {
+        /// How long after the `Rescan` the disk shows.
+        delay: Duration,
+    },
+    /// A `Rescan` has run: listed from this instant (tokio's clock, so
+    /// paused-time tests see it too).
+    From(Instant),
+}
+
+impl Disk {
+    /// Whether storage management lists the disk now.
+    pub fn is_listed(&self) -> bool {
+        match self.visibility {
+            Visibility::Listed => true,
+            Visibility::AfterRescan { .. } => false,
+            Visibility::From(at) => Instant::now() >= at,
+        }
+    }
 }
 
 impl Disk {
@@ -355,6 +384,8 @@ pub struct DiskSpec {
     pub system: bool,
     /// Needs a `Rescan` before storage management sees it.
     pub needs_rescan: bool,
+    /// With `needs_rescan`: how long after the `Rescan` it shows (default 0).
+    pub rescan_delay: Duration,
 }
 
 impl DiskSpec {
@@ -373,6 +404,7 @@ impl DiskSpec {
             read_only: false,
             system: false,
             needs_rescan: false,
+            rescan_delay: Duration::ZERO,
         }
     }
 }
@@ -451,12 +483,12 @@ impl Storage {
 
     /// Visible disks (what storage management enumerates), by number.
     pub fn disks(&self) -> impl Iterator<Item = &Disk> {
-        self.disks.values().filter(|d| d.visible)
+        self.disks.values().filter(|d| d.is_listed())
     }
 
     /// A visible disk by number.
     pub fn disk(&self, n: u32) -> Option<&Disk> {
-        self.disks.get(&n).filter(|d| d.visible)
+        self.disks.get(&n).filter(|d| d.is_listed())
     }
 
     /// Any disk (visible or not) by number, mutable: for test hooks.
@@ -465,7 +497,7 @@ impl Storage {
     }
 
     fn disk_mut(&mut self, n: u32) -> Option<&mut Disk> {
-        self.disks.get_mut(&n).filter(|d| d.visible)
+        self.disks.get_mut(&n).filter(|d| d.is_listed())
     }
 
     /// The disk with this handle.
@@ -534,7 +566,13 @@ impl Storage {
             is_system: spec.system,
             partitions: Vec::new(),
             probe_error: None,
-            visible: !spec.needs_rescan,
+            visibility: if spec.needs_rescan {
+                Visibility::AfterRescan {
+                    delay: spec.rescan_delay,
+                }
+            } else {
+                Visibility::Listed
+            },
         };
         match spec.partition_style {
             PartitionStyle::Raw => {}
@@ -578,10 +616,16 @@ impl Storage {
         Ok(())
     }
 
-    /// Makes every attached disk visible (`Rescan`).
+    /// `Rescan`: every attached disk is listed, those with a delay once it
+    /// has passed.
     pub fn rescan(&mut self) {
         for d in self.disks.values_mut() {
-            d.visible = true;
+            if let Visibility::AfterRescan { delay } = d.visibility {
+                d.visibility = match delay.is_zero() {
+                    true => Visibility::Listed,
+                    false => Visibility::From(Instant::now() + delay),
+                };
+            }
         }
     }
 
@@ -765,6 +809,22 @@ impl Storage {
     pub fn volume(&self, id: &str) -> Option<&Volume> {
         let v = self.volumes.get(&vkey(id))?;
         self.is_present(v).then_some(v)
+    }
+
+    /// The canonical id of the present volume `id` (matched
+    /// case-insensitively): how the namespace resolves volume roots.
+    pub fn present_volume(&self, id: &str) -> Option<String> {
+        self.volume(id).map(|v| v.id.clone())
+    }
+
+    /// The canonical id of the present volume with drive letter `letter`.
+    pub fn drive_volume(&self, letter: char) -> Option<String> {
+        self.volume_by_drive_letter(letter).map(|v| v.id.clone())
+    }
+
+    /// Whether the present volume `id` is formatted NTFS.
+    pub fn is_ntfs(&self, id: &str) -> bool {
+        self.volume(id).is_some_and(|v| v.fs == FileSystem::Ntfs)
     }
 
     /// A volume by id whether present or not.

@@ -14,8 +14,8 @@ use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinSet;
 use tonic::service::Routes;
 
-use super::authority::LocalAuthority;
 use super::deadline;
+use crate::authority::LocalAuthority;
 use crate::transport::Address;
 
 /// How connections are served and ended. Defaults: see the constants.
@@ -34,6 +34,21 @@ pub(super) struct Limits {
     pub connections: Arc<Semaphore>,
     /// On shutdown, how long in-flight calls may still run.
     pub shutdown_grace: Duration,
+    /// Injected latency, for tests of clients: a call to a method of this
+    /// name (any group version) waits this long before it is served.
+    pub latency: Arc<[(String, Duration)]>,
+}
+
+impl Limits {
+    /// The injected latency of the call to `path` (`/v1.Disk/PartitionDisk`).
+    fn latency_of(&self, path: &str) -> Duration {
+        let method = path.rsplit('/').next().unwrap_or_default();
+        self.latency
+            .iter()
+            .filter(|(name, _)| name == method)
+            .map(|(_, delay)| *delay)
+            .sum()
+    }
 }
 
 /// Default of [`Limits::idle_timeout`]: 5 minutes.
@@ -58,6 +73,7 @@ impl Default for Limits {
             max_concurrent_streams: MAX_CONCURRENT_STREAMS,
             connections: Arc::new(Semaphore::new(MAX_CONNECTIONS)),
             shutdown_grace: SHUTDOWN_GRACE,
+            latency: Arc::new([]),
         }
     }
 }
@@ -220,8 +236,15 @@ async fn serve_connection(
         hyper::service::service_fn(move |request| {
             let call = InFlight::enter(&in_flight);
             let deadline = deadline::grpc_timeout(request.headers());
+            let latency = limits.latency_of(request.uri().path());
             let response = tower::ServiceExt::oneshot(routes.clone(), request);
             async move {
+                let response = async {
+                    if !latency.is_zero() {
+                        tokio::time::sleep(latency).await;
+                    }
+                    response.await
+                };
                 let response = deadline::within(deadline, response).await;
                 drop(call);
                 response

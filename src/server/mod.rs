@@ -8,7 +8,6 @@
 //! implementation. Host failures become gRPC statuses in one place,
 //! [`status`].
 
-mod authority;
 mod convert;
 pub(crate) mod deadline;
 mod disk;
@@ -24,8 +23,7 @@ mod smb;
 mod system;
 mod volume;
 
-pub use authority::LocalAuthority;
-pub use run::{GroupVersion, Server, ServerBuilder, ServerError};
+pub use run::{GroupVersion, Server, ServerBuilder, ServerError, is_rpc};
 
 use tonic::Status;
 

@@ -44,6 +44,13 @@ pub enum ServerError {
     NoSocketDir,
 }
 
+/// Whether some group version has a method named `name`.
+pub fn is_rpc(name: &str) -> bool {
+    GroupVersion::all()
+        .iter()
+        .any(|gv| gv.rpcs().contains(&name))
+}
+
 /// Builds a [`Server`]: what to serve, where, over which host, and how
 /// connections are limited and ended.
 #[derive(Debug, Default)]
@@ -117,6 +124,27 @@ impl ServerBuilder {
     /// connections are closed (default 5 s).
     pub fn shutdown_grace(mut self, grace: Duration) -> Self {
         self.limits.shutdown_grace = grace;
+        self
+    }
+
+    /// Injected latency, for testing clients against a slow proxy: every
+    /// call of the method `rpc` (its name, e.g. `MountVolume`, in every
+    /// group version that has it) waits `delay` before it is served, within
+    /// the call's `grpc-timeout`. Repeated for several methods; the delays
+    /// of one method add up.
+    ///
+    /// # Panics
+    /// If no API version has a method named `rpc` (a misspelt name would
+    /// otherwise inject nothing).
+    pub fn latency(mut self, rpc: impl Into<String>, delay: Duration) -> Self {
+        let rpc = rpc.into();
+        assert!(
+            is_rpc(&rpc),
+            "{rpc:?} is the name of no RPC of any API version"
+        );
+        let mut latency = self.limits.latency.to_vec();
+        latency.push((rpc, delay));
+        self.limits.latency = latency.into();
         self
     }
 

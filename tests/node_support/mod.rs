@@ -163,15 +163,17 @@ impl Fixture {
     /// A second `Node` over the same backend with default options (its own
     /// SMB store): another driver process, or the same driver restarted.
     pub async fn another_node(&self) -> Node {
+        self.another_node_with(NodeOptions::default()).await
+    }
+
+    /// A second `Node` over the same backend with `options`.
+    pub async fn another_node_with(&self, options: NodeOptions) -> Node {
         match (&self.mock, &self.server) {
-            (Some(mock), _) => {
-                Node::from_mock_with(mock, self.family.versions()).expect("supported versions")
-            }
-            (None, Some((_, sockets, _))) => {
-                Node::connect(NodeOptions::default().socket_dir(sockets.path()))
-                    .await
-                    .expect("connect")
-            }
+            (Some(mock), _) => Node::from_mock_with_options(mock, self.family.versions(), options)
+                .expect("supported versions"),
+            (None, Some((_, sockets, _))) => Node::connect(options.socket_dir(sockets.path()))
+                .await
+                .expect("connect"),
             (None, None) => unreachable!("a fixture has a backend"),
         }
     }

@@ -6,6 +6,8 @@ use std::future::Future;
 use std::io;
 use std::path::{Path, PathBuf};
 
+use csi_proxy_client::authority::LocalAuthority;
+use tokio_stream::StreamExt;
 use tonic::transport::Server;
 
 use crate::csi::identity_server::IdentityServer;
@@ -30,7 +32,9 @@ pub fn socket_path(endpoint: &str) -> Result<PathBuf, String> {
 
 /// Serves `plugin` on a socket at `path` until `shutdown` completes, then
 /// removes the socket file. A file left at `path` by an earlier run is
-/// replaced.
+/// replaced. Every connection goes through [`LocalAuthority`], so that
+/// clients sending the socket path as `:authority` (gRPC core's Python,
+/// C++ and C#, grpc-java, grpcurl) are answered, not reset by h2.
 pub async fn serve(
     plugin: Plugin,
     path: &Path,
@@ -43,7 +47,7 @@ pub async fn serve(
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)?;
     }
-    let incoming = listen(path)?;
+    let incoming = listen(path)?.map(|connection| connection.map(LocalAuthority::new));
     tracing::info!(socket = %path.display(), "serving CSI Identity and Node");
     let served = Server::builder()
         .add_service(IdentityServer::new(plugin.clone()))

@@ -24,7 +24,7 @@
 //!
 //! ```no_run
 //! # async fn run(routes: tonic::service::Routes) -> Result<(), Box<dyn std::error::Error>> {
-//! use csi_proxy_client::server::LocalAuthority;
+//! use csi_proxy_client::authority::LocalAuthority;
 //! use tokio_stream::StreamExt;
 //!
 //! let listener = tokio::net::UnixListener::bind("/tmp/plugin.sock")?;
