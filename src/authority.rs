@@ -20,6 +20,11 @@
 //! fields are kept; the block is split into frames of at most 16 KiB, the
 //! size every HTTP/2 peer accepts. What the server writes is not touched.
 //!
+//! A client keeps one authority for all the requests of a connection. When
+//! the first header block needs no change (grpc-go, tonic), it goes on with
+//! its HPACK bytes as they were, and the rest of the connection passes
+//! through without being decoded: such clients pay for one decoded block.
+//!
 //! Use it on any tonic or hyper server that listens on a local socket:
 //!
 //! ```no_run
@@ -114,6 +119,13 @@ struct Rewriter {
     input: Vec<u8>,
     decoder: loona_hpack::Decoder<'static>,
     block: Option<Block>,
+    /// Whether a header block has been seen on this connection.
+    seen_block: bool,
+    /// The first header block needed no change, so it went on with its
+    /// HPACK bytes as they were (the server's table follows the client's),
+    /// and so does everything after it: a client keeps one authority per
+    /// connection, and grpc-go or tonic clients then cost nothing more.
+    passthrough: bool,
 }
 
 impl Rewriter {
@@ -125,6 +137,8 @@ impl Rewriter {
             input: Vec::new(),
             decoder,
             block: None,
+            seen_block: false,
+            passthrough: false,
         }
     }
 
@@ -135,6 +149,11 @@ impl Rewriter {
         let mut at = 0;
         loop {
             let available = &self.input[at..];
+            if self.passthrough {
+                out.extend_from_slice(available);
+                at += available.len();
+                break;
+            }
             match self.state {
                 State::Preface(left) | State::Passthrough(left) => {
                     let n = left.min(available.len());
@@ -241,15 +260,21 @@ impl Rewriter {
         }
         if flags & END_HEADERS != 0 {
             let block = self.block.take().expect("a block is being collected");
-            let fields = self.decode(&block.fragment)?;
-            write_block(&block, &encode(&fields), out);
+            let (fields, replaced) = self.decode(&block.fragment)?;
+            let first = !std::mem::replace(&mut self.seen_block, true);
+            if first && !replaced {
+                write_block(&block, &block.fragment, out);
+                self.passthrough = true;
+            } else {
+                write_block(&block, &encode(&fields), out);
+            }
         }
         Ok(())
     }
 
     /// Decodes a complete block with the client's dynamic table and
-    /// replaces an `:authority` h2 would refuse.
-    fn decode(&mut self, fragment: &[u8]) -> Result<Fields, RewriteError> {
+    /// replaces an `:authority` h2 would refuse; says whether it did.
+    fn decode(&mut self, fragment: &[u8]) -> Result<(Fields, bool), RewriteError> {
         let mut fields = Vec::new();
         let mut size = 0usize;
         self.decoder
@@ -264,13 +289,15 @@ impl Rewriter {
         if size > MAX_BLOCK {
             return Err(refuse("header list too large"));
         }
+        let mut replaced = false;
         for (name, value) in &mut fields {
             if name == b":authority" && http::uri::Authority::try_from(value.as_slice()).is_err() {
                 tracing::trace!(authority = %String::from_utf8_lossy(value), "authority replaced");
                 *value = REPLACEMENT.to_vec();
+                replaced = true;
             }
         }
-        Ok(fields)
+        Ok((fields, replaced))
     }
 }
 
@@ -552,6 +579,29 @@ mod tests {
                 (HEADERS, END_HEADERS | END_STREAM, 3)
             ]
         );
+    }
+
+    #[test]
+    fn a_connection_whose_first_authority_is_valid_passes_unchanged() {
+        let mut encoder = loona_hpack::Encoder::new();
+        let mut input = PREFACE.to_vec();
+        input.extend(frame(0x4, 0, 0, &[])); // SETTINGS
+        let first = encoded(&mut encoder, "localhost");
+        input.extend(frame(HEADERS, END_HEADERS, 1, &first));
+        input.extend(frame(0x0, END_STREAM, 1, b"\0\0\0\0\0")); // DATA
+        let second = encoded(&mut encoder, "localhost");
+        assert!(second.len() < first.len(), "the second refers to the table");
+        input.extend(frame(HEADERS, END_HEADERS | END_STREAM, 3, &second));
+        // A later authority is no longer looked at: h2 judges it, as it
+        // would without the wrapper.
+        let later = encoded(&mut encoder, "late%2Fchange.sock");
+        input.extend(frame(HEADERS, END_HEADERS | END_STREAM, 5, &later));
+
+        let out = rewrite(&input);
+        assert_eq!(out, input);
+        let blocks = server_view(&out);
+        assert_eq!(authority_of(&blocks[1]), "localhost");
+        assert_eq!(authority_of(&blocks[2]), "late%2Fchange.sock");
     }
 
     #[test]
