@@ -19,6 +19,11 @@ fn main() {
 }
 
 #[cfg(unix)]
+#[macro_use]
+#[path = "../tests/support/unserved.rs"]
+mod unserved;
+
+#[cfg(unix)]
 mod unix {
     use std::hint::black_box;
     use std::time::Duration;
@@ -33,26 +38,6 @@ mod unix {
     use tokio_stream::wrappers::UnixListenerStream;
     use tonic::{Request, Response, Status};
 
-    /// The RPCs a fake does not serve (the server traits have no default
-    /// methods): each answers `UNIMPLEMENTED`.
-    macro_rules! unserved {
-        ($($method:ident($request:ty) -> $response:ty;)*) => {$(
-            fn $method<'life0, 'async_trait>(
-                &'life0 self,
-                _: tonic::Request<$request>,
-            ) -> std::pin::Pin<Box<
-                dyn std::future::Future<Output = Result<tonic::Response<$response>, tonic::Status>>
-                    + Send
-                    + 'async_trait,
-            >>
-            where
-                'life0: 'async_trait,
-                Self: 'async_trait,
-            {
-                Box::pin(async { Err(tonic::Status::unimplemented(stringify!($method))) })
-            }
-        )*};
-    }
     struct Constant;
 
     #[tonic::async_trait]

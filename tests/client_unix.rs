@@ -13,26 +13,9 @@ use tokio::sync::oneshot;
 use tokio_stream::wrappers::UnixListenerStream;
 use tonic::{Code, Request, Response, Status};
 
-/// The RPCs a fake does not serve (the server traits have no default
-/// methods): each answers `UNIMPLEMENTED`.
-macro_rules! unserved {
-    ($($method:ident($request:ty) -> $response:ty;)*) => {$(
-        fn $method<'life0, 'async_trait>(
-            &'life0 self,
-            _: tonic::Request<$request>,
-        ) -> std::pin::Pin<Box<
-            dyn std::future::Future<Output = Result<tonic::Response<$response>, tonic::Status>>
-                + Send
-                + 'async_trait,
-        >>
-        where
-            'life0: 'async_trait,
-            Self: 'async_trait,
-        {
-            Box::pin(async { Err(tonic::Status::unimplemented(stringify!($method))) })
-        }
-    )*};
-}
+#[macro_use]
+#[path = "support/unserved.rs"]
+mod unserved;
 
 /// Implements one RPC per group with a recognisable answer; every other RPC
 /// answers UNIMPLEMENTED.

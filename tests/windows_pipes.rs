@@ -44,26 +44,9 @@ fn pipe_path(test: &str) -> String {
     format!(r"\\.\pipe\csi-proxy-test-{test}-{}", std::process::id())
 }
 
-/// The RPCs a fake does not serve (the server traits have no default
-/// methods): each answers `UNIMPLEMENTED`.
-macro_rules! unserved {
-    ($($method:ident($request:ty) -> $response:ty;)*) => {$(
-        fn $method<'life0, 'async_trait>(
-            &'life0 self,
-            _: tonic::Request<$request>,
-        ) -> std::pin::Pin<Box<
-            dyn std::future::Future<Output = Result<tonic::Response<$response>, tonic::Status>>
-                + Send
-                + 'async_trait,
-        >>
-        where
-            'life0: 'async_trait,
-            Self: 'async_trait,
-        {
-            Box::pin(async { Err(tonic::Status::unimplemented(stringify!($method))) })
-        }
-    )*};
-}
+#[macro_use]
+#[path = "support/unserved.rs"]
+mod unserved;
 
 /// A system service that tells which server instance answered, and whose
 /// `GetService("slow")` takes long enough to be cut off.
