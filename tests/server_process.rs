@@ -126,27 +126,26 @@ fn a_second_server_on_the_same_directory_fails_with_address_in_use() {
 fn bad_flags_and_seed_files_fail_with_a_clear_message() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path().to_str().unwrap();
+    // Runs the server, which must refuse to start; returns what it said.
+    let refused = |args: &[&str]| -> String {
+        let out = run(args);
+        assert!(!out.status.success(), "{args:?} started");
+        String::from_utf8_lossy(&out.stderr).into_owned()
+    };
 
-    let out = run(&["--socket-dir", d, "--serve", "disk/v9"]);
-    assert!(!out.status.success());
-    assert!(
-        String::from_utf8_lossy(&out.stderr).contains("\"disk/v9\" is not a served group version")
-    );
+    let stderr = refused(&["--socket-dir", d, "--serve", "disk/v9"]);
+    assert!(stderr.contains("\"disk/v9\" is not a served group version"));
 
-    let out = run(&["--socket-dir", d, "--no-such-flag"]);
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--no-such-flag"));
+    let stderr = refused(&["--socket-dir", d, "--no-such-flag"]);
+    assert!(stderr.contains("--no-such-flag"));
 
     let missing = dir.path().join("missing.toml");
-    let out = run(&["--socket-dir", d, "--seed", missing.to_str().unwrap()]);
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("missing.toml"));
+    let stderr = refused(&["--socket-dir", d, "--seed", missing.to_str().unwrap()]);
+    assert!(stderr.contains("missing.toml"));
 
     let bad = dir.path().join("bad.toml");
     std::fs::write(&bad, "[[disks]]\nnumber = 1\nsize = \"big\"\n").unwrap();
-    let out = run(&["--socket-dir", d, "--seed", bad.to_str().unwrap()]);
-    assert!(!out.status.success());
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = refused(&["--socket-dir", d, "--seed", bad.to_str().unwrap()]);
     assert!(
         stderr.contains("bad.toml") && stderr.contains("size"),
         "{stderr}"
@@ -154,28 +153,22 @@ fn bad_flags_and_seed_files_fail_with_a_clear_message() {
 
     let early = dir.path().join("early.toml");
     std::fs::write(&early, "[[disks]]\nsize = 1024\nrescan_delay_ms = 500\n").unwrap();
-    let out = run(&["--socket-dir", d, "--seed", early.to_str().unwrap()]);
-    assert!(!out.status.success());
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = refused(&["--socket-dir", d, "--seed", early.to_str().unwrap()]);
     assert!(
         stderr.contains("disks[0].rescan_delay_ms: needs `needs_rescan = true`"),
         "{stderr}"
     );
 
-    let out = run(&["--socket-dir", d, "--latency", "MountVolum=2"]);
-    assert!(!out.status.success());
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let stderr = refused(&["--socket-dir", d, "--latency", "MountVolum=2"]);
     assert!(
         stderr.contains("\"MountVolum\" is the name of no RPC"),
         "{stderr}"
     );
-    let out = run(&["--socket-dir", d, "--latency", "MountVolume"]);
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("is not RPC=SECONDS"));
+    let stderr = refused(&["--socket-dir", d, "--latency", "MountVolume"]);
+    assert!(stderr.contains("is not RPC=SECONDS"));
 
-    let out = run(&["--log-level", "not a [filter"]);
-    assert!(!out.status.success());
-    assert!(String::from_utf8_lossy(&out.stderr).contains("--log-level"));
+    let stderr = refused(&["--log-level", "not a [filter"]);
+    assert!(stderr.contains("--log-level"));
 
     assert!(sockets_in(dir.path()).is_empty());
 }
