@@ -119,13 +119,22 @@ struct Rewriter {
     input: Vec<u8>,
     decoder: loona_hpack::Decoder<'static>,
     block: Option<Block>,
-    /// Whether a header block has been seen on this connection.
-    seen_block: bool,
-    /// The first header block needed no change, so it went on with its
-    /// HPACK bytes as they were (the server's table follows the client's),
-    /// and so does everything after it: a client keeps one authority per
+    mode: Mode,
+}
+
+/// What the rewriter does with the connection's header blocks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// No header block yet: the first one decides.
+    First,
+    /// The first block needed a new `:authority`: every block is decoded
+    /// and re-encoded.
+    Rewrite,
+    /// The first block needed no change, so it went on with its HPACK
+    /// bytes as they were (the server's table follows the client's), and so
+    /// does everything after it: a client keeps one authority per
     /// connection, and grpc-go or tonic clients then cost nothing more.
-    passthrough: bool,
+    Passthrough,
 }
 
 impl Rewriter {
@@ -137,8 +146,7 @@ impl Rewriter {
             input: Vec::new(),
             decoder,
             block: None,
-            seen_block: false,
-            passthrough: false,
+            mode: Mode::First,
         }
     }
 
@@ -149,7 +157,7 @@ impl Rewriter {
         let mut at = 0;
         loop {
             let available = &self.input[at..];
-            if self.passthrough {
+            if self.mode == Mode::Passthrough {
                 out.extend_from_slice(available);
                 at += available.len();
                 break;
@@ -261,12 +269,12 @@ impl Rewriter {
         if flags & END_HEADERS != 0 {
             let block = self.block.take().expect("a block is being collected");
             let (fields, replaced) = self.decode(&block.fragment)?;
-            let first = !std::mem::replace(&mut self.seen_block, true);
-            if first && !replaced {
+            if self.mode == Mode::First && !replaced {
                 write_block(&block, &block.fragment, out);
-                self.passthrough = true;
+                self.mode = Mode::Passthrough;
             } else {
                 write_block(&block, &encode(&fields), out);
+                self.mode = Mode::Rewrite;
             }
         }
         Ok(())
