@@ -21,6 +21,8 @@ mod run;
 mod sandbox_lock;
 mod smb;
 mod system;
+#[cfg(test)]
+mod tests;
 mod volume;
 
 pub use run::{GroupVersion, Server, ServerBuilder, ServerError, is_rpc};

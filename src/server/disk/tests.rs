@@ -1,5 +1,4 @@
 use std::collections::HashMap;
-use std::convert::Infallible;
 
 use tonic::{Code, Request, Status};
 
@@ -53,95 +52,6 @@ pub(crate) fn ok<T>(r: Result<tonic::Response<T>, Status>) -> T {
         Ok(r) => r.into_inner(),
         Err(s) => panic!("call failed: {s:?}"),
     }
-}
-
-/// Sends an empty request message to every RPC of `rpcs` through the
-/// generated server (the same routing as on the wire) and asserts that
-/// none answers `UNIMPLEMENTED` (the default stub of the generated trait).
-pub(crate) async fn assert_all_implemented<S>(server: S, service: &str, rpcs: &[&str])
-where
-    S: tower::Service<
-            http::Request<tonic::body::Body>,
-            Response = http::Response<tonic::body::Body>,
-            Error = Infallible,
-        > + Clone,
-{
-    use tower::ServiceExt;
-    let call = |rpc: String| {
-        let server = server.clone();
-        async move {
-            // one gRPC frame: not compressed, length 0 (an all-default message)
-            let body = tonic::body::Body::new(String::from("\0\0\0\0\0"));
-            let request = http::Request::builder()
-                .method("POST")
-                .uri(format!("/{service}/{rpc}"))
-                .header("content-type", "application/grpc")
-                .header("te", "trailers")
-                .body(body)
-                .unwrap();
-            let response = server.oneshot(request).await.unwrap();
-            assert_eq!(response.status(), http::StatusCode::OK);
-            // errors are trailers-only responses: the status is in the headers
-            tonic::Status::from_header_map(response.headers()).map(|s| s.code())
-        }
-    };
-    // the detector works: an unknown method is UNIMPLEMENTED
-    assert_eq!(call("NoSuchMethod".into()).await, Some(Code::Unimplemented));
-    for rpc in rpcs {
-        let code = call(rpc.to_string()).await;
-        assert_ne!(
-            code,
-            Some(Code::Unimplemented),
-            "/{service}/{rpc} is not implemented"
-        );
-    }
-}
-
-#[tokio::test]
-async fn no_disk_rpc_is_unimplemented() {
-    let f = Fixture::new();
-    let svc = f.svc.clone();
-    use crate::disk::*;
-    assert_all_implemented(
-        v1alpha1::disk_server::DiskServer::new(svc.clone()),
-        v1alpha1::SERVICE_NAME,
-        v1alpha1::RPCS,
-    )
-    .await;
-    assert_all_implemented(
-        v1beta1::disk_server::DiskServer::new(svc.clone()),
-        v1beta1::SERVICE_NAME,
-        v1beta1::RPCS,
-    )
-    .await;
-    assert_all_implemented(
-        v1beta2::disk_server::DiskServer::new(svc.clone()),
-        v1beta2::SERVICE_NAME,
-        v1beta2::RPCS,
-    )
-    .await;
-    assert_all_implemented(
-        v1beta3::disk_server::DiskServer::new(svc.clone()),
-        v1beta3::SERVICE_NAME,
-        v1beta3::RPCS,
-    )
-    .await;
-    assert_all_implemented(
-        v1::disk_server::DiskServer::new(svc),
-        v1::SERVICE_NAME,
-        v1::RPCS,
-    )
-    .await;
-    assert_eq!(
-        [
-            v1alpha1::RPCS.len(),
-            v1beta1::RPCS.len(),
-            v1beta2::RPCS.len(),
-            v1beta3::RPCS.len(),
-            v1::RPCS.len()
-        ],
-        [4, 5, 7, 7, 7]
-    );
 }
 
 fn partition_count(h: &Host, n: u32) -> usize {

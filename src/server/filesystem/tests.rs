@@ -1,14 +1,8 @@
 use std::fmt::Debug;
 
 use tonic::{Code, Response, Status};
-use tower::ServiceExt;
 
 use super::*;
-use crate::filesystem::v1::filesystem_server::FilesystemServer as V1Server;
-use crate::filesystem::v1alpha1::filesystem_server::FilesystemServer as V1alpha1Server;
-use crate::filesystem::v1beta1::filesystem_server::FilesystemServer as V1beta1Server;
-use crate::filesystem::v1beta2::filesystem_server::FilesystemServer as V1beta2Server;
-use crate::filesystem::v2alpha1::filesystem_server::FilesystemServer as V2alpha1Server;
 use crate::host::namespace::{Entry, Link, LinkKind};
 use crate::host::{Host, HostConfig};
 
@@ -40,80 +34,6 @@ pub(crate) fn fixture() -> Fixture {
 pub(crate) fn assert_status<T: Debug>(r: Result<T, Status>, code: Code, message: &str) {
     let s = r.unwrap_err();
     assert_eq!((s.code(), s.message()), (code, message), "{s:?}");
-}
-
-/// Calls every RPC in `rpcs` through the generated server `svc` (the
-/// wire routing) with an empty request and asserts that none answers
-/// `UNIMPLEMENTED`; also checks that an unknown method does, so the
-/// check can fail.
-pub(crate) async fn assert_no_rpc_unimplemented<S>(svc: S, service: &str, rpcs: &[&str])
-where
-    S: tower::Service<
-            http::Request<String>,
-            Response = http::Response<tonic::body::Body>,
-            Error = std::convert::Infallible,
-        > + Clone,
-{
-    let grpc_status = |rpc: &str| {
-        let svc = svc.clone();
-        let request = http::Request::builder()
-            .method("POST")
-            .uri(format!("/{service}/{rpc}"))
-            .header("content-type", "application/grpc")
-            .header("te", "trailers")
-            // One uncompressed, empty message.
-            .body("\0\0\0\0\0".to_string())
-            .unwrap();
-        async move {
-            let response = svc.oneshot(request).await.unwrap();
-            response
-                .headers()
-                .get("grpc-status")
-                .map(|v| v.to_str().unwrap().to_owned())
-        }
-    };
-    for rpc in rpcs {
-        let status = grpc_status(rpc).await;
-        assert_ne!(
-            status.as_deref(),
-            Some("12"),
-            "/{service}/{rpc} answers UNIMPLEMENTED"
-        );
-    }
-    assert_eq!(grpc_status("NoSuchMethod").await.as_deref(), Some("12"));
-}
-
-#[tokio::test]
-async fn no_filesystem_rpc_is_unimplemented() {
-    let f = fixture();
-    let s = f.svc.clone();
-    use crate::filesystem as fs;
-    assert_no_rpc_unimplemented(
-        V1alpha1Server::new(s.clone()),
-        fs::v1alpha1::SERVICE_NAME,
-        fs::v1alpha1::RPCS,
-    )
-    .await;
-    assert_no_rpc_unimplemented(
-        V1beta1Server::new(s.clone()),
-        fs::v1beta1::SERVICE_NAME,
-        fs::v1beta1::RPCS,
-    )
-    .await;
-    assert_no_rpc_unimplemented(
-        V1beta2Server::new(s.clone()),
-        fs::v1beta2::SERVICE_NAME,
-        fs::v1beta2::RPCS,
-    )
-    .await;
-    assert_no_rpc_unimplemented(V1Server::new(s.clone()), fs::v1::SERVICE_NAME, fs::v1::RPCS).await;
-    assert_no_rpc_unimplemented(
-        V2alpha1Server::new(s),
-        fs::v2alpha1::SERVICE_NAME,
-        fs::v2alpha1::RPCS,
-    )
-    .await;
-    assert_eq!(fs::v2alpha1::RPCS.len(), 6);
 }
 
 fn evil(p: &str) -> String {

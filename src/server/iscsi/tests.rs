@@ -2,7 +2,7 @@ use tonic::Code;
 
 use crate::host::iscsi::{ERROR_INVALID_PARAMETER, ISDSC_AUTHENTICATION_FAILURE};
 use crate::host::system::ServiceStatus;
-use crate::server::filesystem::tests::{Fixture, assert_no_rpc_unimplemented, fixture};
+use crate::server::filesystem::tests::{Fixture, fixture};
 
 const ADDR: &str = "10.0.0.20";
 const LUN0: &str = "iqn.1991-05.com.microsoft:storage01-lun0-target";
@@ -25,25 +25,6 @@ fn connect_failed(code: u32) -> String {
         "error connecting to target portal. err: WMI MSFT_iSCSITarget.Connect failed \
              (target=<nil>): code={code}"
     )
-}
-
-#[tokio::test]
-async fn no_iscsi_rpc_is_unimplemented() {
-    let f = running();
-    assert_no_rpc_unimplemented(
-        crate::iscsi::v1alpha1::iscsi_server::IscsiServer::new(f.svc.clone()),
-        crate::iscsi::v1alpha1::SERVICE_NAME,
-        crate::iscsi::v1alpha1::RPCS,
-    )
-    .await;
-    assert_no_rpc_unimplemented(
-        crate::iscsi::v1alpha2::iscsi_server::IscsiServer::new(f.svc.clone()),
-        crate::iscsi::v1alpha2::SERVICE_NAME,
-        crate::iscsi::v1alpha2::RPCS,
-    )
-    .await;
-    assert!(crate::iscsi::v1alpha2::RPCS.contains(&"SetMutualChapSecret"));
-    assert!(!crate::iscsi::v1alpha1::RPCS.contains(&"SetMutualChapSecret"));
 }
 
 #[tokio::test]

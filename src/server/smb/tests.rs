@@ -1,25 +1,9 @@
 use tonic::Code;
 
 use crate::host::smb::{DEFAULT_SMB_PASSWORD, MappingStatus};
-use crate::server::filesystem::tests::{K, assert_no_rpc_unimplemented, assert_status, fixture};
+use crate::server::filesystem::tests::{K, assert_status, fixture};
 
 const ROOT: &str = r"\\fileserver\share";
-
-#[tokio::test]
-async fn no_smb_rpc_is_unimplemented() {
-    let f = fixture();
-    macro_rules! check {
-            ($($v:ident),*) => {$(
-                assert_no_rpc_unimplemented(
-                    crate::smb::$v::smb_server::SmbServer::new(f.svc.clone()),
-                    crate::smb::$v::SERVICE_NAME,
-                    crate::smb::$v::RPCS,
-                )
-                .await;
-            )*};
-        }
-    check!(v1alpha1, v1beta1, v1beta2, v1);
-}
 
 /// Per version: map with a local path, use the share through the link,
 /// remove; then the error cases of smb.md §3, §4.

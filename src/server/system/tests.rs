@@ -4,9 +4,7 @@ use tonic::Code;
 
 use super::*;
 use crate::host::system::{DEFAULT_BIOS_SERIAL, ServiceTiming};
-use crate::server::filesystem::tests::{
-    Fixture, assert_no_rpc_unimplemented, assert_status, fixture,
-};
+use crate::server::filesystem::tests::{Fixture, assert_status, fixture};
 use crate::system::v1alpha1 as api;
 use api::system_server::System;
 
@@ -22,18 +20,6 @@ fn fast() -> Fixture {
 
 fn status(f: &Fixture, name: &str) -> ServiceStatus {
     f.host().lock().system.service(name).unwrap().status()
-}
-
-#[tokio::test]
-async fn no_system_rpc_is_unimplemented() {
-    let f = fast();
-    assert_no_rpc_unimplemented(
-        api::system_server::SystemServer::new(f.svc.clone()),
-        api::SERVICE_NAME,
-        api::RPCS,
-    )
-    .await;
-    assert_eq!(api::RPCS.len(), 4);
 }
 
 #[tokio::test]

@@ -1,6 +1,6 @@
 use tonic::Request;
 
-use super::super::disk::tests::{BAD_IDS, Fixture, GIB, assert_all_implemented, ok, unknown};
+use super::super::disk::tests::{BAD_IDS, Fixture, GIB, ok, unknown};
 use crate::host::Host;
 use crate::host::storage::{DiskSpec, FileSystem, Page83};
 
@@ -10,60 +10,6 @@ const K: &str = r"C:\var\lib\kubelet";
 const PART_1GIB: i64 = 1056947712;
 /// The same partition grown to the maximum on a 2 GiB disk.
 const PART_2GIB: i64 = 2130689536;
-
-#[tokio::test]
-async fn no_volume_rpc_is_unimplemented() {
-    let f = Fixture::new();
-    let svc = f.svc.clone();
-    use crate::volume::*;
-    assert_all_implemented(
-        v1alpha1::volume_server::VolumeServer::new(svc.clone()),
-        v1alpha1::SERVICE_NAME,
-        v1alpha1::RPCS,
-    )
-    .await;
-    assert_all_implemented(
-        v1beta1::volume_server::VolumeServer::new(svc.clone()),
-        v1beta1::SERVICE_NAME,
-        v1beta1::RPCS,
-    )
-    .await;
-    assert_all_implemented(
-        v1beta2::volume_server::VolumeServer::new(svc.clone()),
-        v1beta2::SERVICE_NAME,
-        v1beta2::RPCS,
-    )
-    .await;
-    assert_all_implemented(
-        v1beta3::volume_server::VolumeServer::new(svc.clone()),
-        v1beta3::SERVICE_NAME,
-        v1beta3::RPCS,
-    )
-    .await;
-    assert_all_implemented(
-        v1::volume_server::VolumeServer::new(svc.clone()),
-        v1::SERVICE_NAME,
-        v1::RPCS,
-    )
-    .await;
-    assert_all_implemented(
-        v2alpha1::volume_server::VolumeServer::new(svc),
-        v2alpha1::SERVICE_NAME,
-        v2alpha1::RPCS,
-    )
-    .await;
-    assert_eq!(
-        [
-            v1alpha1::RPCS.len(),
-            v1beta1::RPCS.len(),
-            v1beta2::RPCS.len(),
-            v1beta3::RPCS.len(),
-            v1::RPCS.len(),
-            v2alpha1::RPCS.len()
-        ],
-        [6, 9, 10, 10, 10, 11]
-    );
-}
 
 /// Attaches a 1 GiB GCE-style disk (page83 `Google  <name>`).
 fn attach_gce_disk(h: &Host, name: &str) -> u32 {
