@@ -1,5 +1,5 @@
 //! The disk group's operations (disk.md §3, §4), version-neutral, as
-//! methods of [`Node`] over its storage.
+//! methods of [`HostState`] over its storage.
 //!
 //! Every error is [`HostError::unknown`] with upstream's text. The string disk
 //! ids of `v1alpha1`–`v1beta2` are converted by the services with
@@ -9,7 +9,7 @@
 use std::collections::BTreeMap;
 
 use super::error::{HostError, HostResult};
-use super::node::Node;
+use super::state::HostState;
 use super::storage::{
     GPT_BASIC_DATA, PartitionSize, PartitionStyle, PartitionType, disk_not_found, parse_location,
 };
@@ -37,7 +37,7 @@ pub struct DiskIds {
     pub serial_number: String,
 }
 
-impl Node {
+impl HostState {
     /// Disks whose location parses (disk.md §4.1), by number; offline disks included.
     pub fn list_disk_locations(&self) -> HostResult<BTreeMap<u32, DiskLocation>> {
         Ok(self
@@ -73,7 +73,7 @@ impl Node {
                 .initialize(n, PartitionStyle::Gpt)
                 .map_err(|e| e.context(format!("failed to initializing disk {n}: error: ")))?;
         }
-        let has_basic = |node: &Node| {
+        let has_basic = |node: &HostState| {
             node.storage
                 .disk(n)
                 .is_some_and(|d| d.partitions.iter().any(|p| !p.kind.is_msr()))

@@ -1,5 +1,5 @@
 //! The filesystem group's operations (filesystem.md §4, §5),
-//! version-neutral, as methods of [`Node`] over its namespace.
+//! version-neutral, as methods of [`HostState`] over its namespace.
 //!
 //! Paths are validated against the node's working-dir list with
 //! [`validate_working_path`] (stricter than upstream, see
@@ -9,8 +9,8 @@
 
 use super::error::{HostError, HostResult};
 use super::namespace::{Entry, LinkKind};
-use super::node::Node;
 use super::path::{Win32Error, WinPath, validate_working_path};
+use super::state::HostState;
 
 fn op_err(op: &str, p: &str, e: Win32Error) -> HostError {
     HostError::unknown(format!("{op} {p}: {e}"))
@@ -27,7 +27,7 @@ fn go_parents(p: &str) -> impl Iterator<Item = &str> {
         .map(move |i| &p[..i])
 }
 
-impl Node {
+impl HostState {
     fn validate(&self, p: &str) -> HostResult<()> {
         validate_working_path(p, &self.working_dirs)
     }

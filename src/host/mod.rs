@@ -12,8 +12,8 @@
 //! # Modules
 //! The node and how it is built:
 //! - [`node`]: [`Host`] (the node behind one lock; [`Host::run`] runs an
-//!   RPC as one call on the [`Node`], so an RPC of any group is atomic),
-//!   [`Node`] (the state of every part), snapshots, invariant checks, test
+//!   RPC as one call on the [`HostState`], so an RPC of any group is atomic),
+//!   [`HostState`] (the state of every part), snapshots, invariant checks, test
 //!   hooks.
 //! - [`seed`]: building a node: [`HostConfig`], [`Host::new`], the default
 //!   node and [`NodeSeed`] (code or TOML; each group's section is that
@@ -29,14 +29,14 @@
 //! The groups, one design: a model owning the group's state, and operations
 //! on it that the services call directly.
 //! - [`disk`], [`volume`], [`filesystem`]: operations on the node's storage
-//!   and namespace, methods of [`Node`] (one file each).
+//!   and namespace, methods of [`HostState`] (one file each).
 //! - [`smb`], [`iscsi`], [`system`]: folders holding the model (`mod.rs`,
 //!   the state is `node.smb`, `node.iscsi`, `node.system`), its seed section
 //!   and defaults (`seed.rs`), its tests (`tests.rs`), and the one file where
 //!   it meets the rest of the node: `smb/link.rs` (the `local_path` link in
 //!   the namespace), `iscsi/disks.rs` (session LUNs become disks through
 //!   [`NodeDisks`], a split borrow of the node's disk side:
-//!   [`Node::iscsi`]), `system/wait.rs` (`StartService`/`StopService` poll
+//!   [`HostState::iscsi`]), `system/wait.rs` (`StartService`/`StopService` poll
 //!   over the [`Host`], holding its lock only for each poll).
 //!
 //! Tests on whole nodes are in `tests/`, one file per part
@@ -55,10 +55,10 @@ mod error;
 pub mod filesystem;
 pub mod iscsi;
 pub mod namespace;
-pub mod node;
 pub mod path;
 pub mod seed;
 pub mod smb;
+pub mod state;
 pub mod storage;
 pub mod system;
 pub mod volume;
@@ -67,8 +67,8 @@ pub use disk::{DiskIds, DiskLocation};
 pub use error::{HostError, HostErrorKind, HostResult};
 
 pub use iscsi::NodeDisks;
-pub use node::{Host, MountPointInfo, Node, Snapshot, temporary_sandbox};
 pub use seed::{HostConfig, NodeSeed};
+pub use state::{Host, HostState, MountPointInfo, Snapshot, temporary_sandbox};
 pub use volume::VolumeStats;
 
 #[cfg(test)]

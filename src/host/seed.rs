@@ -109,9 +109,9 @@ use serde::Deserialize;
 use super::error::{HostError, HostResult};
 use super::iscsi::{IscsiSeed, IscsiState};
 use super::namespace::Namespace;
-use super::node::{Host, Node};
 use super::path::{WinPath, volume_id_guid};
 use super::smb::{SmbSeed, SmbState};
+use super::state::{Host, HostState};
 use super::storage::{
     DiskSpec, FileSystem, GPT_BASIC_DATA, GPT_EFI, GPT_MSR, GPT_RECOVERY, MBR_IFS, MIB, Page83,
     PartitionSize, PartitionStyle, PartitionType, Storage, Visibility,
@@ -196,7 +196,7 @@ impl Host {
         .map_err(|e| HostError::invalid_argument(format!("sandbox {}: {e}", sb.display())))?;
         let (smb, iscsi, system) =
             NodeSeed::build_groups(config.seed.as_ref(), sb, config.require_privacy)?;
-        let mut node = Node {
+        let mut node = HostState {
             storage: Storage::new(config.id_seed),
             ns: Namespace::new(sb.clone()),
             working_dirs: config.working_dir_list(),
@@ -218,14 +218,14 @@ impl Host {
 }
 
 /// Creates the directory `p` if it parses and resolves (working dirs).
-fn ensure_dir(node: &Node, p: &str) {
+fn ensure_dir(node: &HostState, p: &str) {
     if let Ok(wp) = WinPath::parse(p) {
         let _ = node.ns.mkdir_all(node.ctx(), &wp);
     }
 }
 
 /// Builds the default node's storage into `node` (module docs).
-fn build_default(node: &mut Node) -> HostResult<()> {
+fn build_default(node: &mut HostState) -> HostResult<()> {
     let (n, _) = node.storage.attach_disk(DiskSpec {
         number: Some(0),
         location: Some("Integrated : Adapter 0 : Port 0 : Target 0 : LUN 0".into()),
@@ -408,7 +408,7 @@ impl NodeSeed {
     }
 
     /// Builds the seeded storage into `node`.
-    pub(crate) fn apply(&self, node: &mut Node) -> HostResult<()> {
+    pub(crate) fn apply(&self, node: &mut HostState) -> HostResult<()> {
         let mut states = Vec::new();
         for (i, d) in self.disks.iter().enumerate() {
             let f = |name: &str| format!("disks[{i}].{name}");

@@ -1,5 +1,5 @@
 //! The volume group's operations (volume.md §3, §5), version-neutral, as
-//! methods of [`Node`] over its storage and namespace.
+//! methods of [`HostState`] over its storage and namespace.
 //!
 //! Every error is [`HostError::unknown`] with upstream's text. The old
 //! versions' `Forward to <Op> failed, err=` wrappers are added by the services
@@ -9,8 +9,8 @@
 
 use super::error::{HostError, HostResult};
 use super::namespace::{Entry, LinkKind};
-use super::node::{Node, win_err};
 use super::path::{Win32Error, WinPath, WinRoot};
+use super::state::{HostState, win_err};
 use super::storage::{FileSystem, volume_not_found};
 
 /// Bytes below which ResizeVolume growth is ignored (100 MiB).
@@ -38,7 +38,7 @@ fn require_id(id: &str) -> HostResult<()> {
     Ok(())
 }
 
-impl Node {
+impl HostState {
     /// Volume ids on a disk, in partition order; `partition_number` 0 = all.
     /// Unknown/offline disks and partitions give `[]` (§5.1).
     pub fn list_volumes_on_disk(

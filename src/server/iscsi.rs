@@ -18,7 +18,7 @@ use crate::iscsi::{v1alpha1, v1alpha2};
 /// `iscsi_service!(<version> (<host API version>): <rpc> <rpc> ...)`
 /// implements the version's `Iscsi` trait with one method per RPC shape (a
 /// tt-muncher, as for every group). Every RPC runs the iSCSI model with the
-/// node's disks ([`Node::iscsi`](crate::host::Node::iscsi)).
+/// node's disks ([`HostState::iscsi`](crate::host::HostState::iscsi)).
 macro_rules! iscsi_service {
     ($v:ident ($api:path): $($shape:ident)+) => {
         impl From<$v::TargetPortal> for TargetPortal {

@@ -1,6 +1,6 @@
-//! Where iSCSI meets the rest of the [`Node`]: a session's LUNs become disks
+//! Where iSCSI meets the rest of the [`HostState`]: a session's LUNs become disks
 //! of the node. An iSCSI RPC runs with [`NodeDisks`], the node's disk side
-//! borrowed apart from its iSCSI state ([`Node::iscsi`]): sessions attach
+//! borrowed apart from its iSCSI state ([`HostState::iscsi`]): sessions attach
 //! their LUNs (offline, RAW, sizes rounded up to whole sectors) and detach
 //! them; every iSCSI call fails while `MSiSCSI` is not running.
 
@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use super::{DiskSpec, IscsiState, MSISCSI};
 use crate::host::namespace::Namespace;
-use crate::host::node::{Node, detach_disk};
+use crate::host::state::{HostState, detach_disk};
 use crate::host::storage::{self, DiskHandle, Page83, Storage};
 use crate::host::system::ServiceStatus;
 
@@ -67,7 +67,7 @@ impl NodeDisks<'_> {
     }
 }
 
-impl Node {
+impl HostState {
     /// Runs an iSCSI RPC: the iSCSI model with the node's disks, borrowed
     /// apart from it (`MSiSCSI`'s state refreshed first).
     pub fn iscsi<R>(&mut self, op: impl FnOnce(&mut IscsiState, &mut NodeDisks<'_>) -> R) -> R {
@@ -76,7 +76,7 @@ impl Node {
             .system
             .service(MSISCSI)
             .is_some_and(|s| s.status() == ServiceStatus::Running);
-        let Node {
+        let HostState {
             iscsi,
             storage,
             ns,

@@ -10,14 +10,14 @@
 //!
 //! A session's LUNs become disks of the node through [`NodeDisks`], the
 //! node's disks borrowed apart from its iSCSI state
-//! ([`Node::iscsi`](crate::host::Node::iscsi)): one [`DiskSpec`] per LUN on
+//! ([`HostState::iscsi`](crate::host::HostState::iscsi)): one [`DiskSpec`] per LUN on
 //! connect, detached again on disconnect.
 //!
 //! # Files
 //! - `mod.rs`: request types, the remote side, the node side
 //!   ([`IscsiState`]) and its operations.
 //! - `disks.rs`: where iSCSI meets the node's disks ([`NodeDisks`],
-//!   [`Node::iscsi`](crate::host::Node::iscsi)).
+//!   [`HostState::iscsi`](crate::host::HostState::iscsi)).
 //! - `seed.rs`: the `[iscsi]` seed section and the default node's portal.
 //! - `tests.rs`: the model's tests and the iSCSI scenarios on a whole node.
 //!

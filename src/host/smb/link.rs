@@ -12,10 +12,10 @@ use super::NewSmbGlobalMappingRequest;
 use super::{SmbState, UncLink};
 use crate::host::error::HostResult;
 use crate::host::namespace::LinkKind;
-use crate::host::node::{Node, win_err};
 use crate::host::path::{WinPath, validate_working_path};
+use crate::host::state::{HostState, win_err};
 
-impl Node {
+impl HostState {
     /// Creates the directory link `local_path` → `unc_target` (SMB
     /// `local_path`); Windows texts on failure.
     pub fn create_unc_link(&self, local_path: &str, unc_target: &str) -> HostResult<()> {

@@ -9,7 +9,7 @@
 //! What SMB needs from the rest of the host (path validation and a link in
 //! the sandbox namespace) is a returned effect, the [`UncLink`] that
 //! [`SmbState::new_smb_global_mapping`] hands the node, which makes the link
-//! ([`Node::new_smb_global_mapping`](crate::host::Node::new_smb_global_mapping),
+//! ([`HostState::new_smb_global_mapping`](crate::host::HostState::new_smb_global_mapping),
 //! in `link.rs`); what it offers the namespace is [`SmbState::share_root`]:
 //! the real directory behind `\\server\share` while a mapping with status
 //! OK grants access.
@@ -751,7 +751,7 @@ impl SmbState {
     /// root (ignoring the new credentials), replace an invalid one, create a
     /// missing one; then returns the link to make at `local_path`, if any
     /// (the node validates and makes it:
-    /// [`Node::new_smb_global_mapping`](super::Node::new_smb_global_mapping)).
+    /// [`HostState::new_smb_global_mapping`](super::HostState::new_smb_global_mapping)).
     /// A failure after the mapping step does not roll it back.
     pub fn new_smb_global_mapping(
         &mut self,

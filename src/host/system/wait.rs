@@ -9,7 +9,7 @@ use super::{
     CODE_DEPENDENT_SERVICES_RUNNING, ServiceStatus, SystemState, get_failed,
 };
 use crate::host::error::{HostError, HostResult};
-use crate::host::node::Host;
+use crate::host::state::Host;
 
 /// Why a single-service stop failed.
 enum StopFailure {

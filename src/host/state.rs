@@ -1,10 +1,10 @@
 //! [`Host`]: one simulated Windows node behind one lock, test hooks,
-//! snapshots and invariant checks; [`Node`], the state behind the lock.
+//! snapshots and invariant checks; [`HostState`], the state behind the lock.
 //! Building a node (its configuration, the default node, seeds) lives in
 //! [`seed`](super::seed).
 //!
 //! # The smb, iscsi and system groups
-//! [`Node`] holds their state (`smb`, `iscsi`, `system`) behind the same
+//! [`HostState`] holds their state (`smb`, `iscsi`, `system`) behind the same
 //! mutex as storage and namespace, so every RPC is atomic across groups. The
 //! namespace resolves `\\server\share` through [`SmbState`] (the share's
 //! directory while a global mapping with status OK grants access); an SMB
@@ -33,7 +33,7 @@ use super::system::SystemState;
 
 /// All state of one simulated node (behind the [`Host`]'s mutex).
 #[derive(Debug)]
-pub struct Node {
+pub struct HostState {
     /// Disks, partitions, volumes.
     pub storage: Storage,
     /// Files, directories, links, mount points.
@@ -53,7 +53,7 @@ pub struct Node {
     pub(crate) iscsi_disks: BTreeMap<u32, DiskHandle>,
 }
 
-impl Node {
+impl HostState {
     /// The resolution context of the namespace (UNC paths through the SMB
     /// mappings).
     pub fn ctx(&self) -> Ctx<'_> {
@@ -154,7 +154,7 @@ pub(crate) fn win_err(e: Win32Error) -> HostError {
 /// operation locks the whole model, so each call is atomic.
 #[derive(Debug, Clone)]
 pub struct Host {
-    inner: Arc<Mutex<Node>>,
+    inner: Arc<Mutex<HostState>>,
 }
 
 /// A mount point as seen in a [`Snapshot`].
@@ -203,7 +203,7 @@ pub fn temporary_sandbox() -> HostResult<tempfile::TempDir> {
 
 impl Host {
     /// The host of a built node.
-    pub(super) fn from_node(node: Node) -> Host {
+    pub(super) fn from_node(node: HostState) -> Host {
         Host {
             inner: Arc::new(Mutex::new(node)),
         }
@@ -211,12 +211,12 @@ impl Host {
 
     /// Runs `op` on the node under its lock: the path of every request
     /// (`host.run(|node| node.partition_disk(1))`), atomic across groups.
-    pub fn run<T>(&self, op: impl FnOnce(&mut Node) -> T) -> T {
+    pub fn run<T>(&self, op: impl FnOnce(&mut HostState) -> T) -> T {
         op(&mut self.lock())
     }
 
     /// Locks the node, for multi-step atomic access (test code, hooks).
-    pub fn lock(&self) -> MutexGuard<'_, Node> {
+    pub fn lock(&self) -> MutexGuard<'_, HostState> {
         self.inner.lock().unwrap_or_else(|p| p.into_inner())
     }
 
@@ -330,7 +330,7 @@ impl Host {
     /// adjusted by this hook and by format).
     pub fn write_file(&self, path: &str, data: &[u8]) -> HostResult<()> {
         let mut node = self.lock();
-        let p = Node::parse(path)?;
+        let p = HostState::parse(path)?;
         let (vol, old) = node.ns.write_file(node.ctx(), &p, data).map_err(win_err)?;
         if let Some(v) = vol {
             node.storage.add_used(&v, data.len() as u64, old);
@@ -341,14 +341,14 @@ impl Host {
     /// Reads a file (links followed).
     pub fn read_file(&self, path: &str) -> HostResult<Vec<u8>> {
         let node = self.lock();
-        let p = Node::parse(path)?;
+        let p = HostState::parse(path)?;
         node.ns.read_file(node.ctx(), &p).map_err(win_err)
     }
 
     /// Creates a directory and its parents.
     pub fn create_dir(&self, path: &str) -> HostResult<()> {
         let node = self.lock();
-        let p = Node::parse(path)?;
+        let p = HostState::parse(path)?;
         node.ns.mkdir_all(node.ctx(), &p).map_err(win_err)
     }
 
@@ -356,7 +356,7 @@ impl Host {
     /// (for [`LinkKind::Mount`] a volume id: a volume mount point).
     pub fn create_link(&self, path: &str, kind: LinkKind, target: &str) -> HostResult<()> {
         let node = self.lock();
-        let p = Node::parse(path)?;
+        let p = HostState::parse(path)?;
         node.ns
             .create_link(node.ctx(), &p, kind, target)
             .map_err(win_err)
@@ -365,7 +365,7 @@ impl Host {
     /// The entry at `path` without following a final link; `None` if missing.
     pub fn entry(&self, path: &str) -> HostResult<Option<Entry>> {
         let node = self.lock();
-        let p = Node::parse(path)?;
+        let p = HostState::parse(path)?;
         match node.ns.lstat(node.ctx(), &p) {
             Ok(e) => Ok(Some(e)),
             Err(e)
@@ -388,14 +388,14 @@ impl Host {
     /// Names in a directory (case-folded, sorted; a final link is followed).
     pub fn list_dir(&self, path: &str) -> HostResult<Vec<String>> {
         let node = self.lock();
-        let p = Node::parse(path)?;
+        let p = HostState::parse(path)?;
         node.ns.list_dir(node.ctx(), &p).map_err(win_err)
     }
 
     /// The sandbox path of `path` (intermediate links followed, final not).
     pub fn host_path(&self, path: &str) -> HostResult<PathBuf> {
         let node = self.lock();
-        let p = Node::parse(path)?;
+        let p = HostState::parse(path)?;
         node.ns
             .walk(node.ctx(), &p, super::namespace::Follow::None, false)
             .map(|w| w.host)
@@ -441,7 +441,7 @@ impl Host {
     }
 }
 
-impl Node {
+impl HostState {
     /// A plain copy of the whole state.
     pub fn snapshot(&self) -> Snapshot {
         let vols_dir = self.ns.sandbox().join("volumes");
