@@ -212,7 +212,7 @@ pub mod server;
 #[cfg(feature = "local-authority")]
 pub mod authority;
 
-pub use error::{Error, ErrorKind, RpcError};
+pub use error::{Error, ErrorKind, HostCode, RpcError, codes};
 /// The gRPC library the API is built on (`tonic::Code`, `tonic::Status`),
 /// re-exported so that callers use the same version.
 pub use tonic;
