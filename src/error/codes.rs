@@ -59,6 +59,7 @@ const WINDOWS_TEXTS: &[(&str, u32)] = &[
     ("the system cannot find the path specified", 3),
     ("access is denied", 5),
     ("the device is not ready", 21),
+    ("the request is not supported", 50),
     (
         "the process cannot access the file because it is being used by another process",
         32,

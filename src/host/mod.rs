@@ -56,6 +56,7 @@ pub mod filesystem;
 pub mod iscsi;
 pub mod namespace;
 pub mod path;
+pub mod release;
 pub mod seed;
 pub mod smb;
 pub mod state;
@@ -67,6 +68,7 @@ pub use disk::{DiskIds, DiskLocation};
 pub use error::{HostError, HostErrorKind, HostResult};
 
 pub use iscsi::NodeDisks;
+pub use release::ProxyRelease;
 pub use seed::{HostConfig, NodeSeed};
 pub use state::{Host, HostState, MountPointInfo, Snapshot, temporary_sandbox};
 pub use volume::VolumeStats;
