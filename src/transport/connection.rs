@@ -48,7 +48,7 @@ impl Default for ConnectOptions {
 
 impl ConnectOptions {
     /// How long opening the pipe or socket may take, busy-pipe retries
-    /// included (default 5 s).
+    /// and, on a pipe, the server's first bytes included (default 5 s).
     pub fn with_connect_timeout(mut self, timeout: Duration) -> Self {
         self.connect_timeout = timeout;
         self
@@ -330,7 +330,9 @@ mod pipe {
     /// first creates an instance without read or write access that only
     /// holds the pipe's name; Windows keeps clients off it, but Wine 8
     /// connects the first client to it, and nothing ever reads that
-    /// instance. Closed, it takes no further client.
+    /// instance. Closed, it takes no further client. (Shown under Wine with
+    /// csi-proxy v1.1.3 and v1.3.0, `scripts/real-proxy.sh`; on Windows the
+    /// server's SETTINGS come at once and the wait costs nothing more.)
     pub(super) async fn dial(path: &str, timeout: Duration) -> Result<NamedPipeClient, Error> {
         let start = Instant::now();
         let mut silence = FIRST_SILENCE;
