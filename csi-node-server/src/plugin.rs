@@ -232,9 +232,13 @@ impl Plugin {
         require(&r.volume_path, "volume path")?;
         let _busy = self.claim(&r.volume_id)?;
         let (usage, trouble) = match self.state(&r.volume_path).await? {
-            MountState::Missing | MountState::NotMounted => {
-                return Err(no_volume(&r.volume_id, &r.volume_path));
-            }
+            MountState::Missing => return Err(no_volume(&r.volume_id, &r.volume_path)),
+            // Something is there, but no volume behind it: a mount point
+            // whose disk went away looks like this.
+            MountState::NotMounted => (
+                Vec::new(),
+                Some(format!("no volume behind {}", r.volume_path)),
+            ),
             // The proxy has no call for the size of a share: no figures.
             MountState::Linked => (Vec::new(), None),
             MountState::Mounted { .. } => {

@@ -508,13 +508,7 @@ async fn stats_and_expand_of_a_path_without_a_volume_are_not_found() {
     let (_mock, node, plugin) = setup();
     let empty_dir = target("nothing");
     node.ensure_dir(&empty_dir).await.unwrap();
-    for path in [target("absent"), empty_dir] {
-        let (code, _) = failure(
-            plugin
-                .node_get_volume_stats(Request::new(stats("pv", path.clone())))
-                .await,
-        );
-        assert_eq!(code, Code::NotFound, "stats of {path}");
+    for path in [target("absent"), empty_dir.clone()] {
         let (code, _) = failure(
             plugin
                 .node_expand_volume(Request::new(expand("pv", path.clone())))
@@ -522,6 +516,21 @@ async fn stats_and_expand_of_a_path_without_a_volume_are_not_found() {
         );
         assert_eq!(code, Code::NotFound, "expand of {path}");
     }
+    let (code, _) = failure(
+        plugin
+            .node_get_volume_stats(Request::new(stats("pv", target("absent"))))
+            .await,
+    );
+    assert_eq!(code, Code::NotFound);
+    // A directory with no volume behind it is a volume gone: its condition
+    // says so (a mount point whose disk was detached looks the same).
+    let reply = plugin
+        .node_get_volume_stats(Request::new(stats("pv", empty_dir)))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(reply.volume_condition.unwrap().abnormal);
+    assert!(reply.usage.is_empty());
 }
 
 #[tokio::test]
