@@ -203,7 +203,7 @@ pub mod mock;
 #[cfg(feature = "client")]
 pub mod node;
 
-#[cfg(feature = "server")]
+#[cfg(any(feature = "server", feature = "host-process"))]
 pub mod host;
 
 #[cfg(feature = "host-process")]

@@ -21,8 +21,18 @@
 //! implementation of the boundary is a separate piece; see its module docs
 //! for what ran under Wine and what waits for a real Windows node.
 
+mod backend;
 pub mod boundary;
+mod disk;
+#[cfg(feature = "server")]
+pub mod fake;
+mod filesystem;
+mod smb;
+mod volume;
 #[cfg(windows)]
 pub mod windows;
 
+pub use backend::{DEFAULT_KUBELET_DIR, ENDPOINT, HostProcess};
 pub use boundary::{Failure, MethodResult, WindowsHost};
+#[cfg(feature = "server")]
+pub use fake::FakeWindows;

@@ -472,6 +472,54 @@ impl Node {
         ))
     }
 
+    /// HostProcess mode: the node layer doing its work on this Windows host
+    /// directly (WMI and Win32; no CSI Proxy), every group at the newest
+    /// version the backend implements. Fails when this build has no
+    /// Windows implementation of the boundary.
+    #[cfg(all(feature = "host-process", windows))]
+    pub fn host_process(options: NodeOptions) -> Result<Node, Error> {
+        let host = crate::host_process::windows::host()?;
+        Ok(Self::host_process_with(host, options))
+    }
+
+    /// HostProcess mode over any implementation of the Windows boundary
+    /// (the fake over the simulated host in tests,
+    /// [`FakeWindows`](crate::host_process::FakeWindows)).
+    #[cfg(feature = "host-process")]
+    pub fn host_process_with(
+        host: Arc<dyn crate::host_process::WindowsHost>,
+        options: NodeOptions,
+    ) -> Node {
+        Self::from_host_process(crate::host_process::HostProcess::new(host), options)
+    }
+
+    /// HostProcess mode over a configured backend (working directories,
+    /// SMB privacy). Disk, volume, filesystem and smb are at v1; iscsi and
+    /// system are not done in process yet and are absent.
+    #[cfg(feature = "host-process")]
+    pub fn from_host_process(
+        backend: crate::host_process::HostProcess,
+        options: NodeOptions,
+    ) -> Node {
+        let backend = Arc::new(backend);
+        let mut tried = HashMap::new();
+        for group in [IscsiGroup::GROUP, SystemGroup::GROUP] {
+            tried.insert(group, "none; not done in host-process mode yet".to_string());
+        }
+        let node = Self::assemble(
+            Some(DiskGroup::V1(backend.clone())),
+            Some(VolumeGroup::V1(backend.clone())),
+            Some(FilesystemGroup::V1(backend.clone())),
+            Some(SmbGroup::V1(backend)),
+            None,
+            None,
+            tried,
+            options,
+        );
+        tracing::info!(versions = %node.versions(), "host-process mode");
+        node
+    }
+
     /// The version chosen for each group (for logs: it implements `Display`).
     pub fn versions(&self) -> NodeVersions {
         self.inner.versions
