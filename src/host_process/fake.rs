@@ -8,6 +8,13 @@
 //! model gives (`host::storage::wmi`), Win32 calls the namespace's Win32
 //! errors. iSCSI and the system group are not faked yet: those methods
 //! fail with `E_NOTIMPL`.
+//!
+//! [`FakeWindows::answer_next`] makes the next call of a WMI method report
+//! a return code after doing its work, as Windows does when it creates a
+//! partition but cannot give it an access path (42002).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 use super::boundary::{
     DeviceId, DiskObject, Failure, FileKind, IscsiAuthType, MethodResult, PartitionObject,
@@ -32,12 +39,43 @@ pub const E_NOTIMPL: u32 = 0x8000_4001;
 #[derive(Debug, Clone)]
 pub struct FakeWindows {
     host: Host,
+    answers: Arc<Mutex<HashMap<&'static str, u32>>>,
 }
 
 impl FakeWindows {
     /// The boundary over `host`.
     pub fn new(host: Host) -> FakeWindows {
-        FakeWindows { host }
+        FakeWindows {
+            host,
+            answers: Arc::default(),
+        }
+    }
+
+    /// The next call of the WMI method `name` (the [`WindowsHost`] method's
+    /// name, such as `"disk_create_partition"`) does its work and then
+    /// returns `code` instead of 0.
+    pub fn answer_next(&self, name: &'static str, code: u32) {
+        self.answers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(name, code);
+    }
+
+    /// `result`, its code replaced by the one set for `name`, if any.
+    fn answer<T>(
+        &self,
+        name: &'static str,
+        result: Result<MethodResult<T>>,
+    ) -> Result<MethodResult<T>> {
+        let set = self
+            .answers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(name);
+        match (set, result) {
+            (Some(code), Ok(r)) if r.code == 0 => Ok(MethodResult { code, out: r.out }),
+            (_, result) => result,
+        }
     }
 
     /// The simulated host behind it.
@@ -117,7 +155,8 @@ impl FakeWindows {
 
 impl WindowsHost for FakeWindows {
     fn update_host_storage_cache(&self) -> Result<MethodResult> {
-        self.run(|s| method(s.rescan()))
+        let result = self.run(|s| method(s.rescan()));
+        self.answer("update_host_storage_cache", result)
     }
 
     fn disks(&self) -> Result<Vec<DiskObject>> {
@@ -162,33 +201,43 @@ impl WindowsHost for FakeWindows {
     }
 
     fn disk_initialize(&self, number: u32, partition_style: u16) -> Result<MethodResult> {
-        let style = match partition_style {
-            1 => PartitionStyle::Mbr,
-            2 => PartitionStyle::Gpt,
-            _ => PartitionStyle::Raw,
+        let result = {
+            let style = match partition_style {
+                1 => PartitionStyle::Mbr,
+                2 => PartitionStyle::Gpt,
+                _ => PartitionStyle::Raw,
+            };
+            self.run(|s| method(s.storage.initialize(number, style)))
         };
-        self.run(|s| method(s.storage.initialize(number, style)))
+        self.answer("disk_initialize", result)
     }
 
     fn disk_set_online(&self, number: u32, online: bool) -> Result<MethodResult> {
-        self.run(|s| method(s.storage.set_online(number, online)))
+        let result = self.run(|s| method(s.storage.set_online(number, online)));
+        self.answer("disk_set_online", result)
     }
 
     fn disk_refresh(&self, number: u32) -> Result<MethodResult> {
-        self.run(|s| match s.storage.disk(number) {
-            Some(_) => Ok(MethodResult::code(0)),
-            None => Err(Failure::com(WBEM_E_NOT_FOUND, "no such disk")),
-        })
+        let result = {
+            self.run(|s| match s.storage.disk(number) {
+                Some(_) => Ok(MethodResult::code(0)),
+                None => Err(Failure::com(WBEM_E_NOT_FOUND, "no such disk")),
+            })
+        };
+        self.answer("disk_refresh", result)
     }
 
     fn disk_create_partition(&self, number: u32, gpt_type: &str) -> Result<MethodResult> {
-        let kind = PartitionType::Gpt(gpt_type.to_string());
-        self.run(|s| {
-            method(
-                s.create_partition(number, kind, PartitionSize::Max)
-                    .map(drop),
-            )
-        })
+        let result = {
+            let kind = PartitionType::Gpt(gpt_type.to_string());
+            self.run(|s| {
+                method(
+                    s.create_partition(number, kind, PartitionSize::Max)
+                        .map(drop),
+                )
+            })
+        };
+        self.answer("disk_create_partition", result)
     }
 
     fn partitions(&self, disk: u32) -> Result<Vec<PartitionObject>> {
@@ -219,7 +268,8 @@ impl WindowsHost for FakeWindows {
         partition: u32,
         online: bool,
     ) -> Result<MethodResult> {
-        self.run(|s| method(s.storage.set_partition_online(disk, partition, online)))
+        let result = self.run(|s| method(s.storage.set_partition_online(disk, partition, online)));
+        self.answer("partition_set_online", result)
     }
 
     fn partition_supported_size(
@@ -227,26 +277,32 @@ impl WindowsHost for FakeWindows {
         disk: u32,
         partition: u32,
     ) -> Result<MethodResult<SupportedSize>> {
-        self.run(|s| {
-            let id = volume_of_partition(s, disk, partition)?;
-            match s.storage.supported_size(&id) {
-                Ok((min, max)) => Ok(MethodResult {
-                    code: 0,
-                    out: SupportedSize { min, max },
-                }),
-                Err(e) => method(Err(e)).map(|r| MethodResult {
-                    code: r.code,
-                    out: SupportedSize::default(),
-                }),
-            }
-        })
+        let result = {
+            self.run(|s| {
+                let id = volume_of_partition(s, disk, partition)?;
+                match s.storage.supported_size(&id) {
+                    Ok((min, max)) => Ok(MethodResult {
+                        code: 0,
+                        out: SupportedSize { min, max },
+                    }),
+                    Err(e) => method(Err(e)).map(|r| MethodResult {
+                        code: r.code,
+                        out: SupportedSize::default(),
+                    }),
+                }
+            })
+        };
+        self.answer("partition_supported_size", result)
     }
 
     fn partition_resize(&self, disk: u32, partition: u32, size: u64) -> Result<MethodResult> {
-        self.run(|s| {
-            let id = volume_of_partition(s, disk, partition)?;
-            method(s.storage.resize(&id, size))
-        })
+        let result = {
+            self.run(|s| {
+                let id = volume_of_partition(s, disk, partition)?;
+                method(s.storage.resize(&id, size))
+            })
+        };
+        self.answer("partition_resize", result)
     }
 
     fn partition_volumes(&self, disk: u32, partition: u32) -> Result<Vec<VolumeObject>> {
@@ -294,11 +350,13 @@ impl WindowsHost for FakeWindows {
     }
 
     fn volume_format_ntfs(&self, id: &str) -> Result<MethodResult> {
-        self.run(|s| method(s.format_volume_ntfs(id)))
+        let result = self.run(|s| method(s.format_volume_ntfs(id)));
+        self.answer("volume_format_ntfs", result)
     }
 
     fn volume_flush(&self, id: &str) -> Result<MethodResult> {
-        self.run(|s| method(s.storage.flush(id)))
+        let result = self.run(|s| method(s.storage.flush(id)));
+        self.answer("volume_flush", result)
     }
 
     fn set_volume_mount_point(&self, mount_point: &str, volume_id: &str) -> Result<()> {
@@ -421,22 +479,28 @@ impl WindowsHost for FakeWindows {
         password: &str,
         _require_privacy: bool,
     ) -> Result<MethodResult> {
-        // The simulated SMB client takes privacy from its own configuration.
-        let remote = parse_remote_path(remote_path)
-            .map_err(|e| Failure::com(WBEM_E_NOT_FOUND, e.message()))?;
-        self.run(|s| match s.smb.create_mapping(&remote, user, password) {
-            Ok(()) => Ok(MethodResult::code(0)),
-            Err(e) => Ok(MethodResult::code(e.code)),
-        })
+        let result = {
+            // The simulated SMB client takes privacy from its own configuration.
+            let remote = parse_remote_path(remote_path)
+                .map_err(|e| Failure::com(WBEM_E_NOT_FOUND, e.message()))?;
+            self.run(|s| match s.smb.create_mapping(&remote, user, password) {
+                Ok(()) => Ok(MethodResult::code(0)),
+                Err(e) => Ok(MethodResult::code(e.code)),
+            })
+        };
+        self.answer("smb_new_global_mapping", result)
     }
 
     fn smb_remove_global_mapping(&self, remote_path: &str) -> Result<MethodResult> {
-        self.run(|s| {
-            s.smb
-                .remove_smb_global_mapping(remote_path)
-                .map(|()| MethodResult::code(0))
-                .map_err(|e| Failure::com(WBEM_E_NOT_FOUND, e.message()))
-        })
+        let result = {
+            self.run(|s| {
+                s.smb
+                    .remove_smb_global_mapping(remote_path)
+                    .map(|()| MethodResult::code(0))
+                    .map_err(|e| Failure::com(WBEM_E_NOT_FOUND, e.message()))
+            })
+        };
+        self.answer("smb_remove_global_mapping", result)
     }
 
     fn iscsi_portals(&self) -> Result<Vec<PortalObject>> {
