@@ -113,7 +113,11 @@ async fn host_process_paths_outside_the_working_dirs_are_refused() {
             })
             .await
             .expect_err(path);
-        assert_eq!(e.code(), Some(csi_proxy_client::tonic::Code::Unknown), "{e}");
+        assert_eq!(
+            e.code(),
+            Some(csi_proxy_client::tonic::Code::Unknown),
+            "{e}"
+        );
         assert!(!f.host.exists(path), "{path} was made");
     }
     let e = f
@@ -124,7 +128,10 @@ async fn host_process_paths_outside_the_working_dirs_are_refused() {
         })
         .await
         .expect_err("mount target outside kubelet");
-    assert!(message(&e).contains("is not within the working directories"), "{e}");
+    assert!(
+        message(&e).contains("is not within the working directories"),
+        "{e}"
+    );
 }
 
 #[tokio::test]
@@ -135,9 +142,7 @@ async fn host_process_a_directory_with_files_is_in_use_with_win32_145() {
         .mkdir(fs::MkdirRequest { path: dir.into() })
         .await
         .unwrap();
-    f.host
-        .write_file(&format!(r"{dir}\data"), b"kept")
-        .unwrap();
+    f.host.write_file(&format!(r"{dir}\data"), b"kept").unwrap();
     let e = f
         .backend
         .rmdir(fs::RmdirRequest {
@@ -177,4 +182,72 @@ async fn host_process_an_unknown_volume_is_not_found() {
         message(&e),
         format!("error querying volume ({id}). error: failed to query volume {id}: not found")
     );
+}
+
+#[tokio::test]
+async fn host_process_system_reads_bios_and_services_and_stops_dependents_first() {
+    use csi_proxy_client::host::system::{DEFAULT_BIOS_SERIAL, ServiceStatus};
+    use csi_proxy_client::node::{Node, NodeOptions};
+    use csi_proxy_client::system::v1alpha1::{self as system, SystemApi};
+    let f = fixture();
+    let node = Node::host_process_with(f.fake.clone(), NodeOptions::default().system(true));
+    assert_eq!(
+        node.bios_serial_number().await.unwrap(),
+        DEFAULT_BIOS_SERIAL
+    );
+
+    let samss = f
+        .backend
+        .get_service(system::GetServiceRequest {
+            name: "SamSS".into(),
+        })
+        .await
+        .unwrap();
+    assert_eq!(samss.display_name, "Security Accounts Manager");
+    assert_eq!(samss.start_type, system::StartType::Automatic as i32);
+    assert_eq!(samss.status, system::ServiceStatus::Running as i32);
+
+    let status = |name: &'static str| {
+        f.host
+            .run(|s| s.system.service(name).map(|service| service.status()))
+    };
+    // LanmanServer runs and depends on SamSS: no stop without force.
+    let e = f
+        .backend
+        .stop_service(system::StopServiceRequest {
+            name: "SamSS".into(),
+            force: false,
+        })
+        .await
+        .expect_err("a dependent is running");
+    assert!(
+        message(&e).starts_with("failed to stop service SamSS. error: "),
+        "{e}"
+    );
+    assert_eq!(status("SamSS"), Some(ServiceStatus::Running));
+    f.backend
+        .stop_service(system::StopServiceRequest {
+            name: "SamSS".into(),
+            force: true,
+        })
+        .await
+        .unwrap();
+    for name in ["SamSS", "LanmanServer", "Browser"] {
+        assert_eq!(status(name), Some(ServiceStatus::Stopped), "{name}");
+    }
+    f.backend
+        .start_service(system::StartServiceRequest {
+            name: "SamSS".into(),
+        })
+        .await
+        .unwrap();
+    assert_eq!(status("SamSS"), Some(ServiceStatus::Running));
+    let e = f
+        .backend
+        .get_service(system::GetServiceRequest {
+            name: "NoSuch".into(),
+        })
+        .await
+        .expect_err("unknown service");
+    assert_eq!(e.kind(), ErrorKind::NotFound, "{e}");
 }

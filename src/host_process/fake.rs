@@ -6,8 +6,8 @@
 //! Each method does what its Windows counterpart does, with the simulated
 //! host's primitives: WMI methods return the codes the simulator's storage
 //! model gives (`host::storage::wmi`), Win32 calls the namespace's Win32
-//! errors. iSCSI and the system group are not faked yet: those methods
-//! fail with `E_NOTIMPL`.
+//! errors, services the system model's states and codes. iSCSI is not
+//! faked yet: those methods fail with `E_NOTIMPL`.
 //!
 //! [`FakeWindows::answer_next`] makes the next call of a WMI method report
 //! a return code after doing its work, as Windows does when it creates a
@@ -15,6 +15,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 use super::boundary::{
     DeviceId, DiskObject, Failure, FileKind, IscsiAuthType, MethodResult, PartitionObject,
@@ -145,6 +146,18 @@ fn volume_of_partition(s: &HostState, disk: u32, partition: u32) -> Result<Strin
         .and_then(|d| d.partition(partition))
         .and_then(|p| p.volume.clone())
         .ok_or_else(|| Failure::com(WBEM_E_NOT_FOUND, "no such partition"))
+}
+
+/// `Win32_Service` as the simulated host has it now.
+fn service_object(s: &mut HostState, name: &str) -> Option<ServiceObject> {
+    let status = s.system.refresh(name, Instant::now())?;
+    let service = s.system.service(name)?;
+    Some(ServiceObject {
+        name: service.name.clone(),
+        display_name: service.display_name.clone(),
+        state: status.state_text().to_string(),
+        start_mode: service.start_mode.wmi_text().to_string(),
+    })
 }
 
 impl FakeWindows {
@@ -552,22 +565,31 @@ impl WindowsHost for FakeWindows {
     }
 
     fn bios_serial_numbers(&self) -> Result<Vec<String>> {
-        not_implemented()
+        self.run(|s| Ok(s.system.bios_serial_number().ok().into_iter().collect()))
     }
 
-    fn services(&self, _name: &str) -> Result<Vec<ServiceObject>> {
-        not_implemented()
+    fn services(&self, name: &str) -> Result<Vec<ServiceObject>> {
+        self.run(|s| Ok(service_object(s, name).into_iter().collect()))
     }
 
-    fn service_start(&self, _name: &str) -> Result<MethodResult> {
-        not_implemented()
+    fn service_start(&self, name: &str) -> Result<MethodResult> {
+        self.run(|s| match s.system.invoke_start(name, Instant::now()) {
+            Some(code) => Ok(MethodResult::code(code)),
+            None => Err(Failure::com(WBEM_E_NOT_FOUND, "no such service")),
+        })
     }
 
-    fn service_stop(&self, _name: &str) -> Result<MethodResult> {
-        not_implemented()
+    fn service_stop(&self, name: &str) -> Result<MethodResult> {
+        self.run(|s| match s.system.invoke_stop(name, Instant::now()) {
+            Some(code) => Ok(MethodResult::code(code)),
+            None => Err(Failure::com(WBEM_E_NOT_FOUND, "no such service")),
+        })
     }
 
-    fn service_dependents(&self, _name: &str) -> Result<Vec<ServiceObject>> {
-        not_implemented()
+    fn service_dependents(&self, name: &str) -> Result<Vec<ServiceObject>> {
+        self.run(|s| {
+            let names = s.system.dependents(name);
+            Ok(names.iter().filter_map(|n| service_object(s, n)).collect())
+        })
     }
 }

@@ -28,6 +28,7 @@ mod disk;
 pub mod fake;
 mod filesystem;
 mod smb;
+mod system;
 mod volume;
 #[cfg(windows)]
 pub mod windows;

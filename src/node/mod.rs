@@ -494,8 +494,9 @@ impl Node {
     }
 
     /// HostProcess mode over a configured backend (working directories,
-    /// SMB privacy). Disk, volume, filesystem and smb are at v1; iscsi and
-    /// system are not done in process yet and are absent.
+    /// SMB privacy). Disk, volume, filesystem and smb are at v1, system
+    /// at v1alpha1 when [asked for](NodeOptions::system); iscsi is not done
+    /// in process yet and is absent.
     #[cfg(feature = "host-process")]
     pub fn from_host_process(
         backend: crate::host_process::HostProcess,
@@ -503,16 +504,26 @@ impl Node {
     ) -> Node {
         let backend = Arc::new(backend);
         let mut tried = HashMap::new();
-        for group in [IscsiGroup::GROUP, SystemGroup::GROUP] {
-            tried.insert(group, "none; not done in host-process mode yet".to_string());
-        }
+        tried.insert(
+            IscsiGroup::GROUP,
+            "none; not done in host-process mode yet".to_string(),
+        );
+        let system = if options.system {
+            Some(SystemGroup::V1alpha1(backend.clone()))
+        } else {
+            tried.insert(
+                SystemGroup::GROUP,
+                "none; the group was not asked for".to_string(),
+            );
+            None
+        };
         let node = Self::assemble(
             Some(DiskGroup::V1(backend.clone())),
             Some(VolumeGroup::V1(backend.clone())),
             Some(FilesystemGroup::V1(backend.clone())),
             Some(SmbGroup::V1(backend)),
             None,
-            None,
+            system,
             tried,
             options,
         );
