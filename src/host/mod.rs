@@ -11,7 +11,7 @@
 //!
 //! # Modules
 //! The node and how it is built:
-//! - [`node`]: [`Host`] (the node behind one lock; [`Host::run`] runs an
+//! - [`state`]: [`Host`] (the node behind one lock; [`Host::run`] runs an
 //!   RPC as one call on the [`HostState`], so an RPC of any group is atomic),
 //!   [`HostState`] (the state of every part), snapshots, invariant checks, test
 //!   hooks.

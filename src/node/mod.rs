@@ -4,8 +4,9 @@
 //! [`Node::connect`] picks, per API group, the newest version the node
 //! serves; every operation then takes paths as kubelet gives them, is
 //! idempotent, and is bounded by a deadline. The same [`Node`] runs over
-//! the real proxy and, in unit tests, over [`MockHost`](crate::mock::MockHost)
-//! ([`Node::from_mock`]).
+//! the real proxy, in unit tests over [`MockHost`](crate::mock::MockHost)
+//! ([`Node::from_mock`]), and in HostProcess mode on the Windows host
+//! itself, no proxy (feature `host-process`, `Node::host_process`).
 //!
 //! ```no_run
 //! use csi_proxy_client::node::{DiskSelector, Node, NodeOptions};
