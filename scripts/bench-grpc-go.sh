@@ -15,7 +15,8 @@
 # client; both built with the release (bench) profile. Every RESULT line is
 # kept in $OUT (default a temporary directory) for later reading.
 #
-# OURS_SERVER and OURS_PEER replace the binaries built here. BASELINE_SERVER
+# OURS_SERVER and OURS_PEER replace the binaries built here (nothing is built
+# when both are given). BASELINE_SERVER
 # (a csi-proxy-server built from another commit) adds two pairs per round,
 # ours->base and go->base, to compare a server change within one run.
 set -euo pipefail
@@ -32,12 +33,16 @@ if [[ ! -x $gobin/gobench-server || ! -x $gobin/gobench-client ]]; then
     "$gosrc/build.sh" "$gobin"
 fi
 cd "$repo"
-cargo build --release --quiet --features server --bin csi-proxy-server
-peer=$(cargo bench --bench grpc_go_peer --no-run --message-format=json 2>/dev/null |
-    jq -r 'select(.reason == "compiler-artifact" and .target.name == "grpc_go_peer") | .executable')
-ours_server=$repo/target/release/csi-proxy-server
-peer=${OURS_PEER:-$peer}
-ours_server=${OURS_SERVER:-$ours_server}
+ours_server=${OURS_SERVER:-}
+peer=${OURS_PEER:-}
+if [[ -z $ours_server ]]; then
+    cargo build --release --quiet --features server --bin csi-proxy-server
+    ours_server=$repo/target/release/csi-proxy-server
+fi
+if [[ -z $peer ]]; then
+    peer=$(cargo bench --bench grpc_go_peer --no-run --message-format=json 2>/dev/null |
+        jq -r 'select(.reason == "compiler-artifact" and .target.name == "grpc_go_peer") | .executable')
+fi
 baseline=${BASELINE_SERVER:-}
 
 server_pid=
