@@ -25,6 +25,8 @@
 //! - [`namespace`]: the file namespace on the sandbox directory; it resolves
 //!   drive letters through [`storage`] and UNC roots through [`smb`].
 //! - [`storage`]: disks, partitions, volumes.
+//! - [`hotplug`]: disks a cloud attaches, detaches and grows while the node
+//!   runs (at a free LUN, listed after a rescan).
 //!
 //! The groups, one design: a model owning the group's state, and operations
 //! on it that the services call directly.
@@ -53,6 +55,7 @@
 pub mod disk;
 mod error;
 pub mod filesystem;
+pub mod hotplug;
 pub mod iscsi;
 pub mod namespace;
 pub mod path;
@@ -65,6 +68,7 @@ pub mod volume;
 
 pub use disk::{DiskIds, DiskLocation};
 pub use error::{HostError, HostErrorKind, HostResult};
+pub use hotplug::{HotAttach, HotDisk, HotplugError};
 
 pub use iscsi::NodeDisks;
 pub use seed::{HostConfig, NodeSeed};
