@@ -12,7 +12,8 @@
 //!   the node lists the disk after a rescan, as after a cloud attach.
 //! - `ControllerUnpublishVolume` detaches it; a disk whose volume is still
 //!   mounted on the node is refused with `FAILED_PRECONDITION` (see
-//!   [`csi_proxy_client::host::hotplug`] for why).
+//!   [`csi_proxy_client::host::hotplug`] for why). An unknown volume or node
+//!   is unpublished already: OK, as the CSI spec asks.
 //! - `ControllerExpandVolume` grows the disk (attached or not) and asks for a
 //!   node expansion.
 //! - `DeleteVolume` of an attached disk is `FAILED_PRECONDITION`, as clouds
@@ -360,10 +361,14 @@ impl Controller for Cloud {
     ) -> Result<Response<csi::ControllerUnpublishVolumeResponse>, Status> {
         let r = request.into_inner();
         required("volume_id", &r.volume_id)?;
+        // A volume or node the cloud does not know is attached nowhere:
+        // unpublished already, which the CSI spec answers with OK.
         let mut volumes = self.volumes();
-        let volume = volumes.get(&r.volume_id)?;
-        if !r.node_id.is_empty() {
-            self.check_node(&r.node_id)?;
+        let Some(volume) = volumes.by_id.get_mut(&r.volume_id) else {
+            return Ok(Response::new(csi::ControllerUnpublishVolumeResponse {}));
+        };
+        if !r.node_id.is_empty() && r.node_id != self.inner.node_id {
+            return Ok(Response::new(csi::ControllerUnpublishVolumeResponse {}));
         }
         if let Some(disk) = volume.attached {
             self.inner
