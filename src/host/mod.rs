@@ -11,13 +11,13 @@
 //!
 //! # Modules
 //! The node and how it is built:
-//! - [`node`]: [`Host`] (the node behind one lock; [`Host::run`] runs an
+//! - [`state`]: [`Host`] (the node behind one lock; [`Host::run`] runs an
 //!   RPC as one call on the [`HostState`], so an RPC of any group is atomic),
 //!   [`HostState`] (the state of every part), snapshots, invariant checks, test
 //!   hooks.
 //! - [`seed`]: building a node: [`HostConfig`], [`Host::new`], the default
 //!   node and [`NodeSeed`] (code or TOML; each group's section is that
-//!   group's `seed.rs`). `seed` depends on `node`, never the reverse.
+//!   group's `seed.rs`). `seed` depends on `state`, never the reverse.
 //!
 //! The parts of the node:
 //! - [`path`]: Windows path parsing and normalisation, working-dir validation
@@ -59,6 +59,7 @@ pub mod hotplug;
 pub mod iscsi;
 pub mod namespace;
 pub mod path;
+pub mod release;
 pub mod seed;
 pub mod smb;
 pub mod state;
@@ -71,6 +72,7 @@ pub use error::{HostError, HostErrorKind, HostResult};
 pub use hotplug::{HotAttach, HotDisk, HotplugError};
 
 pub use iscsi::NodeDisks;
+pub use release::ProxyRelease;
 pub use seed::{HostConfig, NodeSeed};
 pub use state::{Host, HostState, MountPointInfo, Snapshot, temporary_sandbox};
 pub use volume::VolumeStats;
