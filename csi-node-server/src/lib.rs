@@ -1,7 +1,7 @@
 //! The CSI node server of a Windows CSI plugin, as a library: the CSI
 //! Identity and Node services over [`csi_proxy_client::node::Node`], for a
 //! driver that says who it is and how its requests name volumes
-//! ([`Driver`]), served on the AF_UNIX socket kubelet dials ([`serve`]),
+//! ([`Driver`]), served on the AF_UNIX socket kubelet dials ([`serve()`]),
 //! with Prometheus metrics ([`metrics`]). The CSI v1 protos, with server and
 //! client stubs for the Identity, Node and Controller services, are
 //! [`csi::v1`].
