@@ -206,6 +206,9 @@ pub mod node;
 #[cfg(feature = "server")]
 pub mod host;
 
+#[cfg(feature = "host-process")]
+pub mod host_process;
+
 #[cfg(feature = "server")]
 pub mod server;
 
