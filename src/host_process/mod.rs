@@ -22,6 +22,9 @@
 //! for what ran under Wine and what waits for a real Windows node.
 
 pub mod boundary;
+// Formats the Windows side reads and writes; plain Rust, tested everywhere.
+#[cfg(any(windows, test))]
+mod encoding;
 #[cfg(windows)]
 pub mod windows;
 
