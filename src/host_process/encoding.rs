@@ -1,7 +1,6 @@
 //! Byte and text formats the Windows implementation of the boundary reads
 //! and writes: the `STORAGE_DEVICE_ID_DESCRIPTOR` that
-//! `IOCTL_STORAGE_QUERY_PROPERTY` fills, WQL string literals, and the
-//! credential string `MSFT_SmbGlobalMapping.Create` takes.
+//! `IOCTL_STORAGE_QUERY_PROPERTY` fills and the credential string `MSFT_SmbGlobalMapping.Create` takes.
 //!
 //! Plain Rust on bytes and strings, so it is compiled and tested on every
 //! platform, not only where the Windows code around it runs.
@@ -69,22 +68,6 @@ pub(crate) fn parse_device_id(buf: &[u8]) -> DeviceId {
         at += next as usize;
     }
     DeviceId::None
-}
-
-/// `s` as a WQL string literal: in single quotes, with backslashes and
-/// single quotes escaped (a volume id such as `\\?\Volume{...}\` or a share
-/// such as `\\server\share` is full of backslashes).
-pub(crate) fn wql_string(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('\'');
-    for c in s.chars() {
-        if c == '\\' || c == '\'' {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out.push('\'');
-    out
 }
 
 /// The `Credential` argument of `MSFT_SmbGlobalMapping.Create`: the user
@@ -171,13 +154,6 @@ mod tests {
         counted[8..12].copy_from_slice(&50u32.to_le_bytes());
         assert_eq!(parse_device_id(&counted), DeviceId::None);
         assert_eq!(parse_device_id(&whole), DeviceId::Binary(naa.to_vec()));
-    }
-
-    #[test]
-    fn wql_literals_escape_backslashes_and_quotes() {
-        assert_eq!(wql_string(r"\\?\Volume{5a1c}\"), r"'\\\\?\\Volume{5a1c}\\'");
-        assert_eq!(wql_string(r"\\srv\it's"), r"'\\\\srv\\it\'s'");
-        assert_eq!(wql_string("plain"), "'plain'");
     }
 
     #[test]

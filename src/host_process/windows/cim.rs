@@ -168,9 +168,15 @@ pub(super) fn path_of(conn: &WMIConnection, wql: &str) -> Result<String> {
             format!("WMI query `{wql}`: WBEM_E_NOT_FOUND: no such object"),
         )
     })?;
-    first
-        .path()
-        .map_err(|e| failure(e, &format!("reading __PATH of `{wql}`")))
+    object_path(&first)
+}
+
+/// An object's `__PATH`, for `ASSOCIATORS OF` and method calls. Wine's WMI
+/// hands it over with NULs after the text (the BSTR's length counts its
+/// whole buffer); they are cut, or the path would not parse.
+pub(super) fn object_path(obj: &IWbemClassWrapper) -> Result<String> {
+    let path = obj.path().map_err(|e| failure(e, "reading __PATH"))?;
+    Ok(path.trim_end_matches('\0').to_string())
 }
 
 /// `ASSOCIATORS OF {path} WHERE AssocClass = assoc ResultClass = result`.

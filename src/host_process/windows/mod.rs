@@ -43,6 +43,10 @@ use std::os::windows::io::AsRawHandle;
 use std::sync::Arc;
 
 use wmi::{IWbemClassWrapper, Variant, WMIConnection};
+// WQL string literals: in double quotes, `\\` and `\"` escaped. Wine's
+// WQL parser refuses a `\'` inside single quotes, and takes a `'` inside
+// double quotes (a test asks for a service named `it's-not-there`).
+use wmi::quote_and_escape_wql_str as wql_string;
 
 use self::cim::{
     Namespace, associators, boolean, call, path_of, query, return_value, string, u32_prop, unsigned,
@@ -52,7 +56,7 @@ use super::boundary::{
     PortalObject, Result, ServiceObject, SessionObject, SmbMappingObject, SupportedSize,
     TargetObject, VolumeObject, WindowsHost,
 };
-use super::encoding::{parse_device_id, smb_credential, wql_string};
+use super::encoding::{parse_device_id, smb_credential};
 use crate::Error;
 
 /// `FILE_ATTRIBUTE_DIRECTORY`.
@@ -127,9 +131,7 @@ fn volume_path(conn: &WMIConnection, id: &str) -> Result<String> {
                 format!("no MSFT_Volume with UniqueId {id}: WBEM_E_NOT_FOUND"),
             )
         })?;
-    volume
-        .path()
-        .map_err(|e| cim::failure(e, "reading an MSFT_Volume's __PATH"))
+    cim::object_path(&volume)
 }
 
 fn disk_object(obj: &IWbemClassWrapper) -> Result<DiskObject> {
@@ -368,9 +370,7 @@ impl WindowsHost for LocalHost {
             let Some(volume) = volumes_with_id(conn, id)?.into_iter().next() else {
                 return Ok(Vec::new());
             };
-            let path = volume
-                .path()
-                .map_err(|e| cim::failure(e, "reading an MSFT_Volume's __PATH"))?;
+            let path = cim::object_path(&volume)?;
             associators(conn, &path, "MSFT_PartitionToVolume", "MSFT_Partition")?
                 .iter()
                 .map(partition_object)
@@ -693,9 +693,7 @@ impl WindowsHost for LocalHost {
                 "MSFT_iSCSITargetToiSCSISession",
                 "MSFT_iSCSISession",
             )? {
-                let session = session
-                    .path()
-                    .map_err(|e| cim::failure(e, "reading an MSFT_iSCSISession's __PATH"))?;
+                let session = cim::object_path(&session)?;
                 for disk in associators(conn, &session, "MSFT_iSCSISessionToDisk", "MSFT_Disk")? {
                     numbers.push(u32_prop(&disk, "Number")?);
                 }
