@@ -29,6 +29,8 @@ macro_rules! scenarios {
         scenarios!(@one server_beta, server_seeded, Beta; $($name),+);
         #[cfg(unix)]
         scenarios!(@one server_v0_2, server_seeded, V0_2; $($name),+);
+        #[cfg(feature = "host-process")]
+        scenarios!(@one host_process_v1, host_process_seeded, V1; $($name),+);
     };
     (@one $module:ident, $ctor:ident, $family:ident; $($name:ident),+) => {
         mod $module {

@@ -11,7 +11,7 @@
 //!
 //! # Modules
 //! The node and how it is built:
-//! - [`node`]: [`Host`] (the node behind one lock; [`Host::run`] runs an
+//! - [`state`]: [`Host`] (the node behind one lock; [`Host::run`] runs an
 //!   RPC as one call on the [`HostState`], so an RPC of any group is atomic),
 //!   [`HostState`] (the state of every part), snapshots, invariant checks, test
 //!   hooks.
@@ -50,26 +50,46 @@
 //! with Win32 error 21 ("The device is not ready."); WMI result codes that
 //! upstream never pinned down are the constants in [`storage::wmi`].
 
+//!
+//! With feature `host-process` alone (no `server`), only [`path`] and the
+//! error type are built: the HostProcess backend validates paths with them.
+
+#[cfg(feature = "server")]
 pub mod disk;
 mod error;
+#[cfg(feature = "server")]
 pub mod filesystem;
+#[cfg(feature = "server")]
 pub mod iscsi;
+pub mod location;
+#[cfg(feature = "server")]
 pub mod namespace;
 pub mod path;
+#[cfg(feature = "server")]
 pub mod seed;
+#[cfg(feature = "server")]
 pub mod smb;
+#[cfg(feature = "server")]
 pub mod state;
+#[cfg(feature = "server")]
 pub mod storage;
+#[cfg(feature = "server")]
 pub mod system;
+#[cfg(feature = "server")]
 pub mod volume;
 
+#[cfg(feature = "server")]
 pub use disk::{DiskIds, DiskLocation};
 pub use error::{HostError, HostErrorKind, HostResult};
 
+#[cfg(feature = "server")]
 pub use iscsi::NodeDisks;
+#[cfg(feature = "server")]
 pub use seed::{HostConfig, NodeSeed};
+#[cfg(feature = "server")]
 pub use state::{Host, HostState, MountPointInfo, Snapshot, temporary_sandbox};
+#[cfg(feature = "server")]
 pub use volume::VolumeStats;
 
-#[cfg(test)]
+#[cfg(all(test, feature = "server"))]
 mod tests;

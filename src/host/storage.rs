@@ -26,6 +26,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::error::{HostError, HostResult};
+pub use super::location::parse_location;
 use super::path::{volume_id_for_guid, volume_id_guid};
 
 /// One MiB.
@@ -1128,33 +1129,6 @@ fn init_gpt(d: &mut Disk) {
         drive_letter: None,
         volume: None,
     });
-}
-
-/// Parses a disk `Location` the way ListDiskLocations does (disk.md §4.1):
-/// `None` if the disk is omitted, else `(adapter, bus, target, lun)`.
-pub fn parse_location(location: &str) -> Option<[String; 4]> {
-    let pieces: Vec<&str> = location.split(':').collect();
-    if pieces.len() < 5 {
-        return None;
-    }
-    let mut out: [String; 4] = Default::default();
-    let mut seen = false;
-    for piece in pieces {
-        let tokens: Vec<&str> = piece.trim_matches(' ').split(' ').collect();
-        if tokens.len() != 2 {
-            continue;
-        }
-        seen = true;
-        let slot = match tokens[0] {
-            "Adapter" => 0,
-            "Bus" => 1,
-            "Target" => 2,
-            "LUN" => 3,
-            _ => continue,
-        };
-        out[slot] = tokens[1].to_string();
-    }
-    seen.then_some(out)
 }
 
 #[cfg(test)]

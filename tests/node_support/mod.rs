@@ -1,9 +1,12 @@
 //! Support of the node-layer suites: a [`Fixture`] is a simulated node
-//! behind `MockHost` or behind the reference server, and a `Node` over it
-//! at one version family; [`node_tests!`] runs each scenario on every
-//! backend and family.
+//! behind `MockHost`, behind the reference server, or behind the
+//! host-process backend over the fake Windows boundary, and a `Node` over
+//! it at one version family; [`node_tests!`] runs each scenario on every
+//! backend and family (host-process: v1 only, the versions it implements).
 
 use csi_proxy_client::host::{Host, HostConfig, NodeSeed};
+#[cfg(feature = "host-process")]
+use csi_proxy_client::host_process::FakeWindows;
 use csi_proxy_client::mock::MockHost;
 use csi_proxy_client::node::{Node, NodeOptions, NodeVersions, SmbCredentials};
 use csi_proxy_client::server::{GroupVersion, Server};
@@ -91,6 +94,9 @@ pub struct Fixture {
     /// The mock, on the mock backend.
     pub mock: Option<MockHost>,
     server: Option<(Server, TempDir, TempDir)>,
+    /// The fake Windows boundary and its sandbox, on the host-process backend.
+    #[cfg(feature = "host-process")]
+    fake: Option<(std::sync::Arc<FakeWindows>, TempDir)>,
 }
 
 impl Fixture {
@@ -115,6 +121,8 @@ impl Fixture {
             family,
             mock: Some(mock),
             server: None,
+            #[cfg(feature = "host-process")]
+            fake: None,
         }
     }
 
@@ -157,6 +165,41 @@ impl Fixture {
             family,
             mock: None,
             server: Some((server, sockets, sandbox)),
+            #[cfg(feature = "host-process")]
+            fake: None,
+        }
+    }
+
+    /// Over the host-process backend, its Windows boundary the fake over a
+    /// simulated host (HostProcess mode implements v1 only).
+    #[cfg(feature = "host-process")]
+    pub async fn host_process(family: Family, options: NodeOptions) -> Fixture {
+        Self::host_process_seeded(family, options, None).await
+    }
+
+    /// Over the host-process backend, the host built from `seed`.
+    #[cfg(feature = "host-process")]
+    pub async fn host_process_seeded(
+        family: Family,
+        options: NodeOptions,
+        seed: Option<&str>,
+    ) -> Fixture {
+        assert_eq!(family, Family::V1, "host-process mode speaks v1 only");
+        let sandbox = tempfile::tempdir().expect("sandbox");
+        let mut config = HostConfig::new(sandbox.path());
+        config.seed = seed.map(|s| NodeSeed::from_toml_str(s).expect("valid seed"));
+        let host = Host::new(config).expect("host");
+        make_share_dirs(&host);
+        let fake = std::sync::Arc::new(FakeWindows::new(host.clone()));
+        let node = Node::host_process_with(fake.clone(), options);
+        assert_eq!(node.versions().to_string(), family.versions().to_string());
+        Fixture {
+            node,
+            host,
+            family,
+            mock: None,
+            server: None,
+            fake: Some((fake, sandbox)),
         }
     }
 
@@ -174,6 +217,11 @@ impl Fixture {
             (None, Some((_, sockets, _))) => Node::connect(options.socket_dir(sockets.path()))
                 .await
                 .expect("connect"),
+            #[cfg(feature = "host-process")]
+            (None, None) if self.fake.is_some() => {
+                let (fake, _) = self.fake.as_ref().expect("checked");
+                Node::host_process_with(fake.clone(), options)
+            }
             (None, None) => unreachable!("a fixture has a backend"),
         }
     }
@@ -204,6 +252,8 @@ macro_rules! node_tests {
         $crate::node_tests!(@one server_beta, server, Beta; $($name),+);
         #[cfg(unix)]
         $crate::node_tests!(@one server_v0_2, server, V0_2; $($name),+);
+        #[cfg(feature = "host-process")]
+        $crate::node_tests!(@one host_process_v1, host_process, V1; $($name),+);
     };
     (@one $module:ident, $backend:ident, $family:ident; $($name:ident),+) => {
         mod $module {
