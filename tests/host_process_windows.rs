@@ -513,3 +513,52 @@ fn real_windows_an_smb_global_mapping_is_made_used_and_removed() {
     assert!(host.smb_global_mappings(&share).unwrap().is_empty());
     std::fs::remove_dir_all(&root).unwrap();
 }
+
+/// The node layer in HostProcess mode on the spare disk, one CSI node RPC
+/// at a time, with kubelet's paths: stage (online, partition, format,
+/// mount), publish (a link for the pod), write through the link, usage,
+/// expand, then unpublish and unstage with the disk set offline.
+#[test]
+#[ignore = "real Windows only: wipes the disk named by CSI_HP_TEST_DISK"]
+fn real_windows_node_stages_publishes_and_releases_the_spare_disk() {
+    use csi_proxy_client::node::{DiskSelector, Node, NodeOptions};
+
+    let number = spare_disk();
+    let staging = r"C:\var\lib\kubelet\plugins\kubernetes.io\csi\csi-hp-test\globalmount";
+    let pod = r"C:\var\lib\kubelet\pods\csi-hp-test\volumes\kubernetes.io~csi";
+    let target = format!(r"{pod}\pv\mount");
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let node = Node::host_process(NodeOptions::default()).unwrap();
+        let disk = node.find_disk(DiskSelector::Number(number)).await.unwrap();
+        let volume = node.stage_disk(&disk, staging).await.unwrap();
+        assert!(volume.starts_with(r"\\?\Volume{"), "{volume}");
+        // Staging again is done already.
+        assert_eq!(node.stage_disk(&disk, staging).await.unwrap(), volume);
+
+        std::fs::create_dir_all(format!(r"{pod}\pv")).unwrap();
+        node.publish(staging, &target).await.unwrap();
+        std::fs::write(format!(r"{target}\hello"), b"from the pod").unwrap();
+        assert_eq!(
+            std::fs::read(format!(r"{staging}\hello")).unwrap(),
+            b"from the pod"
+        );
+        let usage = node.usage(staging).await.unwrap();
+        assert!(usage.used_bytes > 0 && usage.used_bytes <= usage.total_bytes);
+        node.expand(staging).await.unwrap();
+
+        node.unpublish(&target).await.unwrap();
+        node.unpublish(&target).await.unwrap();
+        node.unstage_and_offline(staging).await.unwrap();
+        node.unstage(staging).await.unwrap();
+    });
+    let offline = LocalHost
+        .disks()
+        .unwrap()
+        .into_iter()
+        .find(|d| d.number == number)
+        .unwrap()
+        .is_offline;
+    assert!(offline);
+    let _ = std::fs::remove_dir_all(r"C:\var\lib\kubelet\pods\csi-hp-test");
+}
