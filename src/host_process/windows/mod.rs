@@ -27,13 +27,31 @@
 //!
 //! # What ran where
 //!
-//! Under Wine 8 (`scripts/test-windows.sh --test host_process_windows`):
-//! directories, files, symbolic links and reparse tags, volume path names,
-//! and WMI in `ROOT\CIMV2` (`Win32_BIOS`, `Win32_Service` queries). Wine
-//! has no storage, SMB or iSCSI provider, no mount-point support and no
-//! disk ioctls, so those calls compile and are clippy-clean for Windows
-//! but have run only in the `#[ignore]`d suite meant for a real Windows
-//! Server node (`tests/host_process_windows.rs`), never here.
+//! Nothing here has run on a real Windows host yet. Under Wine 8
+//! (`scripts/test-windows.sh --test host_process_windows`, 8 tests):
+//!
+//! - ran for real: `CreateDirectoryW`, `RemoveDirectoryW`, `DeleteFileW`,
+//!   directory listing, file kinds and the Win32 codes of failures (2, 3,
+//!   145, 183); `GetVolumePathNameW` and `GetVolumeNameForVolumeMountPointW`
+//!   on the drive holding the temp directory; in `ROOT\CIMV2`,
+//!   `Win32_BIOS.SerialNumber`, `Win32_Service` by name, its
+//!   `StartService` and `StopService` (codes 0 and 10), and `ASSOCIATORS OF`
+//!   a service; COM entered on many threads, one after another (Wine's
+//!   in-process WMI corrupts its heap when two threads query services at
+//!   once, so the tests take turns).
+//! - Wine lacks, and the tests assert it does: its storage namespace
+//!   answers `MSFT_Disk`, `MSFT_Volume` and `MSFT_iSCSITargetPortal` queries
+//!   with nothing and has no `MSFT_StorageSetting`; there is no SMB
+//!   namespace; `SetVolumeMountPointW` fails with 120 (not implemented);
+//!   the disk id ioctl fails with 50 (not supported).
+//! - Wine 8's `CreateSymbolicLinkW` reports success and creates nothing,
+//!   so links, like every storage, SMB and mount-point call, are tested
+//!   only by the `#[ignore]`d real-Windows tests of the same file, which
+//!   have never run.
+//!
+//! Running there found two bugs, fixed here: Wine's `__PATH` values carry
+//! NULs after the text (cut in `cim::object_path`), and its WQL parser
+//! refuses `\'` in a single-quoted literal (literals are double-quoted).
 
 mod cim;
 mod win32;
