@@ -2,6 +2,9 @@
 
 use std::time::Duration;
 
+pub mod codes;
+pub use codes::HostCode;
+
 /// Everything that can go wrong talking to the CSI Proxy.
 ///
 /// Each variant names the endpoint (pipe, socket path or address text)
@@ -252,51 +255,12 @@ pub enum ErrorKind {
     Other,
 }
 
-/// Windows' texts of the error codes the proxy reports without a number.
-const WINDOWS_TEXTS: &[(&str, u32)] = &[
-    ("the system cannot find the file specified", 2),
-    ("the system cannot find the path specified", 3),
-    ("access is denied", 5),
-    ("the device is not ready", 21),
-    (
-        "the process cannot access the file because it is being used by another process",
-        32,
-    ),
-    ("the network path was not found", 53),
-    ("the network name cannot be found", 67),
-    ("the local device name is already in use", 85),
-    ("the parameter is incorrect", 87),
-    (
-        "the filename, directory name, or volume label syntax is incorrect",
-        123,
-    ),
-    ("the directory is not empty", 145),
-    ("cannot create a file when that file already exists", 183),
-    ("the directory name is invalid", 267),
-    (
-        "multiple connections to a server or shared resource by the same user",
-        1219,
-    ),
-    ("the user name or password is incorrect", 1326),
-    ("the file or directory is not a reparse point", 4390),
-];
-
-fn kind_of_windows_code(code: u32) -> Option<ErrorKind> {
-    Some(match code {
-        2 | 3 | 53 | 67 | 1168 | 0xEFFF_000B => ErrorKind::NotFound,
-        80 | 85 | 183 => ErrorKind::AlreadyExists,
-        87 | 123 | 161 | 267 | 4390 => ErrorKind::InvalidArgument,
-        5 | 1326 | 0xEFFF_0009 | 0xEFFF_000A => ErrorKind::PermissionDenied,
-        21 | 32 | 145 | 170 => ErrorKind::InUse,
-        1219 => ErrorKind::CredentialsConflict,
-        _ => return None,
-    })
-}
-
 impl Error {
-    /// The Windows error code an `UNKNOWN` status from the proxy carries:
-    /// the number of a `code=N` in its text, else the code whose Windows
-    /// text it contains. `None` for other errors.
+    /// The Win32 error code an `UNKNOWN` status from the proxy carries
+    /// ([`HostCode::Win32`] of [`Error::host_code`]): written as a number
+    /// (`code=N`, `Windows System Error N`, `0x8007xxxx`) or as the Windows
+    /// message of the code. `None` for other errors, and for texts whose
+    /// code is an HRESULT or a WMI method result.
     ///
     /// ```
     /// use csi_proxy_client::Error;
@@ -305,30 +269,34 @@ impl Error {
     /// assert_eq!(e.windows_code(), Some(1219));
     /// ```
     pub fn windows_code(&self) -> Option<u32> {
+        self.host_code().and_then(HostCode::win32)
+    }
+
+    /// The code in the text of an `UNKNOWN` status from the proxy, and which
+    /// kind of code it is (Win32 error, HRESULT, WMI method result); see
+    /// [`HostCode::find`]. `None` for other errors.
+    ///
+    /// ```
+    /// use csi_proxy_client::{Error, ErrorKind, HostCode};
+    /// let e = Error::rpc("pipe", "/v1.Smb/NewSmbGlobalMapping", tonic::Status::unknown(
+    ///     "NewSmbGlobalMapping failed. result: -1, err: failed to connect to WMI. error: \
+    ///      error 2147614729 (FormatMessage failed with: Message 0x%1 not found in file %2.)"));
+    /// assert_eq!(e.host_code(), Some(HostCode::HResult(0x8002_0009)));
+    /// assert_eq!(e.windows_code(), None);
+    /// assert_eq!(e.kind(), ErrorKind::Other);
+    /// ```
+    pub fn host_code(&self) -> Option<HostCode> {
         let status = self.status()?;
         if status.code() != tonic::Code::Unknown {
             return None;
         }
-        let text = status.message();
-        if let Some(at) = text.rfind("code=") {
-            let digits: String = text[at + 5..]
-                .chars()
-                .take_while(char::is_ascii_digit)
-                .collect();
-            if let Ok(code) = digits.parse() {
-                return Some(code);
-            }
-        }
-        let lower = text.to_lowercase();
-        WINDOWS_TEXTS
-            .iter()
-            .find(|(t, _)| lower.contains(t))
-            .map(|&(_, code)| code)
+        HostCode::find(status.message())
     }
 
-    /// A small classification of the error, from the gRPC code, the
-    /// Windows code of an `UNKNOWN` status ([`Error::windows_code`]) or the
-    /// variant.
+    /// A small classification of the error: from the variant, the gRPC
+    /// code, or for an `UNKNOWN` status its text
+    /// ([`ErrorKind::of_host_text`]: the code in it first, then phrases
+    /// known to mean one kind).
     pub fn kind(&self) -> ErrorKind {
         use tonic::Code;
         match self {
@@ -340,10 +308,7 @@ impl Error {
                 Code::Unavailable => ErrorKind::Unavailable,
                 Code::DeadlineExceeded => ErrorKind::TimedOut,
                 Code::FailedPrecondition | Code::Aborted => ErrorKind::InUse,
-                Code::Unknown => self
-                    .windows_code()
-                    .and_then(kind_of_windows_code)
-                    .unwrap_or_else(|| kind_of_text(rpc.status.message())),
+                Code::Unknown => ErrorKind::of_host_text(rpc.status.message()),
                 _ => ErrorKind::Other,
             },
             Error::InvalidAddress { .. }
@@ -365,17 +330,17 @@ impl Error {
     }
 }
 
-/// Texts without a Windows code: the proxy's own phrases.
-fn kind_of_text(text: &str) -> ErrorKind {
-    let lower = text.to_lowercase();
-    if lower.contains("not found") || lower.contains("does not exist") {
-        ErrorKind::NotFound
-    } else if lower.contains("already exists") {
-        ErrorKind::AlreadyExists
-    } else if lower.contains("is empty") || lower.contains("invalid") {
-        ErrorKind::InvalidArgument
-    } else {
-        ErrorKind::Other
+impl ErrorKind {
+    /// The kind of failure a Windows host's error text (the message of an
+    /// `UNKNOWN` status from the proxy) reports: the kind of its code
+    /// ([`HostCode::find`], [`HostCode::kind`]) where it has a code that
+    /// means one, else the kind of a phrase known to mean one
+    /// ([`codes::phrase_kind`]), else [`ErrorKind::Other`].
+    pub fn of_host_text(text: &str) -> ErrorKind {
+        HostCode::find(text)
+            .and_then(HostCode::kind)
+            .or_else(|| codes::phrase_kind(text))
+            .unwrap_or(ErrorKind::Other)
     }
 }
 

@@ -75,7 +75,10 @@
 //! Every call returns [`Error`]. An error status from the proxy is
 //! [`Error::Rpc`], with the gRPC code ([`Error::code`]) and message kept; the
 //! real proxy reports nearly every failure as `UNKNOWN` with a Windows error
-//! text, which [`Error::windows_code`] reads and [`Error::kind`] classifies
+//! text. [`Error::host_code`] reads the number in it ([`HostCode`]: a Win32
+//! error, an HRESULT or a WMI method result, in the formats of csi-proxy
+//! v1.1 and v1.3; see [`codes`]) and [`Error::kind`] classifies it from that
+//! code first, then from phrases known to mean one kind
 //! ([`ErrorKind`]: not found, already exists, in use, credentials conflict, ...). Connecting reports a missing pipe or socket as [`Error::Connect`]
 //! naming it, and a pipe whose instances stayed busy as [`Error::PipeBusy`].
 //!
@@ -237,7 +240,7 @@ pub mod server;
 #[cfg(feature = "local-authority")]
 pub mod authority;
 
-pub use error::{Error, ErrorKind, RpcError};
+pub use error::{Error, ErrorKind, HostCode, RpcError, codes};
 /// The gRPC library the API is built on (`tonic::Code`, `tonic::Status`),
 /// re-exported so that callers use the same version.
 pub use tonic;

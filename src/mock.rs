@@ -110,7 +110,7 @@ use tonic::body::Body;
 #[cfg(doc)]
 use crate::Error;
 use crate::GroupVersion;
-use crate::host::{Host, HostConfig, HostError, NodeSeed, temporary_sandbox};
+use crate::host::{Host, HostConfig, HostError, NodeSeed, ProxyRelease, temporary_sandbox};
 use crate::server::{ProxyService, deadline};
 use crate::transport::Connection;
 
@@ -532,6 +532,7 @@ pub struct MockHostBuilder {
     working_dirs: Vec<String>,
     id_seed: Option<u64>,
     request_timeout: Option<Duration>,
+    release: ProxyRelease,
 }
 
 impl MockHostBuilder {
@@ -570,6 +571,13 @@ impl MockHostBuilder {
         self
     }
 
+    /// Whose failure texts the node speaks: csi-proxy v1.3's (the default)
+    /// or v1.1's (PowerShell era); see [`ProxyRelease`].
+    pub fn proxy_release(mut self, release: ProxyRelease) -> Self {
+        self.release = release;
+        self
+    }
+
     /// Bounds every call, as [`ConnectOptions::with_request_timeout`]
     /// does for a client: the call fails with [`Error::Timeout`] once
     /// `timeout` has passed, injected latency included.
@@ -598,6 +606,7 @@ impl MockHostBuilder {
         if let Some(seed) = self.id_seed {
             config.id_seed = seed;
         }
+        config.release = self.release;
         let service = ProxyService::new(Host::new(config)?);
         let log = Arc::new(Log::default());
         let connections = GroupVersion::all()

@@ -404,6 +404,45 @@ async fn smb_references_survive_a_restart_of_the_driver() {
     assert!(!mapped(mock.host()));
 }
 
+/// `smb_unstage` of a share's last reference takes only a mapping that is
+/// truly gone as removed. csi-proxy v1.3.0's text for a failed WMI holds
+/// "not found" (Windows' missing message text), which read as NotFound and
+/// let a mapping holding the credentials stay while the node said it was
+/// removed. A failed removal is an error and the retry removes it.
+#[tokio::test]
+async fn smb_unstage_fails_while_the_mapping_cannot_be_removed() {
+    use csi_proxy_client::mock::MockHost;
+    use csi_proxy_client::node::Node;
+    let mock = MockHost::new();
+    make_share_dirs(mock.host());
+    let node = Node::from_mock(&mock);
+    node.smb_stage(SHARE_DIR, SMB_STAGING, &smb_user())
+        .await
+        .unwrap();
+    mock.fail_next(
+        "RemoveSmbGlobalMapping",
+        tonic::Code::Unknown,
+        r"error remove smb mapping '\\fileserver\share'. err: failed to connect to WMI. error: error 2147614729 (FormatMessage failed with: Message 0x%1 not found in file %2.)",
+    );
+    let e = node.smb_unstage(SMB_STAGING).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Other, "{e}");
+    assert!(mapped(mock.host()));
+    node.smb_unstage(SMB_STAGING).await.unwrap();
+    assert!(!mapped(mock.host()), "the retry removes the mapping");
+
+    // Gone already, in either release's words: done.
+    for gone in [
+        r"error remove smb mapping '\\fileserver\share'. err: Not Found",
+        r#"UnmountSmbShare failed. output: \"Remove-SmbGlobalMapping : No MSFT_SmbGlobalMapping objects found with property 'RemotePath' equal to '\\fileserver\share'.\r\n    + CategoryInfo          : ObjectNotFound: (\\fileserver\share:String) [Remove-SmbGlobalMapping], CimJobException\r\n\", err: exit status 1"#,
+    ] {
+        node.smb_stage(SHARE_DIR, SMB_STAGING, &smb_user())
+            .await
+            .unwrap();
+        mock.fail_next("RemoveSmbGlobalMapping", tonic::Code::Unknown, gone);
+        node.smb_unstage(SMB_STAGING).await.unwrap();
+    }
+}
+
 #[test]
 fn credentials_never_show_their_password() {
     let credentials = SmbCredentials::new("smbuser", "Sm8-Passw0rd!");

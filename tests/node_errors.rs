@@ -108,6 +108,41 @@ async fn a_request_without_a_portal_is_an_invalid_argument() {
     assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{}", show(&e));
 }
 
+/// The proxy refuses a path outside its working directories: a refusal,
+/// not a missing path (the text read as Other).
+#[tokio::test]
+async fn a_path_outside_the_working_directories_is_permission_denied() {
+    let node = MockHost::new();
+    let e = node
+        .mkdir(filesystem::v1::MkdirRequest {
+            path: r"C:\Windows\evil".into(),
+        })
+        .await
+        .unwrap_err();
+    assert!(
+        e.to_string()
+            .contains("is not within the working directories"),
+        "{e}"
+    );
+    assert_eq!(e.kind(), ErrorKind::PermissionDenied, "{}", show(&e));
+}
+
+/// csi-proxy v1.3.0's failed WMI: the text holds "not found" only in
+/// Windows' missing message for the HRESULT.
+#[test]
+fn a_failed_wmi_is_not_a_not_found() {
+    let e = Error::rpc(
+        "pipe",
+        "/v1.Smb/NewSmbGlobalMapping",
+        tonic::Status::unknown(
+            "NewSmbGlobalMapping failed. result: -1, err: failed to connect to WMI. error: \
+             error 2147614729 (FormatMessage failed with: Message 0x%1 not found in file %2.)",
+        ),
+    );
+    assert_eq!(e.kind(), ErrorKind::Other, "{}", show(&e));
+    assert_eq!(e.windows_code(), None, "{}", show(&e));
+}
+
 #[test]
 fn the_credential_conflict_text_is_1219() {
     use csi_proxy_client::host::smb::{ERROR_SESSION_CREDENTIAL_CONFLICT, SmbError};

@@ -29,17 +29,25 @@ macro_rules! scenarios {
         scenarios!(@one server_beta, server_seeded, Beta; $($name),+);
         #[cfg(unix)]
         scenarios!(@one server_v0_2, server_seeded, V0_2; $($name),+);
+        scenarios!(@one mock_v1_on_1_1, mock_seeded, V1, V1_1; $($name),+);
+        #[cfg(unix)]
+        scenarios!(@one server_v1_on_1_1, server_seeded, V1, V1_1; $($name),+);
         #[cfg(feature = "host-process")]
         scenarios!(@one host_process_v1, host_process_seeded, V1; $($name),+);
     };
     (@one $module:ident, $ctor:ident, $family:ident; $($name:ident),+) => {
+        scenarios!(@one $module, $ctor, $family, V1_3; $($name),+);
+    };
+    (@one $module:ident, $ctor:ident, $family:ident, $release:ident; $($name:ident),+) => {
         mod $module {
             $(
                 #[tokio::test]
                 async fn $name() {
                     // One look for a disk: the rescan comes before it.
                     let options = super::NodeOptions::default().find_disk_timeout(super::Duration::ZERO);
-                    let f = super::Fixture::$ctor(super::Family::$family, options, Some(super::SEED)).await;
+                    let f = super::Fixture::$ctor(super::Family::$family, options, Some(super::SEED))
+                        .await
+                        .speaking(csi_proxy_client::host::ProxyRelease::$release);
                     super::$name(&f).await;
                     f.finish().await;
                 }

@@ -651,9 +651,9 @@ async fn smb_remapping_rules(node: &Node) {
         .expect("hook");
     // ERROR_ALREADY_ASSIGNED (85): the local device name is already in use.
     assert_eq!(
-        unknown(new("N3w-Passw0rd!").await, "code=85"),
-        "NewSmbGlobalMapping failed. err: WMI MSFT_SmbGlobalMapping.Create failed \
-         (target=<nil>): code=85"
+        unknown(new("N3w-Passw0rd!").await, "already in use"),
+        "NewSmbGlobalMapping failed. result: -1, err: Exception occurred. \
+         (The local device name is already in use. )"
     );
     assert_eq!(
         smb_mapping(host, root).expect("kept").status,

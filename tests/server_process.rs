@@ -105,6 +105,49 @@ fn serves_only_the_requested_subset() {
     assert!(terminate(&mut child).success());
 }
 
+/// `--proxy-release 1.1`: failures in the PowerShell era's words, which
+/// classify as the v1.3 ones do.
+#[cfg(feature = "client")]
+#[test]
+fn proxy_release_1_1_answers_in_powershell_words() {
+    use csi_proxy_client::smb::v1::{self as smb, SmbApi};
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path().to_str().unwrap();
+    let (mut child, _) = start(&[
+        "--socket-dir",
+        d,
+        "--serve",
+        "smb/v1",
+        "--proxy-release",
+        "1.1",
+    ]);
+    let socket = dir.path().join("csi-proxy-smb-v1.sock");
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let e = rt.block_on(async {
+        let client = smb::Client::connect(socket.to_str().unwrap())
+            .await
+            .unwrap();
+        client
+            .remove_smb_global_mapping(smb::RemoveSmbGlobalMappingRequest {
+                remote_path: r"\\fileserver\share".into(),
+            })
+            .await
+            .unwrap_err()
+    });
+    drop(rt); // closes the connection, so the server stops at once
+    let text = e.status().unwrap().message().to_string();
+    assert!(
+        text.starts_with("UnmountSmbShare failed. output: \"Remove-SmbGlobalMapping : No MSFT_SmbGlobalMapping objects found")
+            && text.ends_with("err: exit status 1"),
+        "{text}"
+    );
+    assert_eq!(e.kind(), csi_proxy_client::ErrorKind::NotFound, "{text}");
+    assert!(terminate(&mut child).success());
+}
+
 #[test]
 fn a_second_server_on_the_same_directory_fails_with_address_in_use() {
     let dir = tempfile::tempdir().unwrap();
@@ -166,6 +209,9 @@ fn bad_flags_and_seed_files_fail_with_a_clear_message() {
     );
     let stderr = refused(&["--socket-dir", d, "--latency", "MountVolume"]);
     assert!(stderr.contains("is not RPC=SECONDS"));
+
+    let stderr = refused(&["--socket-dir", d, "--proxy-release", "2.0"]);
+    assert!(stderr.contains("unknown csi-proxy release"), "{stderr}");
 
     let stderr = refused(&["--log-level", "not a [filter"]);
     assert!(stderr.contains("--log-level"));

@@ -346,6 +346,37 @@ async fn proxy_stopped_mid_run_gives_a_transport_error_and_a_restarted_one_is_re
     proxy.stop().await;
 }
 
+/// The real CSI Proxy listens through go-winio, whose listener first creates
+/// an instance without read or write access that only holds the pipe's
+/// name. Windows keeps clients off such an instance; Wine 8 connects the
+/// first client to it, and nothing ever reads it or answers (csi-proxy
+/// v1.1.3 and v1.3.0 under Wine, `scripts/real-proxy.sh`). Here an
+/// instance that is created and never connected nor read plays its part:
+/// under Wine, clients are connected to it as to the served ones. Every
+/// client must still reach the server, without waiting out its timeout.
+#[tokio::test]
+async fn an_instance_that_never_answers_is_left_for_one_that_does() {
+    let path = pipe_path("silent");
+    let proxy = Proxy::start(&path, "served").unwrap();
+    let _silent = ServerOptions::new().create(&path).unwrap();
+    let options = ConnectOptions::default()
+        .with_connect_timeout(Duration::from_secs(2))
+        .with_request_timeout(Duration::from_secs(4));
+    let mut clients = Vec::new();
+    for n in 0..3 {
+        let client = system::Client::connect_with(&path, &options).await.unwrap();
+        let answer = serial(&client).await;
+        assert_eq!(
+            answer.as_deref().ok(),
+            Some("SN-served"),
+            "client {n}: {answer:?}"
+        );
+        // Kept connected, so that the next client needs another instance.
+        clients.push(client);
+    }
+    proxy.stop().await;
+}
+
 // ---------------------------------------------------------------- listener
 
 #[tokio::test]

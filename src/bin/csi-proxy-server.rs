@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
-use csi_proxy_client::host::{HostConfig, NodeSeed, temporary_sandbox};
+use csi_proxy_client::host::{HostConfig, NodeSeed, ProxyRelease, temporary_sandbox};
 use csi_proxy_client::server::{GroupVersion, Server};
 
 /// The reference CSI Proxy: every API group version over a simulated Windows node.
@@ -39,6 +39,11 @@ struct Args {
     /// targets, services); the documented default node without it.
     #[arg(long, value_name = "FILE")]
     seed: Option<PathBuf>,
+
+    /// Answer failures in the words of this csi-proxy release: 1.3 (WMI
+    /// era, the default) or 1.1 (PowerShell era).
+    #[arg(long, value_name = "RELEASE", default_value = "1.3")]
+    proxy_release: ProxyRelease,
 
     /// Serve only these group versions, e.g. `disk/v1,volume/v1` (all by default).
     #[arg(long, value_name = "GROUP/VERSION,...", value_delimiter = ',', value_parser = parse_group_version)]
@@ -177,6 +182,7 @@ async fn run(args: Args) -> Result<(), String> {
     config.kubelet_path = args.kubelet_path;
     config.working_dirs = args.working_dirs;
     config.seed = seed;
+    config.release = args.proxy_release;
 
     let mut builder = Server::builder()
         .host_config(config)

@@ -17,7 +17,7 @@
 //!   hooks.
 //! - [`seed`]: building a node: [`HostConfig`], [`Host::new`], the default
 //!   node and [`NodeSeed`] (code or TOML; each group's section is that
-//!   group's `seed.rs`). `seed` depends on `node`, never the reverse.
+//!   group's `seed.rs`). `seed` depends on `state`, never the reverse.
 //!
 //! The parts of the node:
 //! - [`path`]: Windows path parsing and normalisation, working-dir validation
@@ -66,6 +66,8 @@ pub mod location;
 pub mod namespace;
 pub mod path;
 #[cfg(feature = "server")]
+pub mod release;
+#[cfg(feature = "server")]
 pub mod seed;
 #[cfg(feature = "server")]
 pub mod smb;
@@ -84,6 +86,8 @@ pub use error::{HostError, HostErrorKind, HostResult};
 
 #[cfg(feature = "server")]
 pub use iscsi::NodeDisks;
+#[cfg(feature = "server")]
+pub use release::ProxyRelease;
 #[cfg(feature = "server")]
 pub use seed::{HostConfig, NodeSeed};
 #[cfg(feature = "server")]

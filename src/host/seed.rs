@@ -110,7 +110,7 @@ use super::error::{HostError, HostResult};
 use super::iscsi::{IscsiSeed, IscsiState};
 use super::namespace::Namespace;
 use super::path::{WinPath, volume_id_guid};
-use super::smb::{SmbSeed, SmbState};
+use super::smb::{SmbConfig, SmbSeed, SmbState};
 use super::state::{Host, HostState};
 use super::storage::{
     DiskSpec, FileSystem, GPT_BASIC_DATA, GPT_EFI, GPT_MSR, GPT_RECOVERY, MBR_IFS, MIB, Page83,
@@ -140,11 +140,14 @@ pub struct HostConfig {
     /// `--require-privacy`: SMB encryption required on every new global
     /// mapping.
     pub require_privacy: bool,
+    /// `--proxy-release`: whose failure texts the node speaks (see
+    /// [`ProxyRelease`](super::ProxyRelease)); default v1.3.
+    pub release: super::ProxyRelease,
 }
 
 impl HostConfig {
     /// Defaults: kubelet path `C:\var\lib\kubelet`, no extra working dirs,
-    /// the default node, id seed 0, privacy required.
+    /// the default node, id seed 0, privacy required, csi-proxy v1.3's texts.
     pub fn new(sandbox: impl Into<PathBuf>) -> Self {
         Self {
             sandbox: sandbox.into(),
@@ -153,6 +156,7 @@ impl HostConfig {
             seed: None,
             id_seed: 0,
             require_privacy: true,
+            release: super::ProxyRelease::default(),
         }
     }
 
@@ -194,8 +198,12 @@ impl Host {
         )
         .and_then(|_| std::fs::create_dir_all(&vols))
         .map_err(|e| HostError::invalid_argument(format!("sandbox {}: {e}", sb.display())))?;
-        let (smb, iscsi, system) =
+        let (mut smb, iscsi, system) =
             NodeSeed::build_groups(config.seed.as_ref(), sb, config.require_privacy)?;
+        smb.set_config(SmbConfig {
+            release: config.release,
+            ..smb.config()
+        });
         let mut node = HostState {
             storage: Storage::new(config.id_seed),
             ns: Namespace::new(sb.clone()),

@@ -1002,15 +1002,19 @@ impl Node {
                 MountState::NotMounted => self.remove_empty_dir(&path).await?,
                 MountState::Linked => self.fs()?.rmdir(&path, false).await?,
             }
-            store.remove(&path)?;
+            // The last reference goes only once the mapping has: a removal
+            // that failed (WMI down, access denied) leaves the reference, so
+            // that the retry removes the mapping. A mapping already gone
+            // counts as removed; nothing else does.
             if let Some(root) = root
-                && store.references(&root)? == 0
+                && store.references(&root)? == 1
             {
                 match self.smb()?.unmap(&root).await {
                     Err(e) if e.kind() != ErrorKind::NotFound => return Err(e),
                     _ => tracing::info!(share = %root, "last reference gone: mapping removed"),
                 }
             }
+            store.remove(&path)?;
             Ok(())
         })
         .await

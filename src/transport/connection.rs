@@ -48,7 +48,7 @@ impl Default for ConnectOptions {
 
 impl ConnectOptions {
     /// How long opening the pipe or socket may take, busy-pipe retries
-    /// included (default 5 s).
+    /// and, on a pipe, the server's first bytes included (default 5 s).
     pub fn with_connect_timeout(mut self, timeout: Duration) -> Self {
         self.connect_timeout = timeout;
         self
@@ -317,11 +317,56 @@ mod pipe {
     const ERROR_PIPE_BUSY: i32 = 231;
     /// Pause between attempts while the pipe is busy.
     const BUSY_RETRY: Duration = Duration::from_millis(5);
+    /// How long a new connection may stay silent before it is given up for
+    /// another instance of the pipe; doubled after each silent one.
+    const FIRST_SILENCE: Duration = Duration::from_millis(100);
 
-    /// Opens the pipe, retrying while it is busy until `timeout`; any other
-    /// failure (a missing pipe above all) is returned at once.
+    /// Opens the pipe and waits until the server has sent its first bytes
+    /// (an HTTP/2 server speaks first: its SETTINGS frame), all within
+    /// `timeout`.
+    ///
+    /// An instance that stays silent is closed and the pipe opened again.
+    /// The real CSI Proxy needs this under Wine: its listener (go-winio)
+    /// first creates an instance without read or write access that only
+    /// holds the pipe's name; Windows keeps clients off it, but Wine 8
+    /// connects the first client to it, and nothing ever reads that
+    /// instance. Closed, it takes no further client. (Shown under Wine with
+    /// csi-proxy v1.1.3 and v1.3.0, `scripts/real-proxy.sh`; on Windows the
+    /// server's SETTINGS come at once and the wait costs nothing more.)
     pub(super) async fn dial(path: &str, timeout: Duration) -> Result<NamedPipeClient, Error> {
         let start = Instant::now();
+        let mut silence = FIRST_SILENCE;
+        loop {
+            let client = open(path, start, timeout).await?;
+            let left = timeout.saturating_sub(start.elapsed());
+            match tokio::time::timeout(silence.min(left), client.readable()).await {
+                Ok(Ok(())) => return Ok(client),
+                Ok(Err(source)) => return Err(connect_error(path, source)),
+                Err(_) if start.elapsed() >= timeout => {
+                    return Err(connect_error(
+                        path,
+                        std::io::Error::new(
+                            std::io::ErrorKind::TimedOut,
+                            format!("the server sent nothing within {timeout:?}"),
+                        ),
+                    ));
+                }
+                Err(_) => {
+                    tracing::debug!(
+                        pipe = path,
+                        ?silence,
+                        "the pipe instance stayed silent; opening another"
+                    );
+                    silence *= 2;
+                }
+            }
+        }
+    }
+
+    /// Opens the pipe, retrying while it is busy until `timeout` after
+    /// `start`; any other failure (a missing pipe above all) is returned at
+    /// once.
+    async fn open(path: &str, start: Instant, timeout: Duration) -> Result<NamedPipeClient, Error> {
         loop {
             match ClientOptions::new().open(path) {
                 Ok(client) => return Ok(client),
@@ -335,13 +380,15 @@ mod pipe {
                     }
                     tokio::time::sleep(BUSY_RETRY.min(timeout - waited)).await;
                 }
-                Err(source) => {
-                    return Err(Error::Connect {
-                        endpoint: path.to_string(),
-                        source,
-                    });
-                }
+                Err(source) => return Err(connect_error(path, source)),
             }
+        }
+    }
+
+    fn connect_error(path: &str, source: std::io::Error) -> Error {
+        Error::Connect {
+            endpoint: path.to_string(),
+            source,
         }
     }
 }

@@ -2,9 +2,11 @@
 //! behind `MockHost`, behind the reference server, or behind the
 //! host-process backend over the fake Windows boundary, and a `Node` over
 //! it at one version family; [`node_tests!`] runs each scenario on every
-//! backend and family (host-process: v1 only, the versions it implements).
+//! backend and family, and at v1 in the words of csi-proxy v1.1 as well as
+//! v1.3 (the default); host-process: v1 only, the versions it implements.
 
-use csi_proxy_client::host::{Host, HostConfig, NodeSeed};
+use csi_proxy_client::host::smb::SmbConfig;
+use csi_proxy_client::host::{Host, HostConfig, NodeSeed, ProxyRelease};
 #[cfg(feature = "host-process")]
 use csi_proxy_client::host_process::FakeWindows;
 use csi_proxy_client::mock::MockHost;
@@ -226,6 +228,16 @@ impl Fixture {
         }
     }
 
+    /// The same fixture, its host answering failures in `release`'s words.
+    pub fn speaking(self, release: ProxyRelease) -> Fixture {
+        {
+            let mut node = self.host.lock();
+            let config = node.smb.config();
+            node.smb.set_config(SmbConfig { release, ..config });
+        }
+        self
+    }
+
     /// Checks the node's invariants and stops the server.
     pub async fn finish(self) {
         if let Err(violations) = self.host.check_invariants() {
@@ -239,23 +251,27 @@ impl Fixture {
 }
 
 /// Runs each scenario (`async fn(&Fixture)` in scope) on both backends and
-/// the three version families: `mock_v1::name`, `server_v0_2::name`, ...
+/// the three version families, and at v1 on csi-proxy v1.1's texts:
+/// `mock_v1::name`, `server_v0_2::name`, `mock_v1_on_1_1::name`, ...
 #[macro_export]
 macro_rules! node_tests {
     ($($name:ident),+ $(,)?) => {
-        $crate::node_tests!(@one mock_v1, mock, V1; $($name),+);
-        $crate::node_tests!(@one mock_beta, mock, Beta; $($name),+);
-        $crate::node_tests!(@one mock_v0_2, mock, V0_2; $($name),+);
+        $crate::node_tests!(@one mock_v1, mock, V1, V1_3; $($name),+);
+        $crate::node_tests!(@one mock_beta, mock, Beta, V1_3; $($name),+);
+        $crate::node_tests!(@one mock_v0_2, mock, V0_2, V1_3; $($name),+);
+        $crate::node_tests!(@one mock_v1_on_1_1, mock, V1, V1_1; $($name),+);
         #[cfg(unix)]
-        $crate::node_tests!(@one server_v1, server, V1; $($name),+);
+        $crate::node_tests!(@one server_v1, server, V1, V1_3; $($name),+);
         #[cfg(unix)]
-        $crate::node_tests!(@one server_beta, server, Beta; $($name),+);
+        $crate::node_tests!(@one server_beta, server, Beta, V1_3; $($name),+);
         #[cfg(unix)]
-        $crate::node_tests!(@one server_v0_2, server, V0_2; $($name),+);
+        $crate::node_tests!(@one server_v0_2, server, V0_2, V1_3; $($name),+);
+        #[cfg(unix)]
+        $crate::node_tests!(@one server_v1_on_1_1, server, V1, V1_1; $($name),+);
         #[cfg(feature = "host-process")]
-        $crate::node_tests!(@one host_process_v1, host_process, V1; $($name),+);
+        $crate::node_tests!(@one host_process_v1, host_process, V1, V1_3; $($name),+);
     };
-    (@one $module:ident, $backend:ident, $family:ident; $($name:ident),+) => {
+    (@one $module:ident, $backend:ident, $family:ident, $release:ident; $($name:ident),+) => {
         mod $module {
             $(
                 #[tokio::test]
@@ -264,7 +280,8 @@ macro_rules! node_tests {
                         $crate::node_support::Family::$family,
                         csi_proxy_client::node::NodeOptions::default(),
                     )
-                    .await;
+                    .await
+                    .speaking(csi_proxy_client::host::ProxyRelease::$release);
                     super::$name(&f).await;
                     f.finish().await;
                 }

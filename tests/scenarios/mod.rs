@@ -20,7 +20,7 @@ pub use csi_proxy_client::host::namespace::{Entry, LinkKind};
 use csi_proxy_client::host::smb::GlobalMapping;
 use csi_proxy_client::host::storage::{Disk, DiskSpec, Partition, Volume};
 use csi_proxy_client::host::system::{ServiceStatus, ServiceTiming};
-use csi_proxy_client::host::{Host, HostConfig, Snapshot};
+use csi_proxy_client::host::{Host, HostConfig, ProxyRelease, Snapshot};
 use csi_proxy_client::mock::MockHost;
 use csi_proxy_client::server::{GroupVersion, Server};
 use csi_proxy_client::{Error, disk, filesystem, iscsi, smb, system, volume};
@@ -179,7 +179,15 @@ impl Node {
 
     /// The default node as a [`MockHost`].
     pub async fn mock() -> Node {
-        let mock = MockHost::new();
+        Node::mock_speaking(ProxyRelease::default()).await
+    }
+
+    /// The default node as a [`MockHost`] answering in `release`'s words.
+    pub async fn mock_speaking(release: ProxyRelease) -> Node {
+        let mock = MockHost::builder()
+            .proxy_release(release)
+            .build()
+            .expect("default mock");
         let host = mock.host().clone();
         fast_services(&host);
         let apis = Apis::of_mock(&mock);
@@ -189,11 +197,19 @@ impl Node {
     /// The default node behind the reference server, every group version on
     /// its own socket, one `Client` per group version.
     pub async fn server() -> Node {
+        Node::server_speaking(ProxyRelease::default()).await
+    }
+
+    /// The default node behind the reference server, answering in
+    /// `release`'s words.
+    pub async fn server_speaking(release: ProxyRelease) -> Node {
         #[cfg(windows)]
         let pipes = SERVER_PIPES.lock().await;
         let sandbox = tempfile::tempdir().expect("sandbox dir");
         let sockets = tempfile::tempdir().expect("socket dir");
-        let host = Host::new(HostConfig::new(sandbox.path())).expect("default host");
+        let mut config = HostConfig::new(sandbox.path());
+        config.release = release;
+        let host = Host::new(config).expect("default host");
         fast_services(&host);
         let server = Server::builder()
             .socket_dir(sockets.path())

@@ -15,8 +15,8 @@
 //! OK grants access.
 //!
 //! Modelling choices where upstream leaves the outcome to Windows (error
-//! texts are Windows' messages; the WMI failure reads
-//! `WMI MSFT_SmbGlobalMapping.Create failed (target=<nil>): code=<n>`):
+//! texts are Windows' messages, in the words of the configured csi-proxy
+//! release: [`create_failed`], [`mapping_not_found`]):
 //! - calls are serialised by the state's lock, so two concurrent
 //!   `NewSmbGlobalMapping` for one root both succeed (upstream: one may fail);
 //! - UNC access without an OK mapping is `Access is denied.` (5), after the
@@ -38,6 +38,7 @@ use std::path::{Path, PathBuf};
 use serde::Deserialize;
 
 use super::error::{HostError, HostResult};
+use super::release::{ProxyRelease, go_quote, powershell_error};
 
 mod link;
 mod seed;
@@ -215,6 +216,59 @@ impl From<SmbError> for HostError {
     }
 }
 
+/// `NewSmbGlobalMapping`'s text when Windows refused the mapping with `e`:
+/// v1.3's WMI method raised an exception whose description is Windows'
+/// message (go-ole: `Exception occurred. (<description>)`; the method never
+/// returned, so `result: -1`); v1.1's cmdlet printed its CIM error record.
+pub fn create_failed(release: ProxyRelease, e: SmbError) -> String {
+    match release {
+        ProxyRelease::V1_3 => format!(
+            "NewSmbGlobalMapping failed. result: -1, err: Exception occurred. ({} )",
+            e.message()
+        ),
+        _ => {
+            let record = powershell_error(
+                "New-SmbGlobalMapping",
+                e.message(),
+                "New-SmbGlobalMapping -RemotePath $Env:smbremotepath -Credential $Credential -RequirePrivacy $true",
+                "NotSpecified: (MSFT_SmbGlobalMapping:ROOT/Microsoft/...mbGlobalMapping) [New-SmbGlobalMapping], CimException",
+                &format!("Windows System Error {}", e.code),
+            );
+            format!(
+                "NewSmbGlobalMapping failed. output: {}, err: exit status 1",
+                go_quote(&record)
+            )
+        }
+    }
+}
+
+/// `RemoveSmbGlobalMapping`'s text when no mapping of `root` exists: v1.3's
+/// WMI query found no instance (the WMI library's `Not Found`); v1.1's
+/// cmdlet found no object with that remote path.
+pub fn mapping_not_found(release: ProxyRelease, root: &str) -> String {
+    match release {
+        ProxyRelease::V1_3 => format!("error remove smb mapping '{root}'. err: Not Found"),
+        _ => {
+            let record = powershell_error(
+                "Remove-SmbGlobalMapping",
+                &format!(
+                    "No MSFT_SmbGlobalMapping objects found with property 'RemotePath' equal to \
+                     '{root}'.  Verify the value of the property and retry."
+                ),
+                "Remove-SmbGlobalMapping -RemotePath $Env:smbremotepath -Force",
+                &format!(
+                    "ObjectNotFound: ({root}:String) [Remove-SmbGlobalMapping], CimJobException"
+                ),
+                "CmdletizationQuery_NotFound_RemotePath",
+            );
+            format!(
+                "UnmountSmbShare failed. output: {}, err: exit status 1",
+                go_quote(&record)
+            )
+        }
+    }
+}
+
 fn err(code: u32) -> SmbError {
     SmbError { code }
 }
@@ -303,6 +357,8 @@ pub struct SmbConfig {
     pub require_privacy: bool,
     /// What mappings without credentials may access.
     pub machine_identity: MachineIdentityPolicy,
+    /// Whose failure texts the group speaks.
+    pub release: ProxyRelease,
 }
 
 impl Default for SmbConfig {
@@ -310,6 +366,7 @@ impl Default for SmbConfig {
         Self {
             require_privacy: true,
             machine_identity: MachineIdentityPolicy::default(),
+            release: ProxyRelease::default(),
         }
     }
 }
@@ -740,9 +797,9 @@ impl SmbState {
     fn remove_mapping(&mut self, root: &str) -> HostResult<()> {
         match self.mappings.remove(root) {
             Some(_) => Ok(()),
-            None => Err(HostError::unknown(format!(
-                "error remove smb mapping '{root}'. err: failed to query SMB global mapping \
-                 by remote path {root}: not found"
+            None => Err(HostError::unknown(mapping_not_found(
+                self.config.release,
+                root,
             ))),
         }
     }
@@ -767,13 +824,7 @@ impl SmbState {
         }
         if !mapped {
             self.create_mapping(&remote, &req.username, &req.password)
-                .map_err(|e| {
-                    HostError::unknown(format!(
-                        "NewSmbGlobalMapping failed. err: WMI MSFT_SmbGlobalMapping.Create \
-                         failed (target=<nil>): code={}",
-                        e.code
-                    ))
-                })?;
+                .map_err(|e| HostError::unknown(create_failed(self.config.release, e)))?;
         }
         if req.local_path.is_empty() {
             return Ok(None);

@@ -98,6 +98,7 @@ impl SmbSeed {
         let config = SmbConfig {
             require_privacy,
             machine_identity: self.machine_identity,
+            ..SmbConfig::default()
         };
         SmbState::from_seed(sandbox, config, &self.shares)
     }

@@ -176,14 +176,14 @@ fn credentials_rules() {
         h.new_smb_global_mapping(&req(ROOT, "", "smbuser", "wrong"))
             .unwrap_err()
             .message(),
-        "NewSmbGlobalMapping failed. err: WMI MSFT_SmbGlobalMapping.Create failed (target=<nil>): code=1326"
+        "NewSmbGlobalMapping failed. result: -1, err: Exception occurred. (The user name or password is incorrect. )"
     );
     // Empty username: machine identity, only Everyone shares.
     assert_eq!(
         h.new_smb_global_mapping(&req(ROOT, "", "", "ignored"))
             .unwrap_err()
             .message(),
-        "NewSmbGlobalMapping failed. err: WMI MSFT_SmbGlobalMapping.Create failed (target=<nil>): code=5"
+        "NewSmbGlobalMapping failed. result: -1, err: Exception occurred. (Access is denied. )"
     );
     h.new_smb_global_mapping(&req(r"\\public\open", "", "", "ignored"))
         .unwrap();
@@ -194,13 +194,13 @@ fn credentials_rules() {
         h.new_smb_global_mapping(&good(r"\\nosuch\share", ""))
             .unwrap_err()
             .message(),
-        "NewSmbGlobalMapping failed. err: WMI MSFT_SmbGlobalMapping.Create failed (target=<nil>): code=53"
+        "NewSmbGlobalMapping failed. result: -1, err: Exception occurred. (The network path was not found. )"
     );
     assert_eq!(
         h.new_smb_global_mapping(&good(r"\\fileserver\nosuch", ""))
             .unwrap_err()
             .message(),
-        "NewSmbGlobalMapping failed. err: WMI MSFT_SmbGlobalMapping.Create failed (target=<nil>): code=67"
+        "NewSmbGlobalMapping failed. result: -1, err: Exception occurred. (The network name cannot be found. )"
     );
     assert!(h.with(|s, _| s.mappings().len()) == 1);
 }
@@ -237,13 +237,13 @@ fn mapping_with_bad_status_conflicts() {
         h.new_smb_global_mapping(&good(ROOT, ""))
             .unwrap_err()
             .message(),
-        "NewSmbGlobalMapping failed. err: WMI MSFT_SmbGlobalMapping.Create failed (target=<nil>): code=85"
+        "NewSmbGlobalMapping failed. result: -1, err: Exception occurred. (The local device name is already in use. )"
     );
     assert!(
         h.new_smb_global_mapping(&req(ROOT, "", "", ""))
             .unwrap_err()
             .message()
-            .ends_with("Create failed (target=<nil>): code=1219")
+            .ends_with("shared resource and try again. )")
     );
 }
 
@@ -278,7 +278,7 @@ fn remove_semantics() {
     assert_eq!(err.kind(), HostErrorKind::Unknown);
     assert_eq!(
         err.message(),
-        r"error remove smb mapping '\\fileserver\share'. err: failed to query SMB global mapping by remote path \\fileserver\share: not found"
+        r"error remove smb mapping '\\fileserver\share'. err: Not Found"
     );
     assert_eq!(
         h.remove_smb_global_mapping("").unwrap_err().message(),
@@ -334,7 +334,7 @@ fn require_privacy_flag() {
         h.new_smb_global_mapping(&good(ROOT, ""))
             .unwrap_err()
             .message()
-            .ends_with("Create failed (target=<nil>): code=5")
+            .ends_with("Exception occurred. (Access is denied. )")
     );
     h.with(|s, _| {
         s.set_config(SmbConfig {
