@@ -613,6 +613,17 @@ impl Node {
         .await
     }
 
+    /// One cheap round trip to the host, for health checks such as a CSI
+    /// plugin's `Probe`: asks the filesystem group whether `C:\` is a link,
+    /// a question the proxy passes on without checking the path against
+    /// its working directories. Fails when the proxy, or the host behind
+    /// it, cannot be reached (or the filesystem group was never found).
+    pub async fn ping(&self) -> Result<(), Error> {
+        self.bounded("ping", self.fs()?.is_link(r"C:\"))
+            .await
+            .map(drop)
+    }
+
     /// What is at `path`.
     pub async fn mount_state(&self, path: &str) -> Result<MountState, Error> {
         let path = path::local(path)?;

@@ -72,7 +72,7 @@ fn the_daemonset_runs_registrar_and_plugin_on_windows_nodes() {
     // Both containers talk over the same socket, in the shared plugin dir.
     assert_eq!(env(0, "CSI_ENDPOINT"), env(1, "CSI_ENDPOINT"));
     let endpoint = env(1, "CSI_ENDPOINT");
-    let socket = csi_node_plugin::serve::socket_path(&endpoint).unwrap();
+    let socket = csi_node_server::socket_path(&endpoint).unwrap();
     assert!(
         socket.to_string_lossy().starts_with(r"C:\csi\"),
         "{endpoint}"
