@@ -165,7 +165,7 @@ fn the_host_process_daemonset_needs_no_proxy_and_no_mounts() {
     // registrar dials, and where it tells kubelet to dial.
     let endpoint = env(1, "CSI_ENDPOINT");
     assert_eq!(env(0, "CSI_ENDPOINT"), endpoint);
-    let socket = csi_node_plugin::serve::socket_path(&endpoint).unwrap();
+    let socket = csi_node_server::socket_path(&endpoint).unwrap();
     assert_eq!(
         socket.to_string_lossy(),
         env(0, "DRIVER_REG_SOCK_PATH"),
