@@ -20,8 +20,10 @@ Checks, one line each: plugin info, capabilities, probe, node info; stage,
 publish, stats, expand, unpublish, unstage of a disk volume (LUN 1 of the
 simulated node), each twice; the same for an SMB volume and for two SMB
 volumes on one share (the second keeps working after the first is gone);
-every INVALID_ARGUMENT and NOT_FOUND case; the SMB password never in the
-plugin's log; after SIGTERM the plugin exits 0 and its socket is gone.
+every INVALID_ARGUMENT and NOT_FOUND case; a normal volume condition in
+each stats reply; the metrics at --metrics-address; Probe not ready once the
+proxy is stopped; the SMB password never in the plugin's log; after SIGTERM
+the plugin exits 0 and its socket is gone.
 Ends with `csi-kubelet: N passed, 0 failed`; exit 1 on a failure, 2 on a
 usage or environment problem.
 """
@@ -168,14 +170,27 @@ def main():
         try:
             server.wait_for("ready line", lambda: "ready:" in server.output())
             socket = os.path.join(work, "csi.sock")
+            metrics = f"127.0.0.1:{free_port()}"
             plugin = Process("csi-node-plugin", [
                 args.plugin, "--endpoint", f"unix://{socket}",
                 "--csi-proxy-socket-dir", proxy_dir, "--node-id", NODE_ID,
-                "--state-dir", os.path.join(work, "state")], work)
+                "--state-dir", os.path.join(work, "state"), "--metrics-address", metrics], work)
             plugin.wait_for("socket", lambda: os.path.exists(socket))
             channel = grpc.insecure_channel(f"unix:{socket}", options=CHANNEL_OPTIONS)
             grpc.channel_ready_future(channel).result(timeout=10)
             run_checks(grpc, pb, rpc, channel, sandbox)
+
+            import urllib.request
+            with urllib.request.urlopen(f"http://{metrics}/metrics", timeout=10) as reply:
+                text = reply.read().decode()
+            check('csi_calls_total{method="NodeStageVolume",code="Ok"}' in text
+                  and 'csi_node_operations_total{operation="stage_disk",result="ok"}' in text,
+                  "--metrics-address serves the CSI calls and node operations")
+            # The proxy goes away: Probe must say so, for the livenessprobe sidecar.
+            server.stop()
+            probe = rpc.IdentityStub(channel).Probe(pb.ProbeRequest(), timeout=TIMEOUT)
+            check(probe.HasField("ready") and not probe.ready.value,
+                  "Probe: not ready once the proxy is gone")
             channel.close()
 
             log = plugin.output()
@@ -190,6 +205,13 @@ def main():
                 plugin.stop()
             server.stop()
     print(f"csi-kubelet: {len(PASSED)} passed, 0 failed")
+
+
+def free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
 
 
 def run_checks(grpc, pb, rpc, channel, sandbox):
@@ -218,7 +240,7 @@ def run_checks(grpc, pb, rpc, channel, sandbox):
     check(not probe.HasField("ready") or probe.ready.value, "Probe: ready")
     caps = node.NodeGetCapabilities(pb.NodeGetCapabilitiesRequest(), timeout=TIMEOUT)
     names = sorted(pb.NodeServiceCapability.RPC.Type.Name(c.rpc.type) for c in caps.capabilities)
-    check(names == ["EXPAND_VOLUME", "GET_VOLUME_STATS", "STAGE_UNSTAGE_VOLUME"],
+    check(names == ["EXPAND_VOLUME", "GET_VOLUME_STATS", "STAGE_UNSTAGE_VOLUME", "VOLUME_CONDITION"],
           f"NodeGetCapabilities: {names}")
     got = node.NodeGetInfo(pb.NodeGetInfoRequest(), timeout=TIMEOUT).node_id
     check(got == NODE_ID, f"NodeGetInfo: node id {got}")
@@ -265,6 +287,8 @@ def run_checks(grpc, pb, rpc, channel, sandbox):
         for n in range(2):
             reply = expect(OK, node.NodeGetVolumeStats, pb.NodeGetVolumeStatsRequest(
                 volume_id=pv, volume_path=target(pv)), f"{pv}: NodeGetVolumeStats #{n + 1}")
+            check(reply.HasField("volume_condition") and not reply.volume_condition.abnormal,
+                  f"{pv}: volume condition normal ({reply.volume_condition.message!r})")
             if is_disk:
                 usage = [u for u in reply.usage if u.unit == pb.VolumeUsage.BYTES]
                 check(len(usage) == 1 and usage[0].total > 0 and usage[0].used + usage[0].available == usage[0].total,

@@ -111,6 +111,27 @@
 //! children (see [`transport::Connection`]). With no subscriber installed
 //! they cost next to nothing.
 //!
+//! # Two modes: through the proxy, or on the host itself
+//!
+//! The same [`node::Node`] works in either mode, so a driver has one code
+//! path per CSI request:
+//!
+//! - **Proxy mode** ([`Node::connect`](node::Node::connect)): an
+//!   unprivileged plugin container talks to `csi-proxy.exe` over its named
+//!   pipes. Needs csi-proxy installed on the node (any version back to
+//!   v0.2) and the pipes mounted into the pod.
+//! - **HostProcess mode** (feature `host-process`, `Node::host_process` on
+//!   Windows): the plugin runs as a Windows HostProcess container and does
+//!   the work itself through WMI and Win32, no proxy, no pipes. The
+//!   backend ([`host_process::HostProcess`]) implements the newest
+//!   `<Group>Api` traits (disk, volume, filesystem, smb at v1, system at
+//!   v1alpha1; iSCSI not yet) over a narrow boundary to Windows,
+//!   [`host_process::WindowsHost`], with csi-proxy v1.3.0's idempotency
+//!   and error texts and the same path confinement. Its logic is tested on
+//!   any platform over [`host_process::FakeWindows`], the boundary built on
+//!   the simulated host; the Windows side of the boundary is
+//!   `host_process::windows`.
+//!
 //! # Testing a driver without Windows
 //!
 //! With the `mock` feature, [`mock::MockHost`] is a simulated Windows node
@@ -175,6 +196,7 @@
 //! | `local-authority` | no | [`authority::LocalAuthority`], for any tonic server on a local socket (a CSI plugin's): answers the gRPC clients that send the socket path as `:authority` (implied by `server`) |
 //! | `mock` | no | [`mock::MockHost`], in-process connections to the server's routes (implies `client` and `server`) |
 //! | `mockall` | no | `mockall::automock` on every `<Group>Api` trait (`MockDiskApi`, ...) (implies `client`) |
+//! | `host-process` | no | [`host_process`]: the node layer in HostProcess mode, in process over WMI and Win32 (implies `client`; its fake over the simulated host also needs `server`) |
 //!
 //! With no feature at all the crate is the message types of every version,
 //! their constants (`GROUP`, `VERSION`, `RPCS`), [`transport::Address`],
@@ -235,8 +257,11 @@ pub mod mock;
 #[cfg(feature = "client")]
 pub mod node;
 
-#[cfg(feature = "server")]
+#[cfg(any(feature = "server", feature = "host-process"))]
 pub mod host;
+
+#[cfg(feature = "host-process")]
+pub mod host_process;
 
 #[cfg(feature = "server")]
 pub mod server;

@@ -32,6 +32,8 @@ macro_rules! scenarios {
         scenarios!(@one mock_v1_on_1_1, mock_seeded, V1, V1_1; $($name),+);
         #[cfg(unix)]
         scenarios!(@one server_v1_on_1_1, server_seeded, V1, V1_1; $($name),+);
+        #[cfg(feature = "host-process")]
+        scenarios!(@one host_process_v1, host_process_seeded, V1; $($name),+);
     };
     (@one $module:ident, $ctor:ident, $family:ident; $($name:ident),+) => {
         scenarios!(@one $module, $ctor, $family, V1_3; $($name),+);

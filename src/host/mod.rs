@@ -25,6 +25,8 @@
 //! - [`namespace`]: the file namespace on the sandbox directory; it resolves
 //!   drive letters through [`storage`] and UNC roots through [`smb`].
 //! - [`storage`]: disks, partitions, volumes.
+//! - [`hotplug`]: disks a cloud attaches, detaches and grows while the node
+//!   runs (at a free LUN, listed after a rescan).
 //!
 //! The groups, one design: a model owning the group's state, and operations
 //! on it that the services call directly.
@@ -50,28 +52,54 @@
 //! with Win32 error 21 ("The device is not ready."); WMI result codes that
 //! upstream never pinned down are the constants in [`storage::wmi`].
 
+//!
+//! With feature `host-process` alone (no `server`), only [`path`] and the
+//! error type are built: the HostProcess backend validates paths with them.
+
+#[cfg(feature = "server")]
 pub mod disk;
 mod error;
+#[cfg(feature = "server")]
 pub mod filesystem;
+#[cfg(feature = "server")]
+pub mod hotplug;
+#[cfg(feature = "server")]
 pub mod iscsi;
+pub mod location;
+#[cfg(feature = "server")]
 pub mod namespace;
 pub mod path;
+#[cfg(feature = "server")]
 pub mod release;
+#[cfg(feature = "server")]
 pub mod seed;
+#[cfg(feature = "server")]
 pub mod smb;
+#[cfg(feature = "server")]
 pub mod state;
+#[cfg(feature = "server")]
 pub mod storage;
+#[cfg(feature = "server")]
 pub mod system;
+#[cfg(feature = "server")]
 pub mod volume;
 
+#[cfg(feature = "server")]
 pub use disk::{DiskIds, DiskLocation};
 pub use error::{HostError, HostErrorKind, HostResult};
+#[cfg(feature = "server")]
+pub use hotplug::{HotAttach, HotDisk, HotplugError};
 
+#[cfg(feature = "server")]
 pub use iscsi::NodeDisks;
+#[cfg(feature = "server")]
 pub use release::ProxyRelease;
+#[cfg(feature = "server")]
 pub use seed::{HostConfig, NodeSeed};
+#[cfg(feature = "server")]
 pub use state::{Host, HostState, MountPointInfo, Snapshot, temporary_sandbox};
+#[cfg(feature = "server")]
 pub use volume::VolumeStats;
 
-#[cfg(test)]
+#[cfg(all(test, feature = "server"))]
 mod tests;

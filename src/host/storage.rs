@@ -26,6 +26,7 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 use super::error::{HostError, HostResult};
+pub use super::location::parse_location;
 use super::path::{volume_id_for_guid, volume_id_guid};
 
 /// One MiB.
@@ -320,6 +321,31 @@ impl Disk {
             out.push((cur, end));
         }
         out
+    }
+
+    /// Sets the capacity, as a cloud resizing the disk does: partitions
+    /// stay, so the new size must be a sector multiple that leaves room for
+    /// them (and for the backup GPT).
+    pub fn set_size(&mut self, new_size: u64) -> HostResult<()> {
+        let ss = u64::from(self.sector_size);
+        let end = self
+            .partitions
+            .iter()
+            .map(|p| p.offset + p.size)
+            .max()
+            .unwrap_or(0);
+        let backup = if self.partition_style == PartitionStyle::Gpt {
+            ss * (1 + 16384 / ss)
+        } else {
+            0
+        };
+        if !new_size.is_multiple_of(ss) || new_size < end + backup {
+            return Err(HostError::invalid_argument(format!(
+                "new size {new_size} is not a sector multiple or cuts into partitions"
+            )));
+        }
+        self.size = new_size;
+        Ok(())
     }
 
     fn wmi_target(&self) -> String {
@@ -1128,33 +1154,6 @@ fn init_gpt(d: &mut Disk) {
         drive_letter: None,
         volume: None,
     });
-}
-
-/// Parses a disk `Location` the way ListDiskLocations does (disk.md §4.1):
-/// `None` if the disk is omitted, else `(adapter, bus, target, lun)`.
-pub fn parse_location(location: &str) -> Option<[String; 4]> {
-    let pieces: Vec<&str> = location.split(':').collect();
-    if pieces.len() < 5 {
-        return None;
-    }
-    let mut out: [String; 4] = Default::default();
-    let mut seen = false;
-    for piece in pieces {
-        let tokens: Vec<&str> = piece.trim_matches(' ').split(' ').collect();
-        if tokens.len() != 2 {
-            continue;
-        }
-        seen = true;
-        let slot = match tokens[0] {
-            "Adapter" => 0,
-            "Bus" => 1,
-            "Target" => 2,
-            "LUN" => 3,
-            _ => continue,
-        };
-        out[slot] = tokens[1].to_string();
-    }
-    seen.then_some(out)
 }
 
 #[cfg(test)]

@@ -4,8 +4,9 @@
 //! [`Node::connect`] picks, per API group, the newest version the node
 //! serves; every operation then takes paths as kubelet gives them, is
 //! idempotent, and is bounded by a deadline. The same [`Node`] runs over
-//! the real proxy and, in unit tests, over [`MockHost`](crate::mock::MockHost)
-//! ([`Node::from_mock`]).
+//! the real proxy, in unit tests over [`MockHost`](crate::mock::MockHost)
+//! ([`Node::from_mock`]), and in HostProcess mode on the Windows host
+//! itself, no proxy (feature `host-process`, `Node::host_process`).
 //!
 //! ```no_run
 //! use csi_proxy_client::node::{DiskSelector, Node, NodeOptions};
@@ -480,6 +481,65 @@ impl Node {
         ))
     }
 
+    /// HostProcess mode: the node layer doing its work on this Windows host
+    /// directly (WMI and Win32; no CSI Proxy), every group at the newest
+    /// version the backend implements. Fails when this build has no
+    /// Windows implementation of the boundary.
+    #[cfg(all(feature = "host-process", windows))]
+    pub fn host_process(options: NodeOptions) -> Result<Node, Error> {
+        let host = crate::host_process::windows::host()?;
+        Ok(Self::host_process_with(host, options))
+    }
+
+    /// HostProcess mode over any implementation of the Windows boundary
+    /// (the fake over the simulated host in tests,
+    /// [`FakeWindows`](crate::host_process::FakeWindows)).
+    #[cfg(feature = "host-process")]
+    pub fn host_process_with(
+        host: Arc<dyn crate::host_process::WindowsHost>,
+        options: NodeOptions,
+    ) -> Node {
+        Self::from_host_process(crate::host_process::HostProcess::new(host), options)
+    }
+
+    /// HostProcess mode over a configured backend (working directories,
+    /// SMB privacy). Disk, volume, filesystem and smb are at v1, system
+    /// at v1alpha1 when [asked for](NodeOptions::system); iscsi is not done
+    /// in process yet and is absent.
+    #[cfg(feature = "host-process")]
+    pub fn from_host_process(
+        backend: crate::host_process::HostProcess,
+        options: NodeOptions,
+    ) -> Node {
+        let backend = Arc::new(backend);
+        let mut tried = HashMap::new();
+        tried.insert(
+            IscsiGroup::GROUP,
+            "none; not done in host-process mode yet".to_string(),
+        );
+        let system = if options.system {
+            Some(SystemGroup::V1alpha1(backend.clone()))
+        } else {
+            tried.insert(
+                SystemGroup::GROUP,
+                "none; the group was not asked for".to_string(),
+            );
+            None
+        };
+        let node = Self::assemble(
+            Some(DiskGroup::V1(backend.clone())),
+            Some(VolumeGroup::V1(backend.clone())),
+            Some(FilesystemGroup::V1(backend.clone())),
+            Some(SmbGroup::V1(backend)),
+            None,
+            system,
+            tried,
+            options,
+        );
+        tracing::info!(versions = %node.versions(), "host-process mode");
+        node
+    }
+
     /// The version chosen for each group (for logs: it implements `Display`).
     pub fn versions(&self) -> NodeVersions {
         self.inner.versions
@@ -570,6 +630,17 @@ impl Node {
             fs.rmdir(&path, !link).await
         })
         .await
+    }
+
+    /// One cheap round trip to the host, for health checks such as a CSI
+    /// plugin's `Probe`: asks the filesystem group whether `C:\` is a link,
+    /// a question the proxy passes on without checking the path against
+    /// its working directories. Fails when the proxy, or the host behind
+    /// it, cannot be reached (or the filesystem group was never found).
+    pub async fn ping(&self) -> Result<(), Error> {
+        self.bounded("ping", self.fs()?.is_link(r"C:\"))
+            .await
+            .map(drop)
     }
 
     /// What is at `path`.

@@ -1,11 +1,14 @@
 //! Support of the node-layer suites: a [`Fixture`] is a simulated node
-//! behind `MockHost` or behind the reference server, and a `Node` over it
-//! at one version family; [`node_tests!`] runs each scenario on every
+//! behind `MockHost`, behind the reference server, or behind the
+//! host-process backend over the fake Windows boundary, and a `Node` over
+//! it at one version family; [`node_tests!`] runs each scenario on every
 //! backend and family, and at v1 in the words of csi-proxy v1.1 as well as
-//! v1.3 (the default).
+//! v1.3 (the default); host-process: v1 only, the versions it implements.
 
 use csi_proxy_client::host::smb::SmbConfig;
 use csi_proxy_client::host::{Host, HostConfig, NodeSeed, ProxyRelease};
+#[cfg(feature = "host-process")]
+use csi_proxy_client::host_process::FakeWindows;
 use csi_proxy_client::mock::MockHost;
 use csi_proxy_client::node::{Node, NodeOptions, NodeVersions, SmbCredentials};
 use csi_proxy_client::server::{GroupVersion, Server};
@@ -93,6 +96,9 @@ pub struct Fixture {
     /// The mock, on the mock backend.
     pub mock: Option<MockHost>,
     server: Option<(Server, TempDir, TempDir)>,
+    /// The fake Windows boundary and its sandbox, on the host-process backend.
+    #[cfg(feature = "host-process")]
+    fake: Option<(std::sync::Arc<FakeWindows>, TempDir)>,
 }
 
 impl Fixture {
@@ -117,6 +123,8 @@ impl Fixture {
             family,
             mock: Some(mock),
             server: None,
+            #[cfg(feature = "host-process")]
+            fake: None,
         }
     }
 
@@ -159,6 +167,41 @@ impl Fixture {
             family,
             mock: None,
             server: Some((server, sockets, sandbox)),
+            #[cfg(feature = "host-process")]
+            fake: None,
+        }
+    }
+
+    /// Over the host-process backend, its Windows boundary the fake over a
+    /// simulated host (HostProcess mode implements v1 only).
+    #[cfg(feature = "host-process")]
+    pub async fn host_process(family: Family, options: NodeOptions) -> Fixture {
+        Self::host_process_seeded(family, options, None).await
+    }
+
+    /// Over the host-process backend, the host built from `seed`.
+    #[cfg(feature = "host-process")]
+    pub async fn host_process_seeded(
+        family: Family,
+        options: NodeOptions,
+        seed: Option<&str>,
+    ) -> Fixture {
+        assert_eq!(family, Family::V1, "host-process mode speaks v1 only");
+        let sandbox = tempfile::tempdir().expect("sandbox");
+        let mut config = HostConfig::new(sandbox.path());
+        config.seed = seed.map(|s| NodeSeed::from_toml_str(s).expect("valid seed"));
+        let host = Host::new(config).expect("host");
+        make_share_dirs(&host);
+        let fake = std::sync::Arc::new(FakeWindows::new(host.clone()));
+        let node = Node::host_process_with(fake.clone(), options);
+        assert_eq!(node.versions().to_string(), family.versions().to_string());
+        Fixture {
+            node,
+            host,
+            family,
+            mock: None,
+            server: None,
+            fake: Some((fake, sandbox)),
         }
     }
 
@@ -176,6 +219,11 @@ impl Fixture {
             (None, Some((_, sockets, _))) => Node::connect(options.socket_dir(sockets.path()))
                 .await
                 .expect("connect"),
+            #[cfg(feature = "host-process")]
+            (None, None) if self.fake.is_some() => {
+                let (fake, _) = self.fake.as_ref().expect("checked");
+                Node::host_process_with(fake.clone(), options)
+            }
             (None, None) => unreachable!("a fixture has a backend"),
         }
     }
@@ -220,6 +268,8 @@ macro_rules! node_tests {
         $crate::node_tests!(@one server_v0_2, server, V0_2, V1_3; $($name),+);
         #[cfg(unix)]
         $crate::node_tests!(@one server_v1_on_1_1, server, V1, V1_1; $($name),+);
+        #[cfg(feature = "host-process")]
+        $crate::node_tests!(@one host_process_v1, host_process, V1, V1_3; $($name),+);
     };
     (@one $module:ident, $backend:ident, $family:ident, $release:ident; $($name:ident),+) => {
         mod $module {

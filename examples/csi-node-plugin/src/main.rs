@@ -1,12 +1,20 @@
-//! `csi-node-plugin`: serves the CSI Identity and Node services on
-//! `--endpoint unix://PATH`, doing the host work through the CSI Proxy.
+//! `csi-node-plugin`: a Windows CSI node plugin for disks (by LUN) and SMB
+//! shares, on the `csi-node-server` library. It serves the CSI Identity and
+//! Node services on `--endpoint unix://PATH`, doing the host work through the
+//! CSI Proxy.
 
+use std::collections::HashMap;
+use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use clap::Parser;
-use csi_node_plugin::plugin::{DEFAULT_DRIVER_NAME, Plugin};
-use csi_node_plugin::serve::{serve, socket_path, stop_signal};
-use csi_proxy_client::node::{Node, NodeOptions, SmbStore};
+use csi_node_server::metrics::serve_metrics;
+use csi_node_server::{Driver, Plugin, Volume, VolumeRequest, serve, socket_path, stop_signal};
+use csi_proxy_client::node::{DiskSelector, Node, NodeOptions, SmbStore};
+use tonic::Status;
+
+/// The driver name the plugin registers with, unless told otherwise.
+const DEFAULT_DRIVER_NAME: &str = "windows.csi-node-plugin.example";
 
 /// A Windows CSI node plugin for disks (by LUN) and SMB shares.
 #[derive(Parser)]
@@ -29,6 +37,85 @@ struct Args {
     /// which shares its staged volumes use (default: in memory).
     #[arg(long, value_name = "DIR")]
     state_dir: Option<PathBuf>,
+    /// Serve Prometheus metrics over HTTP at ADDRESS (for example
+    /// 0.0.0.0:9808), path /metrics.
+    #[arg(long, value_name = "ADDRESS")]
+    metrics_address: Option<SocketAddr>,
+    /// How many volumes NodeGetInfo says the node takes (0: no limit).
+    #[arg(long, default_value_t = 0)]
+    max_volumes_per_node: i64,
+    /// A topology segment NodeGetInfo reports, KEY=VALUE (repeatable).
+    #[arg(long = "topology", value_name = "KEY=VALUE", value_parser = segment)]
+    topology: Vec<(String, String)>,
+    /// Report CONTROLLER_SERVICE in GetPluginCapabilities: the driver has a
+    /// controller (a cloud's, such as csi-sim-cloud's), which csi-sanity
+    /// then uses to create and publish the volumes it tests.
+    #[arg(long)]
+    controller_service: bool,
+}
+
+fn segment(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.is_empty() => Ok((k.to_string(), v.to_string())),
+        _ => Err(format!("{s:?} is not KEY=VALUE")),
+    }
+}
+
+/// The example's driver: a disk is named by `publish_context["lun"]`, an
+/// SMB share by `volume_context["source"]` (credentials from the secrets
+/// `username`, `password`, `domain`: the library's default).
+struct Example {
+    name: String,
+    node_id: String,
+    max_volumes: i64,
+    topology: HashMap<String, String>,
+    controller_service: bool,
+}
+
+impl Driver for Example {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn version(&self) -> &str {
+        env!("CARGO_PKG_VERSION")
+    }
+
+    fn node_id(&self) -> &str {
+        &self.node_id
+    }
+
+    fn topology(&self) -> HashMap<String, String> {
+        self.topology.clone()
+    }
+
+    fn max_volumes_per_node(&self) -> i64 {
+        self.max_volumes
+    }
+
+    fn controller_service(&self) -> bool {
+        self.controller_service
+    }
+
+    fn volume(&self, r: &VolumeRequest<'_>) -> Result<Volume, Status> {
+        if let Some(source) = r.volume_context.get("source").filter(|s| !s.is_empty()) {
+            return Ok(Volume::Smb(source.clone()));
+        }
+        match r.publish_context.get("lun") {
+            Some(lun) => lun
+                .trim()
+                .parse()
+                .map(|n| Volume::Disk(DiskSelector::Lun(n)))
+                .map_err(|_| {
+                    Status::invalid_argument(format!(
+                        "publish_context lun {lun:?} is not a LUN number"
+                    ))
+                }),
+            None => Err(Status::invalid_argument(
+                "neither volume_context source (an SMB share) nor publish_context lun (a disk) is given",
+            )),
+        }
+    }
 }
 
 #[tokio::main]
@@ -44,13 +131,14 @@ async fn main() {
     }
 }
 
-async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
-    let socket = socket_path(&args.endpoint)?;
+/// The node layer the plugin works through: the CSI Proxy, on its named
+/// pipes or on the sockets of `--csi-proxy-socket-dir`.
+async fn connect_node(args: &Args) -> Result<Node, Box<dyn std::error::Error>> {
     let mut options = NodeOptions::default();
-    if let Some(dir) = args.csi_proxy_socket_dir {
+    if let Some(dir) = &args.csi_proxy_socket_dir {
         options = options.socket_dir(dir);
     }
-    if let Some(dir) = args.state_dir {
+    if let Some(dir) = &args.state_dir {
         options = options.smb_store(SmbStore::directory(dir));
     }
     let node = Node::connect(options).await?;
@@ -63,9 +151,30 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         )
         .into());
     }
-    let node_id = args.node_id.unwrap_or_else(host_name);
-    tracing::info!(node_id, versions = %node.versions(), "connected to the CSI Proxy");
-    let plugin = Plugin::new(node, node_id).with_name(args.driver_name);
+    Ok(node)
+}
+
+async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
+    let socket = socket_path(&args.endpoint)?;
+    let node = connect_node(&args).await?;
+    let driver = Example {
+        name: args.driver_name,
+        node_id: args.node_id.unwrap_or_else(host_name),
+        max_volumes: args.max_volumes_per_node,
+        topology: args.topology.into_iter().collect(),
+        controller_service: args.controller_service,
+    };
+    tracing::info!(node_id = driver.node_id, versions = %node.versions(), "connected to the CSI Proxy");
+    let plugin = Plugin::new(node, driver);
+    if let Some(address) = args.metrics_address {
+        let metrics = plugin.metrics().clone();
+        let listener = tokio::net::TcpListener::bind(address).await?;
+        tokio::spawn(async move {
+            if let Err(e) = serve_metrics(listener, metrics, std::future::pending()).await {
+                tracing::error!(error = %e, "metrics server stopped");
+            }
+        });
+    }
     serve(plugin, &socket, stop_signal()).await?;
     Ok(())
 }

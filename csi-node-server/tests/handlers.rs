@@ -1,27 +1,59 @@
 //! The plugin's handlers over an in-process node (`MockHost`, the reference
 //! server's default node: blank disks at LUN 1 and 2, the share
-//! `\\fileserver\share` for `smbuser`).
+//! `\\fileserver\share` for `smbuser`), for a driver that names volumes as
+//! the example plugin does.
 
 use std::collections::HashMap;
 use std::time::Duration;
 
-use csi_node_plugin::csi::identity_server::Identity;
-use csi_node_plugin::csi::node_server::Node as _;
-use csi_node_plugin::csi::volume_capability::access_mode::Mode;
-use csi_node_plugin::csi::volume_capability::{AccessMode, AccessType, BlockVolume, MountVolume};
-use csi_node_plugin::csi::*;
-use csi_node_plugin::plugin::Plugin;
+use csi_node_server::csi::v1::identity_server::Identity;
+use csi_node_server::csi::v1::node_server::Node as _;
+use csi_node_server::csi::v1::volume_capability::access_mode::Mode;
+use csi_node_server::csi::v1::volume_capability::{
+    AccessMode, AccessType, BlockVolume, MountVolume,
+};
+use csi_node_server::csi::v1::*;
+use csi_node_server::{Driver, Plugin, Volume, VolumeRequest};
 use csi_proxy_client::mock::MockHost;
-use csi_proxy_client::node::{MountState, Node};
-use tonic::{Code, Request};
+use csi_proxy_client::node::{DiskSelector, MountState, Node};
+use tonic::{Code, Request, Status};
 
 const KUBELET: &str = r"C:\var\lib\kubelet";
 const PASSWORD: &str = "Sm8-Passw0rd!";
 
+const DRIVER: &str = "disk-and-smb.test";
+
+/// A disk by `publish_context["lun"]`, a share by `volume_context["source"]`.
+struct TestDriver;
+
+impl Driver for TestDriver {
+    fn name(&self) -> &str {
+        DRIVER
+    }
+    fn version(&self) -> &str {
+        "0.0.1"
+    }
+    fn node_id(&self) -> &str {
+        "node-1"
+    }
+    fn volume(&self, r: &VolumeRequest<'_>) -> Result<Volume, Status> {
+        if let Some(source) = r.volume_context.get("source") {
+            return Ok(Volume::Smb(source.clone()));
+        }
+        let lun = r.publish_context.get("lun").ok_or_else(|| {
+            Status::invalid_argument("neither volume_context source nor publish_context lun")
+        })?;
+        let lun = lun
+            .parse()
+            .map_err(|_| Status::invalid_argument(format!("lun {lun:?} is not a number")))?;
+        Ok(Volume::Disk(DiskSelector::Lun(lun)))
+    }
+}
+
 fn setup() -> (MockHost, Node, Plugin) {
     let mock = MockHost::new();
     let node = Node::from_mock(&mock);
-    let plugin = Plugin::new(node.clone(), "node-1");
+    let plugin = Plugin::new(node.clone(), TestDriver);
     (mock, node, plugin)
 }
 
@@ -128,8 +160,8 @@ async fn identity_and_node_info() {
         .await
         .unwrap()
         .into_inner();
-    assert_eq!(info.name, csi_node_plugin::plugin::DEFAULT_DRIVER_NAME);
-    assert!(!info.vendor_version.is_empty());
+    assert_eq!(info.name, DRIVER);
+    assert_eq!(info.vendor_version, "0.0.1");
     let probe = plugin.probe(Request::new(ProbeRequest {})).await.unwrap();
     assert_eq!(probe.into_inner().ready, Some(true));
 
@@ -152,7 +184,8 @@ async fn identity_and_node_info() {
         [
             Type::StageUnstageVolume as i32,
             Type::GetVolumeStats as i32,
-            Type::ExpandVolume as i32
+            Type::ExpandVolume as i32,
+            Type::VolumeCondition as i32,
         ]
     );
     let info = plugin
@@ -475,13 +508,7 @@ async fn stats_and_expand_of_a_path_without_a_volume_are_not_found() {
     let (_mock, node, plugin) = setup();
     let empty_dir = target("nothing");
     node.ensure_dir(&empty_dir).await.unwrap();
-    for path in [target("absent"), empty_dir] {
-        let (code, _) = failure(
-            plugin
-                .node_get_volume_stats(Request::new(stats("pv", path.clone())))
-                .await,
-        );
-        assert_eq!(code, Code::NotFound, "stats of {path}");
+    for path in [target("absent"), empty_dir.clone()] {
         let (code, _) = failure(
             plugin
                 .node_expand_volume(Request::new(expand("pv", path.clone())))
@@ -489,6 +516,21 @@ async fn stats_and_expand_of_a_path_without_a_volume_are_not_found() {
         );
         assert_eq!(code, Code::NotFound, "expand of {path}");
     }
+    let (code, _) = failure(
+        plugin
+            .node_get_volume_stats(Request::new(stats("pv", target("absent"))))
+            .await,
+    );
+    assert_eq!(code, Code::NotFound);
+    // A directory with no volume behind it is a volume gone: its condition
+    // says so (a mount point whose disk was detached looks the same).
+    let reply = plugin
+        .node_get_volume_stats(Request::new(stats("pv", empty_dir)))
+        .await
+        .unwrap()
+        .into_inner();
+    assert!(reply.volume_condition.unwrap().abnormal);
+    assert!(reply.usage.is_empty());
 }
 
 #[tokio::test]

@@ -10,8 +10,8 @@ use csi_proxy_client::authority::LocalAuthority;
 use tokio_stream::StreamExt;
 use tonic::transport::Server;
 
-use crate::csi::identity_server::IdentityServer;
-use crate::csi::node_server::NodeServer;
+use crate::csi::v1::identity_server::IdentityServer;
+use crate::csi::v1::node_server::NodeServer;
 use crate::plugin::Plugin;
 
 /// The socket path of an endpoint given as `unix://PATH` (`unix:///tmp/csi.sock`

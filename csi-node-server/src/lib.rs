@@ -1,0 +1,42 @@
+//! The CSI node server of a Windows CSI plugin, as a library: the CSI
+//! Identity and Node services over [`csi_proxy_client::node::Node`], for a
+//! driver that says who it is and how its requests name volumes
+//! ([`Driver`]), served on the AF_UNIX socket kubelet dials ([`serve()`]),
+//! with Prometheus metrics ([`metrics`]). The CSI v1 protos, with server and
+//! client stubs for the Identity, Node and Controller services, are
+//! [`csi::v1`].
+//!
+//! ```no_run
+//! use std::collections::HashMap;
+//! use csi_node_server::{Driver, Plugin, Volume, VolumeRequest, serve, stop_signal};
+//! use csi_proxy_client::node::{DiskSelector, Node, NodeOptions};
+//! use tonic::Status;
+//!
+//! struct Disks;
+//!
+//! impl Driver for Disks {
+//!     fn name(&self) -> &str { "disk.example.com" }
+//!     fn version(&self) -> &str { "1.0.0" }
+//!     fn node_id(&self) -> &str { "node-1" }
+//!     fn volume(&self, r: &VolumeRequest<'_>) -> Result<Volume, Status> {
+//!         let lun = r.publish_context.get("lun").and_then(|l| l.parse().ok());
+//!         lun.map(|l| Volume::Disk(DiskSelector::Lun(l)))
+//!             .ok_or_else(|| Status::invalid_argument("publish_context lun missing"))
+//!     }
+//! }
+//!
+//! # async fn run() -> Result<(), Box<dyn std::error::Error>> {
+//! let node = Node::connect(NodeOptions::default()).await?;
+//! serve(Plugin::new(node, Disks), "/csi/csi.sock".as_ref(), stop_signal()).await?;
+//! # Ok(()) }
+//! ```
+
+pub mod csi;
+pub mod driver;
+pub mod metrics;
+pub mod plugin;
+pub mod serve;
+
+pub use driver::{Driver, Volume, VolumeRequest, smb_credentials};
+pub use plugin::{Plugin, status_of};
+pub use serve::{serve, socket_path, stop_signal};

@@ -1,0 +1,609 @@
+//! The CSI Identity and Node services over a [`Node`], for any [`Driver`].
+//!
+//! Two kinds of volume, as the driver names them ([`Volume`]): a disk,
+//! staged as an NTFS volume mounted at the staging path; an SMB share,
+//! staged as a link to the share. Both are published as a link from the
+//! workload's path to the staging path. Every call is idempotent (the node
+//! layer's operations are); calls on one volume id run one at a time, a
+//! second one is `ABORTED`.
+
+use std::collections::{HashMap, HashSet};
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use csi_proxy_client::node::{MountState, Node};
+use csi_proxy_client::{Error, ErrorKind};
+use tonic::{Code, Request, Response, Status};
+
+use crate::csi::v1 as csi;
+use crate::csi::v1::node_server::Node as NodeService;
+use crate::csi::v1::volume_capability::AccessType;
+use crate::csi::v1::volume_capability::access_mode::Mode;
+use crate::csi::v1::{identity_server::Identity, node_service_capability::rpc};
+use crate::driver::{Driver, Volume, VolumeRequest};
+use crate::metrics::Metrics;
+
+/// The Node capabilities the plugin reports.
+pub const CAPABILITIES: [rpc::Type; 4] = [
+    rpc::Type::StageUnstageVolume,
+    rpc::Type::GetVolumeStats,
+    rpc::Type::ExpandVolume,
+    rpc::Type::VolumeCondition,
+];
+
+/// The CSI Identity and Node services of one driver over one [`Node`]:
+/// one per process, cheap to clone.
+#[derive(Clone)]
+pub struct Plugin {
+    node: Node,
+    driver: Arc<dyn Driver>,
+    metrics: Metrics,
+    busy: Arc<Mutex<HashSet<String>>>,
+}
+
+impl std::fmt::Debug for Plugin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Plugin")
+            .field("driver", &self.driver.name())
+            .field("node", &self.node)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Plugin {
+    /// The services of `driver`, doing the host work through `node` (which
+    /// the program builds: proxy pipes, sockets, or an in-process host).
+    pub fn new(node: Node, driver: impl Driver) -> Self {
+        Self {
+            node,
+            driver: Arc::new(driver),
+            metrics: Metrics::default(),
+            busy: Arc::default(),
+        }
+    }
+
+    /// The plugin's metrics, to serve with
+    /// [`serve_metrics`](crate::metrics::serve_metrics).
+    pub fn metrics(&self) -> &Metrics {
+        &self.metrics
+    }
+
+    /// Runs a node-layer operation, counting and timing it.
+    async fn op<T>(
+        &self,
+        operation: &'static str,
+        work: impl Future<Output = Result<T, Error>>,
+    ) -> Result<T, Error> {
+        let start = Instant::now();
+        let result = work.await;
+        self.metrics
+            .record_operation(operation, result.as_ref().map(drop), start.elapsed());
+        result
+    }
+
+    /// Marks `volume_id` busy until the guard is dropped; `ABORTED` if a
+    /// call on it is running already.
+    fn claim(&self, volume_id: &str) -> Result<Busy, Status> {
+        let mut busy = self.busy.lock().unwrap_or_else(|p| p.into_inner());
+        if !busy.insert(volume_id.to_string()) {
+            return Err(Status::aborted(format!(
+                "an operation on volume {volume_id} is in progress"
+            )));
+        }
+        Ok(Busy {
+            set: self.busy.clone(),
+            id: volume_id.to_string(),
+        })
+    }
+
+    async fn state(&self, path: &str) -> Result<MountState, Status> {
+        self.op("mount_state", self.node.mount_state(path))
+            .await
+            .map_err(status_of)
+    }
+
+    /// What is at the volume path of a stats or expand request. A path the
+    /// node layer refuses before asking the proxy (a relative one) holds no
+    /// volume: `NOT_FOUND`, as a missing path.
+    async fn volume_state(&self, volume_id: &str, path: &str) -> Result<MountState, Status> {
+        match self.state(path).await {
+            Err(s) if s.code() == Code::InvalidArgument => Err(Status::not_found(format!(
+                "volume {volume_id}: no volume at {path}: {}",
+                s.message()
+            ))),
+            other => other,
+        }
+    }
+
+    /// The volume a stage or publish request names, checked against its
+    /// capability.
+    fn volume_of(
+        &self,
+        volume_id: &str,
+        volume_context: &HashMap<String, String>,
+        publish_context: &HashMap<String, String>,
+        capability: Option<&csi::VolumeCapability>,
+    ) -> Result<Volume, Status> {
+        let volume = self.driver.volume(&VolumeRequest {
+            volume_id,
+            volume_context,
+            publish_context,
+        })?;
+        check_capability(capability, &volume)?;
+        Ok(volume)
+    }
+
+    async fn stage(
+        &self,
+        r: csi::NodeStageVolumeRequest,
+    ) -> Result<csi::NodeStageVolumeResponse, Status> {
+        require(&r.volume_id, "volume id")?;
+        require(&r.staging_target_path, "staging target path")?;
+        let volume = self.volume_of(
+            &r.volume_id,
+            &r.volume_context,
+            &r.publish_context,
+            r.volume_capability.as_ref(),
+        )?;
+        let credentials = match volume {
+            Volume::Smb(_) => Some(self.driver.smb_credentials(&r.secrets)?),
+            Volume::Disk(_) => None,
+        };
+        let _busy = self.claim(&r.volume_id)?;
+        let path = &r.staging_target_path;
+        match (volume, credentials) {
+            (Volume::Smb(source), Some(credentials)) => self
+                .op(
+                    "smb_stage",
+                    self.node.smb_stage(&source, path, &credentials),
+                )
+                .await
+                .map_err(status_of)?,
+            (Volume::Disk(selector), _) => {
+                let disk = self
+                    .op("find_disk", self.node.find_disk(selector))
+                    .await
+                    .map_err(status_of)?;
+                self.op("stage_disk", self.node.stage_disk(disk, path))
+                    .await
+                    .map_err(status_of)?;
+            }
+            (Volume::Smb(_), None) => unreachable!("SMB credentials are read above"),
+        }
+        Ok(csi::NodeStageVolumeResponse {})
+    }
+
+    async fn unstage(
+        &self,
+        r: csi::NodeUnstageVolumeRequest,
+    ) -> Result<csi::NodeUnstageVolumeResponse, Status> {
+        require(&r.volume_id, "volume id")?;
+        require(&r.staging_target_path, "staging target path")?;
+        let _busy = self.claim(&r.volume_id)?;
+        let path = &r.staging_target_path;
+        let done = match self.state(path).await? {
+            MountState::Mounted { .. } => self.op("unstage", self.node.unstage(path)).await,
+            MountState::Linked => self.op("smb_unstage", self.node.smb_unstage(path)).await,
+            // Nothing staged (any more): a plain directory is kubelet's.
+            MountState::Missing | MountState::NotMounted => Ok(()),
+        };
+        done.map_err(status_of)?;
+        Ok(csi::NodeUnstageVolumeResponse {})
+    }
+
+    async fn publish(
+        &self,
+        r: csi::NodePublishVolumeRequest,
+    ) -> Result<csi::NodePublishVolumeResponse, Status> {
+        require(&r.volume_id, "volume id")?;
+        require(&r.staging_target_path, "staging target path")?;
+        require(&r.target_path, "target path")?;
+        self.volume_of(
+            &r.volume_id,
+            &r.volume_context,
+            &r.publish_context,
+            r.volume_capability.as_ref(),
+        )?;
+        let _busy = self.claim(&r.volume_id)?;
+        if matches!(
+            self.state(&r.staging_target_path).await?,
+            MountState::Missing | MountState::NotMounted
+        ) {
+            return Err(Status::failed_precondition(format!(
+                "volume {} is not staged at {}",
+                r.volume_id, r.staging_target_path
+            )));
+        }
+        self.op(
+            "publish",
+            self.node.publish(&r.staging_target_path, &r.target_path),
+        )
+        .await
+        .map_err(status_of)?;
+        Ok(csi::NodePublishVolumeResponse {})
+    }
+
+    async fn unpublish(
+        &self,
+        r: csi::NodeUnpublishVolumeRequest,
+    ) -> Result<csi::NodeUnpublishVolumeResponse, Status> {
+        require(&r.volume_id, "volume id")?;
+        require(&r.target_path, "target path")?;
+        let _busy = self.claim(&r.volume_id)?;
+        self.op("unpublish", self.node.unpublish(&r.target_path))
+            .await
+            .map_err(status_of)?;
+        Ok(csi::NodeUnpublishVolumeResponse {})
+    }
+
+    async fn stats(
+        &self,
+        r: csi::NodeGetVolumeStatsRequest,
+    ) -> Result<csi::NodeGetVolumeStatsResponse, Status> {
+        require(&r.volume_id, "volume id")?;
+        require(&r.volume_path, "volume path")?;
+        let _busy = self.claim(&r.volume_id)?;
+        let (usage, trouble) = match self.volume_state(&r.volume_id, &r.volume_path).await? {
+            MountState::Missing => return Err(no_volume(&r.volume_id, &r.volume_path)),
+            // Something is there, but no volume behind it: a mount point
+            // whose disk went away looks like this.
+            MountState::NotMounted => (
+                Vec::new(),
+                Some(format!("no volume behind {}", r.volume_path)),
+            ),
+            // The proxy has no call for the size of a share: no figures.
+            MountState::Linked => (Vec::new(), None),
+            MountState::Mounted { .. } => {
+                match self.op("usage", self.node.usage(&r.volume_path)).await {
+                    Ok(usage) => (
+                        vec![csi::VolumeUsage {
+                            available: bytes(usage.available_bytes),
+                            total: bytes(usage.total_bytes),
+                            used: bytes(usage.used_bytes),
+                            unit: csi::volume_usage::Unit::Bytes.into(),
+                        }],
+                        None,
+                    ),
+                    // An unreachable proxy says nothing about the volume.
+                    Err(e) if unreachable(&e) => return Err(status_of(e)),
+                    Err(e) => (Vec::new(), Some(format!("the volume cannot be read: {e}"))),
+                }
+            }
+        };
+        let volume_condition = Some(match trouble {
+            None => csi::VolumeCondition {
+                abnormal: false,
+                message: "the volume is mounted and readable".to_string(),
+            },
+            Some(message) => csi::VolumeCondition {
+                abnormal: true,
+                message,
+            },
+        });
+        Ok(csi::NodeGetVolumeStatsResponse {
+            usage,
+            volume_condition,
+        })
+    }
+
+    async fn expand(
+        &self,
+        r: csi::NodeExpandVolumeRequest,
+    ) -> Result<csi::NodeExpandVolumeResponse, Status> {
+        require(&r.volume_id, "volume id")?;
+        require(&r.volume_path, "volume path")?;
+        if let Some(cap) = &r.volume_capability
+            && matches!(cap.access_type, Some(AccessType::Block(_)))
+        {
+            return Err(block_unsupported());
+        }
+        let _busy = self.claim(&r.volume_id)?;
+        let size = match self.volume_state(&r.volume_id, &r.volume_path).await? {
+            MountState::Missing | MountState::NotMounted => {
+                return Err(no_volume(&r.volume_id, &r.volume_path));
+            }
+            // A share grows on its server; nothing to do on the node.
+            MountState::Linked => return Ok(csi::NodeExpandVolumeResponse { capacity_bytes: 0 }),
+            MountState::Mounted { .. } => bytes(
+                self.op("expand", self.node.expand(&r.volume_path))
+                    .await
+                    .map_err(status_of)?,
+            ),
+        };
+        // The required size is the disk's; the volume filling it is smaller
+        // by what the partition table keeps.
+        let required = r.capacity_range.map_or(0, |c| c.required_bytes);
+        if size + DISK_LAYOUT_OVERHEAD < required {
+            return Err(Status::out_of_range(format!(
+                "volume {} has {size} bytes after growing, {required} are required",
+                r.volume_id
+            )));
+        }
+        Ok(csi::NodeExpandVolumeResponse {
+            capacity_bytes: size,
+        })
+    }
+}
+
+/// Releases a volume id claimed by [`Plugin::claim`].
+struct Busy {
+    set: Arc<Mutex<HashSet<String>>>,
+    id: String,
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        self.set
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&self.id);
+    }
+}
+
+/// What a Windows disk keeps outside its one data volume: the volume of a
+/// GPT disk starts at 16 MiB (after the MSR) and ends before the backup
+/// GPT (16.5 KiB with 512-byte sectors, 20 KiB with 4 KiB ones); 17 MiB
+/// covers both.
+const DISK_LAYOUT_OVERHEAD: i64 = 17 << 20;
+
+fn require(value: &str, what: &str) -> Result<(), Status> {
+    if value.is_empty() {
+        return Err(Status::invalid_argument(format!("{what} missing")));
+    }
+    Ok(())
+}
+
+fn block_unsupported() -> Status {
+    Status::invalid_argument("block access type is not supported: this plugin serves file systems")
+}
+
+fn no_volume(volume_id: &str, path: &str) -> Status {
+    Status::not_found(format!("volume {volume_id}: no volume at {path}"))
+}
+
+/// Checks that the plugin can serve the capability for this volume.
+fn check_capability(cap: Option<&csi::VolumeCapability>, volume: &Volume) -> Result<(), Status> {
+    let cap = cap.ok_or_else(|| Status::invalid_argument("volume capability missing"))?;
+    let mount = match &cap.access_type {
+        Some(AccessType::Mount(mount)) => mount,
+        Some(AccessType::Block(_)) => return Err(block_unsupported()),
+        None => {
+            return Err(Status::invalid_argument(
+                "volume capability has no access type",
+            ));
+        }
+    };
+    // A share's file system is the server's: storage classes that name one
+    // for every volume are answered as SMB drivers do, by ignoring it.
+    let fs_ok = match volume {
+        Volume::Disk(_) => ["", "ntfs"].contains(&mount.fs_type.to_lowercase().as_str()),
+        Volume::Smb(_) => true,
+    };
+    if !fs_ok {
+        return Err(Status::invalid_argument(format!(
+            "file system type {:?} is not supported for this volume",
+            mount.fs_type
+        )));
+    }
+    if !mount.mount_flags.is_empty() {
+        return Err(Status::invalid_argument(
+            "mount flags are not supported on Windows",
+        ));
+    }
+    if !mount.volume_mount_group.is_empty() {
+        return Err(Status::invalid_argument(
+            "volume mount group is not supported",
+        ));
+    }
+    let mode = cap.access_mode.map_or(Mode::Unknown, |m| m.mode());
+    let single_node = matches!(
+        mode,
+        Mode::SingleNodeWriter
+            | Mode::SingleNodeReaderOnly
+            | Mode::SingleNodeSingleWriter
+            | Mode::SingleNodeMultiWriter
+    );
+    match (mode, volume) {
+        (Mode::Unknown, _) => Err(Status::invalid_argument("access mode missing")),
+        (_, Volume::Disk(_)) if !single_node => Err(Status::invalid_argument(format!(
+            "access mode {} is not supported for a disk, which one node uses at a time",
+            mode.as_str_name()
+        ))),
+        _ => Ok(()),
+    }
+}
+
+fn bytes(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+/// The CSI status of a node-layer failure; its message is kept. Failures of
+/// the proxy are `UNAVAILABLE` when it cannot be reached (retrying helps)
+/// and `INTERNAL` otherwise; what the node layer refuses before calling the
+/// proxy keeps its meaning (a bad path, a disk that never appeared).
+pub fn status_of(e: Error) -> Status {
+    let from_proxy = e.status().is_some();
+    let code = match e.kind() {
+        _ if unreachable(&e) => Code::Unavailable,
+        ErrorKind::InvalidArgument if !from_proxy => Code::InvalidArgument,
+        ErrorKind::NotFound if !from_proxy => Code::NotFound,
+        _ => Code::Internal,
+    };
+    Status::new(code, e.to_string())
+}
+
+/// Whether the proxy (or host) could not be reached or did not answer in
+/// time: the error is about the way there, not about the volume.
+fn unreachable(e: &Error) -> bool {
+    matches!(e.kind(), ErrorKind::Unavailable | ErrorKind::TimedOut)
+}
+
+impl Plugin {
+    /// Logs one line for a CSI call, counts and times it, and wraps its reply.
+    fn finish<T>(
+        &self,
+        rpc: &'static str,
+        volume_id: &str,
+        start: Instant,
+        result: Result<T, Status>,
+    ) -> Result<Response<T>, Status> {
+        let code = result.as_ref().map_or_else(Status::code, |_| Code::Ok);
+        self.metrics.record_call(rpc, code, start.elapsed());
+        match &result {
+            Ok(_) if volume_id.is_empty() => tracing::debug!(rpc, "ok"),
+            Ok(_) => tracing::info!(rpc, volume_id, "ok"),
+            Err(s) => {
+                tracing::warn!(rpc, volume_id, code = ?s.code(), error = s.message(), "failed")
+            }
+        }
+        result.map(Response::new)
+    }
+
+    async fn probe_node(&self) -> Result<csi::ProbeResponse, Status> {
+        let ready = match self.op("ping", self.node.ping()).await {
+            Ok(()) => true,
+            Err(e) => {
+                tracing::warn!(error = %e, "not ready: the node cannot be reached");
+                false
+            }
+        };
+        Ok(csi::ProbeResponse { ready: Some(ready) })
+    }
+}
+
+#[tonic::async_trait]
+impl Identity for Plugin {
+    async fn get_plugin_info(
+        &self,
+        _: Request<csi::GetPluginInfoRequest>,
+    ) -> Result<Response<csi::GetPluginInfoResponse>, Status> {
+        let start = Instant::now();
+        let info = csi::GetPluginInfoResponse {
+            name: self.driver.name().to_string(),
+            vendor_version: self.driver.version().to_string(),
+            manifest: HashMap::from([("node".to_string(), self.node.versions().to_string())]),
+        };
+        self.finish("GetPluginInfo", "", start, Ok(info))
+    }
+
+    async fn get_plugin_capabilities(
+        &self,
+        _: Request<csi::GetPluginCapabilitiesRequest>,
+    ) -> Result<Response<csi::GetPluginCapabilitiesResponse>, Status> {
+        use csi::plugin_capability::{Service, Type, VolumeExpansion, service, volume_expansion};
+        let start = Instant::now();
+        let online = VolumeExpansion {
+            r#type: volume_expansion::Type::Online.into(),
+        };
+        let mut capabilities = vec![Type::VolumeExpansion(online)];
+        if self.driver.controller_service() {
+            capabilities.push(Type::Service(Service {
+                r#type: service::Type::ControllerService.into(),
+            }));
+        }
+        let capabilities = csi::GetPluginCapabilitiesResponse {
+            capabilities: capabilities
+                .into_iter()
+                .map(|t| csi::PluginCapability { r#type: Some(t) })
+                .collect(),
+        };
+        self.finish("GetPluginCapabilities", "", start, Ok(capabilities))
+    }
+
+    async fn probe(
+        &self,
+        _: Request<csi::ProbeRequest>,
+    ) -> Result<Response<csi::ProbeResponse>, Status> {
+        let start = Instant::now();
+        let ready = self.probe_node().await;
+        self.finish("Probe", "", start, ready)
+    }
+}
+
+/// A Node call: its request's volume id, the work, and one line and one
+/// count at the end.
+macro_rules! node_call {
+    ($self:ident, $rpc:literal, $request:ident, $work:ident) => {{
+        let start = Instant::now();
+        let r = $request.into_inner();
+        let id = r.volume_id.clone();
+        let result = $self.$work(r).await;
+        $self.finish($rpc, &id, start, result)
+    }};
+}
+
+#[tonic::async_trait]
+impl NodeService for Plugin {
+    async fn node_stage_volume(
+        &self,
+        request: Request<csi::NodeStageVolumeRequest>,
+    ) -> Result<Response<csi::NodeStageVolumeResponse>, Status> {
+        node_call!(self, "NodeStageVolume", request, stage)
+    }
+
+    async fn node_unstage_volume(
+        &self,
+        request: Request<csi::NodeUnstageVolumeRequest>,
+    ) -> Result<Response<csi::NodeUnstageVolumeResponse>, Status> {
+        node_call!(self, "NodeUnstageVolume", request, unstage)
+    }
+
+    async fn node_publish_volume(
+        &self,
+        request: Request<csi::NodePublishVolumeRequest>,
+    ) -> Result<Response<csi::NodePublishVolumeResponse>, Status> {
+        node_call!(self, "NodePublishVolume", request, publish)
+    }
+
+    async fn node_unpublish_volume(
+        &self,
+        request: Request<csi::NodeUnpublishVolumeRequest>,
+    ) -> Result<Response<csi::NodeUnpublishVolumeResponse>, Status> {
+        node_call!(self, "NodeUnpublishVolume", request, unpublish)
+    }
+
+    async fn node_get_volume_stats(
+        &self,
+        request: Request<csi::NodeGetVolumeStatsRequest>,
+    ) -> Result<Response<csi::NodeGetVolumeStatsResponse>, Status> {
+        node_call!(self, "NodeGetVolumeStats", request, stats)
+    }
+
+    async fn node_expand_volume(
+        &self,
+        request: Request<csi::NodeExpandVolumeRequest>,
+    ) -> Result<Response<csi::NodeExpandVolumeResponse>, Status> {
+        node_call!(self, "NodeExpandVolume", request, expand)
+    }
+
+    async fn node_get_capabilities(
+        &self,
+        _: Request<csi::NodeGetCapabilitiesRequest>,
+    ) -> Result<Response<csi::NodeGetCapabilitiesResponse>, Status> {
+        use csi::node_service_capability::{Rpc, Type};
+        let start = Instant::now();
+        let capabilities = CAPABILITIES
+            .into_iter()
+            .map(|t| csi::NodeServiceCapability {
+                r#type: Some(Type::Rpc(Rpc { r#type: t.into() })),
+            })
+            .collect();
+        let reply = csi::NodeGetCapabilitiesResponse { capabilities };
+        self.finish("NodeGetCapabilities", "", start, Ok(reply))
+    }
+
+    async fn node_get_info(
+        &self,
+        _: Request<csi::NodeGetInfoRequest>,
+    ) -> Result<Response<csi::NodeGetInfoResponse>, Status> {
+        let start = Instant::now();
+        let segments = self.driver.topology();
+        let info = csi::NodeGetInfoResponse {
+            node_id: self.driver.node_id().to_string(),
+            max_volumes_per_node: self.driver.max_volumes_per_node(),
+            accessible_topology: (!segments.is_empty()).then_some(csi::Topology { segments }),
+        };
+        self.finish("NodeGetInfo", "", start, Ok(info))
+    }
+}

@@ -1,0 +1,257 @@
+//! The disk group (v1) over the boundary: `MSFT_Disk`, `MSFT_Partition`,
+//! the page 0x83 query.
+
+use std::collections::HashMap;
+
+use super::backend::{Ctx, HostProcess, disk_target, partition_target, text, wmi};
+use super::boundary::{DeviceId, DiskObject, PARTITION_STYLE_GPT, PARTITION_STYLE_RAW};
+use crate::Error;
+use crate::disk::v1 as api;
+use crate::host::location::parse_location;
+
+/// GPT type of a basic data partition.
+pub const GPT_BASIC_DATA: &str = "{ebd0a0a2-b9e5-4433-87c0-68b6b72699c7}";
+/// GPT type of the Microsoft Reserved partition.
+pub const GPT_MSR: &str = "{e3c9e316-0b5c-4db8-817d-f92df00215ae}";
+/// `CreatePartition`'s "access path already in use": the partition was
+/// made, only the drive letter could not be given; success for us.
+pub const ACCESS_PATH_IN_USE: u32 = 42002;
+
+fn find_disk(ctx: &Ctx, n: u32) -> Result<DiskObject, String> {
+    ctx.host()
+        .disks()
+        .map_err(|e| format!("failed to query disk {n}. error: {e}"))?
+        .into_iter()
+        .find(|d| d.number == n)
+        .ok_or_else(|| format!("failed to query disk {n}. error: not found"))
+}
+
+/// Partitions that are not the MSR, by number.
+fn basic_partitions(ctx: &Ctx, n: u32) -> Result<Vec<u32>, String> {
+    let mut parts: Vec<u32> = ctx
+        .host()
+        .partitions(n)
+        .map_err(text)?
+        .into_iter()
+        .filter(|p| !p.gpt_type.eq_ignore_ascii_case(GPT_MSR))
+        .map(|p| p.partition_number)
+        .collect();
+    parts.sort_unstable();
+    Ok(parts)
+}
+
+fn partition_disk(ctx: &Ctx, n: u32) -> Result<(), String> {
+    let disk = find_disk(ctx, n)
+        .map_err(|e| format!("error checking initialized status of disk {n}: {e}"))?;
+    if disk.partition_style == PARTITION_STYLE_RAW {
+        let result = ctx
+            .host()
+            .disk_initialize(n, PARTITION_STYLE_GPT)
+            .map_err(|e| format!("failed to initializing disk {n}. error: {e}"))?;
+        wmi("MSFT_Disk.Initialize", || disk_target(n), result)
+            .map_err(|e| format!("failed to initializing disk {n}: error: {e}"))?;
+    }
+    let present = basic_partitions(ctx, n)
+        .map_err(|e| format!("error checking presence of partitions on disk {n}:, {e}"))?;
+    if !present.is_empty() {
+        return Ok(());
+    }
+    let created = ctx
+        .host()
+        .disk_create_partition(n, GPT_BASIC_DATA)
+        .map_err(|e| format!("error creating partition on disk {n}. err: {e}"))?;
+    if created.code != ACCESS_PATH_IN_USE {
+        wmi("MSFT_Disk.CreatePartition", || disk_target(n), created)
+            .map_err(|e| format!("error creating partition on disk {n}. err: {e}"))?;
+    }
+    let refreshed = ctx
+        .host()
+        .disk_refresh(n)
+        .map_err(|e| format!("error rescan disk ({n}). error: {e}"))?;
+    wmi("MSFT_Disk.Refresh", || disk_target(n), refreshed)
+        .map_err(|e| format!("error rescan disk ({n}). error: {e}"))?;
+    let parts = basic_partitions(ctx, n)
+        .map_err(|e| format!("error query basic partition on disk {n}:, {e}"))?;
+    let Some(&first) = parts.first() else {
+        return Err(format!(
+            "failed to create basic partition on disk {n}:, %!w(<nil>)"
+        ));
+    };
+    let fail = |e: String| format!("error bring partition {first} on disk {n} online. err: {e}");
+    let result = ctx
+        .host()
+        .partition_set_online(n, first, true)
+        .map_err(|e| fail(e.to_string()))?;
+    wmi(
+        "MSFT_Partition.Online",
+        || partition_target(n, first),
+        result,
+    )
+    .map_err(fail)
+}
+
+fn list_disk_locations(ctx: &Ctx) -> Result<HashMap<u32, api::DiskLocation>, String> {
+    let disks = ctx
+        .host()
+        .disks()
+        .map_err(|e| format!("failed to list disks: {e}"))?;
+    Ok(disks
+        .into_iter()
+        .filter_map(|d| {
+            let [adapter, bus, target, lunid] = parse_location(&d.location)?;
+            Some((
+                d.number,
+                api::DiskLocation {
+                    adapter,
+                    bus,
+                    target,
+                    lunid,
+                },
+            ))
+        })
+        .collect())
+}
+
+fn page83(id: DeviceId) -> String {
+    match id {
+        DeviceId::None => String::new(),
+        DeviceId::Ascii(b) => String::from_utf8_lossy(&b).into_owned(),
+        DeviceId::Binary(b) => b.iter().map(|x| format!("{x:02x}")).collect(),
+    }
+}
+
+fn list_disk_ids(ctx: &Ctx) -> Result<HashMap<u32, api::DiskIDs>, String> {
+    let disks = ctx
+        .host()
+        .disks()
+        .map_err(|e| format!("failed to list disks: {e}"))?;
+    let mut out = HashMap::new();
+    for d in disks {
+        let id = ctx
+            .host()
+            .disk_device_id(&d.path)
+            .map_err(|e| format!("IOCTL_STORAGE_QUERY_PROPERTY failed: {e}"))?;
+        out.insert(
+            d.number,
+            api::DiskIDs {
+                page83: page83(id),
+                serial_number: d.serial_number,
+            },
+        );
+    }
+    Ok(out)
+}
+
+fn set_disk_state(ctx: &Ctx, n: u32, online: bool) -> Result<(), String> {
+    let disk = find_disk(ctx, n)?;
+    if disk.is_offline != online {
+        return Ok(());
+    }
+    let method = if online {
+        "MSFT_Disk.Online"
+    } else {
+        "MSFT_Disk.Offline"
+    };
+    let fail =
+        |e: String| format!("setting disk {n} attach state (isOnline: {online}): error: {e}");
+    let result = ctx
+        .host()
+        .disk_set_online(n, online)
+        .map_err(|e| fail(e.to_string()))?;
+    wmi(method, || disk_target(n), result).map_err(fail)
+}
+
+#[async_trait::async_trait]
+impl api::DiskApi for HostProcess {
+    async fn get_disk_state(
+        &self,
+        request: api::GetDiskStateRequest,
+    ) -> Result<api::GetDiskStateResponse, Error> {
+        let n = request.disk_number;
+        self.run("/v1.Disk/GetDiskState", move |ctx| {
+            let disk = find_disk(ctx, n)?;
+            Ok(api::GetDiskStateResponse {
+                is_online: !disk.is_offline,
+            })
+        })
+        .await
+    }
+
+    async fn get_disk_stats(
+        &self,
+        request: api::GetDiskStatsRequest,
+    ) -> Result<api::GetDiskStatsResponse, Error> {
+        let n = request.disk_number;
+        self.run("/v1.Disk/GetDiskStats", move |ctx| {
+            let disk = find_disk(ctx, n)?;
+            Ok(api::GetDiskStatsResponse {
+                total_bytes: i64::try_from(disk.size).unwrap_or(i64::MAX),
+            })
+        })
+        .await
+    }
+
+    async fn list_disk_ids(
+        &self,
+        _request: api::ListDiskIDsRequest,
+    ) -> Result<api::ListDiskIDsResponse, Error> {
+        self.run("/v1.Disk/ListDiskIDs", |ctx| {
+            Ok(api::ListDiskIDsResponse {
+                disk_i_ds: list_disk_ids(ctx)?,
+            })
+        })
+        .await
+    }
+
+    async fn list_disk_locations(
+        &self,
+        _request: api::ListDiskLocationsRequest,
+    ) -> Result<api::ListDiskLocationsResponse, Error> {
+        self.run("/v1.Disk/ListDiskLocations", |ctx| {
+            Ok(api::ListDiskLocationsResponse {
+                disk_locations: list_disk_locations(ctx)?,
+            })
+        })
+        .await
+    }
+
+    async fn partition_disk(
+        &self,
+        request: api::PartitionDiskRequest,
+    ) -> Result<api::PartitionDiskResponse, Error> {
+        let n = request.disk_number;
+        self.run("/v1.Disk/PartitionDisk", move |ctx| {
+            partition_disk(ctx, n).map(|()| api::PartitionDiskResponse {})
+        })
+        .await
+    }
+
+    async fn rescan(&self, _request: api::RescanRequest) -> Result<api::RescanResponse, Error> {
+        self.run("/v1.Disk/Rescan", |ctx| {
+            let fail = |e: String| format!("error updating host storage cache output. err: {e}");
+            let result = ctx
+                .host()
+                .update_host_storage_cache()
+                .map_err(|e| fail(e.to_string()))?;
+            wmi(
+                "MSFT_StorageSetting.UpdateHostStorageCache",
+                || "<nil>".into(),
+                result,
+            )
+            .map_err(fail)?;
+            Ok(api::RescanResponse {})
+        })
+        .await
+    }
+
+    async fn set_disk_state(
+        &self,
+        request: api::SetDiskStateRequest,
+    ) -> Result<api::SetDiskStateResponse, Error> {
+        let (n, online) = (request.disk_number, request.is_online);
+        self.run("/v1.Disk/SetDiskState", move |ctx| {
+            set_disk_state(ctx, n, online).map(|()| api::SetDiskStateResponse {})
+        })
+        .await
+    }
+}

@@ -1,0 +1,595 @@
+//! [`FakeWindows`]: the boundary over the simulated host (feature `server`
+//! with `host-process`), so the HostProcess backend runs on any platform
+//! against the same disks, partitions, volumes, namespace and SMB shares
+//! as `MockHost` and the reference server.
+//!
+//! Each method does what its Windows counterpart does, with the simulated
+//! host's primitives: WMI methods return the codes the simulator's storage
+//! model gives (`host::storage::wmi`), Win32 calls the namespace's Win32
+//! errors, services the system model's states and codes. iSCSI is not
+//! faked yet: those methods fail with `E_NOTIMPL`.
+//!
+//! [`FakeWindows::answer_next`] makes the next call of a WMI method report
+//! a return code after doing its work, as Windows does when it creates a
+//! partition but cannot give it an access path (42002).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use super::boundary::{
+    DeviceId, DiskObject, Failure, FileKind, IscsiAuthType, MethodResult, PartitionObject,
+    PortalObject, Result, ServiceObject, SessionObject, SmbMappingObject, SupportedSize,
+    TargetObject, VolumeObject, WindowsHost,
+};
+use crate::host::namespace::{Entry, LinkKind};
+use crate::host::path::{Win32Error, WinPath};
+use crate::host::smb::parse_remote_path;
+use crate::host::storage::{
+    FileSystem, Page83, PartitionSize, PartitionStyle, PartitionType, Volume,
+};
+use crate::host::{Host, HostError, HostState};
+
+/// `WBEM_E_NOT_FOUND`: the object a method was called on is gone.
+pub const WBEM_E_NOT_FOUND: u32 = 0x8004_1002;
+/// `E_NOTIMPL`.
+pub const E_NOTIMPL: u32 = 0x8000_4001;
+
+/// The Windows boundary over a simulated [`Host`]. Cheap to clone; clones
+/// share the host.
+#[derive(Debug, Clone)]
+pub struct FakeWindows {
+    host: Host,
+    answers: Arc<Mutex<HashMap<&'static str, u32>>>,
+}
+
+impl FakeWindows {
+    /// The boundary over `host`.
+    pub fn new(host: Host) -> FakeWindows {
+        FakeWindows {
+            host,
+            answers: Arc::default(),
+        }
+    }
+
+    /// The next call of the WMI method `name` (the [`WindowsHost`] method's
+    /// name, such as `"disk_create_partition"`) does its work and then
+    /// returns `code` instead of 0.
+    pub fn answer_next(&self, name: &'static str, code: u32) {
+        self.answers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(name, code);
+    }
+
+    /// `result`, its code replaced by the one set for `name`, if any.
+    fn answer<T>(
+        &self,
+        name: &'static str,
+        result: Result<MethodResult<T>>,
+    ) -> Result<MethodResult<T>> {
+        let set = self
+            .answers
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(name);
+        match (set, result) {
+            (Some(code), Ok(r)) if r.code == 0 => Ok(MethodResult { code, out: r.out }),
+            (_, result) => result,
+        }
+    }
+
+    /// The simulated host behind it.
+    pub fn host(&self) -> &Host {
+        &self.host
+    }
+}
+
+fn win32(e: Win32Error) -> Failure {
+    Failure::win32(e.code(), e.message())
+}
+
+fn parse(path: &str) -> Result<WinPath> {
+    WinPath::parse(path).map_err(win32)
+}
+
+/// A simulated WMI method's outcome: its code when the simulator names
+/// one (`...: code=N`), else the object was not there.
+fn method(result: std::result::Result<(), HostError>) -> Result<MethodResult> {
+    match result {
+        Ok(()) => Ok(MethodResult::code(0)),
+        Err(e) => {
+            let text = e.message();
+            let code = text
+                .rfind("code=")
+                .and_then(|at| text[at + 5..].parse::<u32>().ok());
+            match code {
+                Some(code) => Ok(MethodResult::code(code)),
+                None => Err(Failure::com(WBEM_E_NOT_FOUND, text)),
+            }
+        }
+    }
+}
+
+fn not_implemented<T>() -> Result<T> {
+    Err(Failure::com(E_NOTIMPL, "not faked"))
+}
+
+fn file_system_type(fs: FileSystem) -> u16 {
+    match fs {
+        FileSystem::Raw => 0,
+        FileSystem::Fat32 => 6,
+        FileSystem::Ntfs => 14,
+        FileSystem::Refs => 15,
+        FileSystem::ExFat => 0x8001,
+    }
+}
+
+fn volume_object(s: &HostState, v: &Volume) -> VolumeObject {
+    let size = s.storage.volume_size(&v.id).unwrap_or(0);
+    let used = if v.fs == FileSystem::Raw {
+        size
+    } else {
+        v.used.min(size)
+    };
+    VolumeObject {
+        unique_id: v.id.clone(),
+        file_system_type: file_system_type(v.fs),
+        size,
+        size_remaining: size - used,
+    }
+}
+
+fn volume_of_partition(s: &HostState, disk: u32, partition: u32) -> Result<String> {
+    s.storage
+        .disk(disk)
+        .and_then(|d| d.partition(partition))
+        .and_then(|p| p.volume.clone())
+        .ok_or_else(|| Failure::com(WBEM_E_NOT_FOUND, "no such partition"))
+}
+
+/// `Win32_Service` as the simulated host has it now.
+fn service_object(s: &mut HostState, name: &str) -> Option<ServiceObject> {
+    let status = s.system.refresh(name, Instant::now())?;
+    let service = s.system.service(name)?;
+    Some(ServiceObject {
+        name: service.name.clone(),
+        display_name: service.display_name.clone(),
+        state: status.state_text().to_string(),
+        start_mode: service.start_mode.wmi_text().to_string(),
+    })
+}
+
+impl FakeWindows {
+    fn run<T>(&self, op: impl FnOnce(&mut HostState) -> T) -> T {
+        self.host.run(op)
+    }
+}
+
+impl WindowsHost for FakeWindows {
+    fn update_host_storage_cache(&self) -> Result<MethodResult> {
+        let result = self.run(|s| method(s.rescan()));
+        self.answer("update_host_storage_cache", result)
+    }
+
+    fn disks(&self) -> Result<Vec<DiskObject>> {
+        self.run(|s| {
+            Ok(s.storage
+                .disks()
+                .map(|d| DiskObject {
+                    number: d.number,
+                    location: d.location.clone(),
+                    serial_number: d.serial_number.clone(),
+                    path: d.device_path.clone(),
+                    size: d.size,
+                    is_offline: d.is_offline,
+                    partition_style: match d.partition_style {
+                        PartitionStyle::Raw => 0,
+                        PartitionStyle::Mbr => 1,
+                        PartitionStyle::Gpt => 2,
+                    },
+                })
+                .collect())
+        })
+    }
+
+    fn disk_device_id(&self, path: &str) -> Result<DeviceId> {
+        self.run(|s| {
+            let disk = s
+                .storage
+                .disks()
+                .find(|d| d.device_path.eq_ignore_ascii_case(path))
+                .ok_or_else(|| win32(Win32Error::new(Win32Error::FILE_NOT_FOUND)))?;
+            if let Some(e) = &disk.probe_error {
+                // The simulator keeps the proxy's whole text; the call's part is after the colon.
+                let message = e.rsplit(": ").next().unwrap_or(e);
+                return Err(Failure::win32(1, message));
+            }
+            Ok(match &disk.page83 {
+                Page83::None => DeviceId::None,
+                Page83::Ascii(b) => DeviceId::Ascii(b.clone()),
+                Page83::Binary(b) => DeviceId::Binary(b.clone()),
+            })
+        })
+    }
+
+    fn disk_initialize(&self, number: u32, partition_style: u16) -> Result<MethodResult> {
+        let result = {
+            let style = match partition_style {
+                1 => PartitionStyle::Mbr,
+                2 => PartitionStyle::Gpt,
+                _ => PartitionStyle::Raw,
+            };
+            self.run(|s| method(s.storage.initialize(number, style)))
+        };
+        self.answer("disk_initialize", result)
+    }
+
+    fn disk_set_online(&self, number: u32, online: bool) -> Result<MethodResult> {
+        let result = self.run(|s| method(s.storage.set_online(number, online)));
+        self.answer("disk_set_online", result)
+    }
+
+    fn disk_refresh(&self, number: u32) -> Result<MethodResult> {
+        let result = {
+            self.run(|s| match s.storage.disk(number) {
+                Some(_) => Ok(MethodResult::code(0)),
+                None => Err(Failure::com(WBEM_E_NOT_FOUND, "no such disk")),
+            })
+        };
+        self.answer("disk_refresh", result)
+    }
+
+    fn disk_create_partition(&self, number: u32, gpt_type: &str) -> Result<MethodResult> {
+        let result = {
+            let kind = PartitionType::Gpt(gpt_type.to_string());
+            self.run(|s| {
+                method(
+                    s.create_partition(number, kind, PartitionSize::Max)
+                        .map(drop),
+                )
+            })
+        };
+        self.answer("disk_create_partition", result)
+    }
+
+    fn partitions(&self, disk: u32) -> Result<Vec<PartitionObject>> {
+        self.run(|s| {
+            let Some(d) = s.storage.disk(disk) else {
+                return Ok(Vec::new());
+            };
+            Ok(d.partitions
+                .iter()
+                .map(|p| PartitionObject {
+                    disk_number: disk,
+                    partition_number: p.number,
+                    offset: p.offset,
+                    size: p.size,
+                    gpt_type: match &p.kind {
+                        PartitionType::Gpt(t) => t.clone(),
+                        PartitionType::Mbr(_) => String::new(),
+                    },
+                    is_offline: !p.is_online,
+                })
+                .collect())
+        })
+    }
+
+    fn partition_set_online(
+        &self,
+        disk: u32,
+        partition: u32,
+        online: bool,
+    ) -> Result<MethodResult> {
+        let result = self.run(|s| method(s.storage.set_partition_online(disk, partition, online)));
+        self.answer("partition_set_online", result)
+    }
+
+    fn partition_supported_size(
+        &self,
+        disk: u32,
+        partition: u32,
+    ) -> Result<MethodResult<SupportedSize>> {
+        let result = {
+            self.run(|s| {
+                let id = volume_of_partition(s, disk, partition)?;
+                match s.storage.supported_size(&id) {
+                    Ok((min, max)) => Ok(MethodResult {
+                        code: 0,
+                        out: SupportedSize { min, max },
+                    }),
+                    Err(e) => method(Err(e)).map(|r| MethodResult {
+                        code: r.code,
+                        out: SupportedSize::default(),
+                    }),
+                }
+            })
+        };
+        self.answer("partition_supported_size", result)
+    }
+
+    fn partition_resize(&self, disk: u32, partition: u32, size: u64) -> Result<MethodResult> {
+        let result = {
+            self.run(|s| {
+                let id = volume_of_partition(s, disk, partition)?;
+                method(s.storage.resize(&id, size))
+            })
+        };
+        self.answer("partition_resize", result)
+    }
+
+    fn partition_volumes(&self, disk: u32, partition: u32) -> Result<Vec<VolumeObject>> {
+        self.run(|s| {
+            Ok(s.storage
+                .volumes_on_disk(disk, partition)
+                .iter()
+                .filter_map(|id| s.storage.volume(id))
+                .map(|v| volume_object(s, v))
+                .collect())
+        })
+    }
+
+    fn volumes(&self, id: &str) -> Result<Vec<VolumeObject>> {
+        self.run(|s| {
+            Ok(s.storage
+                .volume(id)
+                .map(|v| volume_object(s, v))
+                .into_iter()
+                .collect())
+        })
+    }
+
+    fn volume_partitions(&self, id: &str) -> Result<Vec<PartitionObject>> {
+        self.run(|s| {
+            let Some(v) = s.storage.volume(id) else {
+                return Ok(Vec::new());
+            };
+            Ok(s.storage
+                .partition_of(v)
+                .map(|p| PartitionObject {
+                    disk_number: v.disk,
+                    partition_number: p.number,
+                    offset: p.offset,
+                    size: p.size,
+                    gpt_type: match &p.kind {
+                        PartitionType::Gpt(t) => t.clone(),
+                        PartitionType::Mbr(_) => String::new(),
+                    },
+                    is_offline: !p.is_online,
+                })
+                .into_iter()
+                .collect())
+        })
+    }
+
+    fn volume_format_ntfs(&self, id: &str) -> Result<MethodResult> {
+        let result = self.run(|s| method(s.format_volume_ntfs(id)));
+        self.answer("volume_format_ntfs", result)
+    }
+
+    fn volume_flush(&self, id: &str) -> Result<MethodResult> {
+        let result = self.run(|s| method(s.storage.flush(id)));
+        self.answer("volume_flush", result)
+    }
+
+    fn set_volume_mount_point(&self, mount_point: &str, volume_id: &str) -> Result<()> {
+        let p = parse(mount_point)?;
+        self.run(|s| s.ns.set_mount_point(s.ctx(), &p, volume_id).map_err(win32))
+    }
+
+    fn delete_volume_mount_point(&self, mount_point: &str) -> Result<()> {
+        let p = parse(mount_point)?;
+        self.run(|s| s.ns.delete_mount_point(s.ctx(), &p).map_err(win32))
+    }
+
+    fn volume_path_name(&self, path: &str) -> Result<String> {
+        let p = parse(path)?;
+        self.run(|s| {
+            s.ns.volume_path_name(s.ctx(), &p)
+                .map(|(mount, _)| mount)
+                .map_err(win32)
+        })
+    }
+
+    fn volume_name_for_mount_point(&self, mount_point: &str) -> Result<String> {
+        let p = parse(mount_point)?;
+        self.run(|s| {
+            let (_, volume) = s.ns.volume_path_name(s.ctx(), &p).map_err(win32)?;
+            let id = volume.ok_or_else(|| win32(Win32Error::new(Win32Error::INVALID_PARAMETER)))?;
+            s.storage
+                .present_volume(&id)
+                .ok_or_else(|| win32(Win32Error::new(Win32Error::NOT_READY)))
+        })
+    }
+
+    fn file_kind(&self, path: &str) -> Result<FileKind> {
+        let p = parse(path)?;
+        self.run(|s| {
+            Ok(match s.ns.lstat(s.ctx(), &p).map_err(win32)? {
+                Entry::Dir => FileKind::Directory,
+                Entry::File { .. } => FileKind::File,
+                Entry::Link(l) => match l.kind {
+                    LinkKind::Dir | LinkKind::File => FileKind::Symlink {
+                        target: l.target,
+                        directory: l.kind == LinkKind::Dir,
+                    },
+                    LinkKind::Junction | LinkKind::Mount => {
+                        FileKind::MountPoint { target: l.target }
+                    }
+                },
+            })
+        })
+    }
+
+    fn create_directory(&self, path: &str) -> Result<()> {
+        let p = parse(path)?;
+        self.run(|s| {
+            if s.ns.lstat(s.ctx(), &p).is_ok() {
+                return Err(win32(Win32Error::new(Win32Error::ALREADY_EXISTS)));
+            }
+            if let Some(parent) = p.parent() {
+                match s.ns.resolve(s.ctx(), &parent) {
+                    Ok(w) if w.entry == Some(Entry::Dir) => {}
+                    _ => return Err(win32(Win32Error::new(Win32Error::PATH_NOT_FOUND))),
+                }
+            }
+            s.ns.mkdir_all(s.ctx(), &p).map_err(win32)
+        })
+    }
+
+    fn remove_directory(&self, path: &str) -> Result<()> {
+        let p = parse(path)?;
+        self.run(|s| match s.ns.lstat(s.ctx(), &p).map_err(win32)? {
+            Entry::File { .. } => Err(win32(Win32Error::new(Win32Error::DIRECTORY))),
+            Entry::Link(l) if l.kind == LinkKind::File => {
+                Err(win32(Win32Error::new(Win32Error::DIRECTORY)))
+            }
+            _ => s.ns.remove(s.ctx(), &p).map_err(win32),
+        })
+    }
+
+    fn delete_file(&self, path: &str) -> Result<()> {
+        let p = parse(path)?;
+        self.run(|s| match s.ns.lstat(s.ctx(), &p).map_err(win32)? {
+            Entry::File { .. } => s.ns.remove(s.ctx(), &p).map_err(win32),
+            Entry::Link(l) if l.kind == LinkKind::File => s.ns.remove(s.ctx(), &p).map_err(win32),
+            _ => Err(win32(Win32Error::new(Win32Error::ACCESS_DENIED))),
+        })
+    }
+
+    fn list_directory(&self, path: &str) -> Result<Vec<String>> {
+        let p = parse(path)?;
+        self.run(|s| s.ns.list_dir(s.ctx(), &p).map_err(win32))
+    }
+
+    fn create_symbolic_link(&self, link: &str, target: &str, directory: bool) -> Result<()> {
+        let at = parse(link)?;
+        let kind = if directory {
+            LinkKind::Dir
+        } else {
+            LinkKind::File
+        };
+        self.run(|s| s.ns.create_link(s.ctx(), &at, kind, target).map_err(win32))
+    }
+
+    fn smb_global_mappings(&self, remote_path: &str) -> Result<Vec<SmbMappingObject>> {
+        self.run(|s| {
+            Ok(s.smb
+                .mapping(remote_path)
+                .map(|m| SmbMappingObject {
+                    remote_path: m.remote_path.clone(),
+                    status: m.status.code(),
+                })
+                .into_iter()
+                .collect())
+        })
+    }
+
+    fn smb_new_global_mapping(
+        &self,
+        remote_path: &str,
+        user: &str,
+        password: &str,
+        _require_privacy: bool,
+    ) -> Result<MethodResult> {
+        let result = {
+            // The simulated SMB client takes privacy from its own configuration.
+            let remote = parse_remote_path(remote_path)
+                .map_err(|e| Failure::com(WBEM_E_NOT_FOUND, e.message()))?;
+            self.run(|s| match s.smb.create_mapping(&remote, user, password) {
+                Ok(()) => Ok(MethodResult::code(0)),
+                Err(e) => Ok(MethodResult::code(e.code)),
+            })
+        };
+        self.answer("smb_new_global_mapping", result)
+    }
+
+    fn smb_remove_global_mapping(&self, remote_path: &str) -> Result<MethodResult> {
+        let result = {
+            self.run(|s| {
+                s.smb
+                    .remove_smb_global_mapping(remote_path)
+                    .map(|()| MethodResult::code(0))
+                    .map_err(|e| Failure::com(WBEM_E_NOT_FOUND, e.message()))
+            })
+        };
+        self.answer("smb_remove_global_mapping", result)
+    }
+
+    fn iscsi_portals(&self) -> Result<Vec<PortalObject>> {
+        not_implemented()
+    }
+
+    fn iscsi_new_portal(&self, _address: &str, _port: u32) -> Result<MethodResult> {
+        not_implemented()
+    }
+
+    fn iscsi_remove_portal(&self, _address: &str, _port: u32) -> Result<MethodResult> {
+        not_implemented()
+    }
+
+    fn iscsi_targets(&self, _address: &str, _port: u32) -> Result<Vec<TargetObject>> {
+        not_implemented()
+    }
+
+    fn iscsi_connect(
+        &self,
+        _address: &str,
+        _port: u32,
+        _iqn: &str,
+        _auth: IscsiAuthType,
+        _chap_user: &str,
+        _chap_secret: &str,
+    ) -> Result<MethodResult> {
+        not_implemented()
+    }
+
+    fn iscsi_sessions(&self, _iqn: &str) -> Result<Vec<SessionObject>> {
+        not_implemented()
+    }
+
+    fn iscsi_unregister_session(&self, _identifier: &str) -> Result<MethodResult> {
+        not_implemented()
+    }
+
+    fn iscsi_disconnect(&self, _iqn: &str, _session: &str) -> Result<MethodResult> {
+        not_implemented()
+    }
+
+    fn iscsi_target_disks(&self, _iqn: &str) -> Result<Vec<u32>> {
+        not_implemented()
+    }
+
+    fn iscsi_set_chap_secret(&self, _secret: &str) -> Result<MethodResult> {
+        not_implemented()
+    }
+
+    fn bios_serial_numbers(&self) -> Result<Vec<String>> {
+        self.run(|s| Ok(s.system.bios_serial_number().ok().into_iter().collect()))
+    }
+
+    fn services(&self, name: &str) -> Result<Vec<ServiceObject>> {
+        self.run(|s| Ok(service_object(s, name).into_iter().collect()))
+    }
+
+    fn service_start(&self, name: &str) -> Result<MethodResult> {
+        self.run(|s| match s.system.invoke_start(name, Instant::now()) {
+            Some(code) => Ok(MethodResult::code(code)),
+            None => Err(Failure::com(WBEM_E_NOT_FOUND, "no such service")),
+        })
+    }
+
+    fn service_stop(&self, name: &str) -> Result<MethodResult> {
+        self.run(|s| match s.system.invoke_stop(name, Instant::now()) {
+            Some(code) => Ok(MethodResult::code(code)),
+            None => Err(Failure::com(WBEM_E_NOT_FOUND, "no such service")),
+        })
+    }
+
+    fn service_dependents(&self, name: &str) -> Result<Vec<ServiceObject>> {
+        self.run(|s| {
+            let names = s.system.dependents(name);
+            Ok(names.iter().filter_map(|n| service_object(s, n)).collect())
+        })
+    }
+}

@@ -1,0 +1,57 @@
+//! HostProcess mode: the node layer doing its work on the Windows host
+//! itself, no CSI Proxy in between (feature `host-process`).
+//!
+//! A CSI node plugin that runs as a Windows HostProcess container can call
+//! WMI and Win32 directly. This module is that backend: in-process
+//! implementations of the newest `<Group>Api` traits (disk v1, volume v1,
+//! filesystem v1, smb v1, iscsi v1alpha2, system v1alpha1) over a narrow
+//! boundary to Windows, [`WindowsHost`]: one WMI query, one WMI method call
+//! or one Win32 call per method, with plain structs for the properties read
+//! and return codes as numbers. Everything that decides (idempotency, which
+//! return code is success, error texts, path confinement) sits above the
+//! boundary and is tested on any platform.
+//!
+//! Over the real host, `Node::host_process`
+//! (Windows); over any boundary,
+//! [`Node::host_process_with`](crate::node::Node::host_process_with). The
+//! Windows implementation of the boundary is the `windows` submodule
+//! (Windows only).
+//!
+//! Groups: disk, volume, filesystem and smb at v1, system at v1alpha1.
+//! iSCSI is not done in this mode yet (the boundary has its calls; the
+//! backend and the fake do not), so a HostProcess `Node` has no iscsi group.
+//!
+//! # Departures from the proxy
+//!
+//! Mount and unmount targets are confined to the working directories too
+//! (the proxy checks only its filesystem group's paths): in this mode no
+//! proxy stands between the plugin and the host.
+//!
+//! # What ran where
+//!
+//! The logic above the boundary runs in `cargo test` on Linux over
+//! [`FakeWindows`], the boundary built on the simulated host (`crate::host`):
+//! every node-layer scenario (`tests/node.rs`, `tests/node_scenarios.rs`)
+//! and the backend's own rules (`tests/host_process.rs`). The Windows side
+//! of the boundary is a separate piece; see its module docs for what ran
+//! under Wine and what waits for a real Windows node.
+
+mod backend;
+pub mod boundary;
+mod disk;
+// Formats the Windows side reads and writes; plain Rust, tested everywhere.
+#[cfg(any(windows, test))]
+mod encoding;
+#[cfg(feature = "server")]
+pub mod fake;
+mod filesystem;
+mod smb;
+mod system;
+mod volume;
+#[cfg(windows)]
+pub mod windows;
+
+pub use backend::{DEFAULT_KUBELET_DIR, ENDPOINT, HostProcess};
+pub use boundary::{Failure, MethodResult, WindowsHost};
+#[cfg(feature = "server")]
+pub use fake::FakeWindows;

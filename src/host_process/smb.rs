@@ -1,0 +1,126 @@
+//! The smb group (v1) over the boundary: `MSFT_SmbGlobalMapping`, and the
+//! directory link at `local_path`.
+
+use super::backend::{Ctx, HostProcess, text, wmi};
+use crate::Error;
+use crate::smb::v1 as api;
+
+/// A remote path: `/` made `\`, and its mapping root, the lowercase
+/// `\\host\share` of its first two components.
+struct Remote {
+    normalized: String,
+    root: String,
+}
+
+fn parse_remote(remote_path: &str) -> Result<Remote, String> {
+    let normalized = remote_path.replace('/', "\\");
+    if normalized.is_empty() {
+        return Err("remote path is empty".into());
+    }
+    let mut parts = normalized.split('\\').filter(|p| !p.is_empty());
+    match (parts.next(), parts.next()) {
+        (Some(host), Some(share)) => Ok(Remote {
+            root: format!("\\\\{host}\\{share}").to_lowercase(),
+            normalized,
+        }),
+        _ => Err(format!("remote path ({normalized}) is invalid")),
+    }
+}
+
+/// A mapping of `root` exists with status OK.
+fn is_mapped(ctx: &Ctx, root: &str) -> bool {
+    match ctx.host().smb_global_mappings(root) {
+        Ok(mappings) => mappings.iter().any(|m| m.status == 0),
+        Err(e) => {
+            tracing::debug!(root, error = %e, "SMB mapping query failed; taken as not mapped");
+            false
+        }
+    }
+}
+
+fn remove_mapping(ctx: &Ctx, root: &str) -> Result<(), String> {
+    let fail = |e: String| format!("error remove smb mapping '{root}'. err: {e}");
+    let found = ctx
+        .host()
+        .smb_global_mappings(root)
+        .map_err(|e| fail(e.to_string()))?;
+    if found.is_empty() {
+        return Err(fail(format!(
+            "failed to query SMB global mapping by remote path {root}: not found"
+        )));
+    }
+    let result = ctx
+        .host()
+        .smb_remove_global_mapping(root)
+        .map_err(|e| fail(e.to_string()))?;
+    wmi("MSFT_SmbGlobalMapping.Remove", || root.to_string(), result).map_err(fail)
+}
+
+fn new_mapping(ctx: &Ctx, request: &api::NewSmbGlobalMappingRequest) -> Result<(), String> {
+    let remote = parse_remote(&request.remote_path)?;
+    let root = &remote.root;
+    let mut mapped = is_mapped(ctx, root);
+    // A mapping whose share cannot be reached now (password changed) is made again.
+    if mapped && ctx.host().file_kind(root).is_err() {
+        tracing::debug!(root, "mapped root not valid; remapping");
+        remove_mapping(ctx, root)?;
+        mapped = false;
+    }
+    if !mapped {
+        let fail = |e: String| format!("NewSmbGlobalMapping failed. err: {e}");
+        let result = ctx
+            .host()
+            .smb_new_global_mapping(
+                root,
+                &request.username,
+                &request.password,
+                ctx.require_privacy,
+            )
+            .map_err(|e| fail(e.to_string()))?;
+        wmi("MSFT_SmbGlobalMapping.Create", || "<nil>".into(), result).map_err(fail)?;
+    }
+    let local = &request.local_path;
+    if local.is_empty() {
+        return Ok(());
+    }
+    ctx.validate(local)?;
+    let target = if remote.normalized.ends_with('\\') {
+        remote.normalized.clone()
+    } else {
+        format!("{}\\", remote.normalized)
+    };
+    ctx.host()
+        .create_symbolic_link(local, &target, true)
+        .map_err(|e| {
+            format!(
+                "creating link {local} to {} failed with error: error linking {target} to \
+                 {local}. err: {}",
+                remote.normalized,
+                text(e)
+            )
+        })
+}
+
+#[async_trait::async_trait]
+impl api::SmbApi for HostProcess {
+    async fn new_smb_global_mapping(
+        &self,
+        request: api::NewSmbGlobalMappingRequest,
+    ) -> Result<api::NewSmbGlobalMappingResponse, Error> {
+        self.run("/v1.Smb/NewSmbGlobalMapping", move |ctx| {
+            new_mapping(ctx, &request).map(|()| api::NewSmbGlobalMappingResponse {})
+        })
+        .await
+    }
+
+    async fn remove_smb_global_mapping(
+        &self,
+        request: api::RemoveSmbGlobalMappingRequest,
+    ) -> Result<api::RemoveSmbGlobalMappingResponse, Error> {
+        self.run("/v1.Smb/RemoveSmbGlobalMapping", move |ctx| {
+            let remote = parse_remote(&request.remote_path)?;
+            remove_mapping(ctx, &remote.root).map(|()| api::RemoveSmbGlobalMappingResponse {})
+        })
+        .await
+    }
+}

@@ -1,0 +1,253 @@
+//! The host-process backend's own rules, through the raw v1 traits over
+//! the fake Windows boundary (the node-layer scenarios run over it in
+//! `node.rs` and `node_scenarios.rs`): which WMI return codes count as
+//! done, that failures carry their codes so `Error::kind` and
+//! `Error::windows_code` classify them, and path confinement, which no
+//! proxy enforces in this mode.
+#![cfg(all(feature = "host-process", feature = "server"))]
+
+use std::sync::Arc;
+
+use csi_proxy_client::disk::v1::{self as disk, DiskApi};
+use csi_proxy_client::filesystem::v1::{self as fs, FilesystemApi};
+use csi_proxy_client::host::storage::GPT_BASIC_DATA;
+use csi_proxy_client::host::{Host, HostConfig};
+use csi_proxy_client::host_process::{FakeWindows, HostProcess};
+use csi_proxy_client::volume::v1::{self as volume, VolumeApi};
+use csi_proxy_client::{Error, ErrorKind};
+use tempfile::TempDir;
+
+struct Fixture {
+    backend: HostProcess,
+    fake: Arc<FakeWindows>,
+    host: Host,
+    _sandbox: TempDir,
+}
+
+/// The default simulated node (system disk 0, blank disks 1 and 2).
+fn fixture() -> Fixture {
+    let sandbox = tempfile::tempdir().expect("sandbox");
+    let host = Host::new(HostConfig::new(sandbox.path())).expect("host");
+    let fake = Arc::new(FakeWindows::new(host.clone()));
+    Fixture {
+        backend: HostProcess::new(fake.clone()),
+        fake,
+        host,
+        _sandbox: sandbox,
+    }
+}
+
+fn message(e: &Error) -> &str {
+    e.status().expect("an RPC error").message()
+}
+
+#[tokio::test]
+async fn host_process_partition_disk_takes_access_path_in_use_as_done() {
+    let f = fixture();
+    f.fake.answer_next("disk_create_partition", 42002);
+    f.backend
+        .partition_disk(disk::PartitionDiskRequest { disk_number: 1 })
+        .await
+        .expect("42002: the partition exists, only its access path failed");
+    let snapshot = f.host.snapshot();
+    let basic = snapshot.disk(1).expect("disk 1").partitions.iter().find(|p| {
+        matches!(&p.kind, csi_proxy_client::host::storage::PartitionType::Gpt(t) if t == GPT_BASIC_DATA)
+    });
+    assert!(basic.is_some_and(|p| p.is_online), "{snapshot:#?}");
+
+    // Any other code is a failure, and says which.
+    f.fake.answer_next("disk_create_partition", 40000);
+    let e = f
+        .backend
+        .partition_disk(disk::PartitionDiskRequest { disk_number: 2 })
+        .await
+        .expect_err("40000 is not done");
+    assert!(
+        message(&e).starts_with("error creating partition on disk 2. err: WMI MSFT_Disk.CreatePartition failed (target=MSFT_Disk (Number = 2)): code=40000"),
+        "{e}"
+    );
+    assert!(e.host_code().is_some(), "{e}");
+}
+
+#[tokio::test]
+async fn host_process_wmi_refusal_carries_its_code_and_changes_nothing() {
+    let f = fixture();
+    let e = f
+        .backend
+        .set_disk_state(disk::SetDiskStateRequest {
+            disk_number: 0,
+            is_online: false,
+        })
+        .await
+        .expect_err("the system disk stays online");
+    assert_eq!(
+        message(&e),
+        "setting disk 0 attach state (isOnline: false): error: WMI MSFT_Disk.Offline failed (target=MSFT_Disk (Number = 0)): code=41003"
+    );
+    assert_eq!(e.code(), Some(csi_proxy_client::tonic::Code::Unknown));
+    assert!(!f.host.snapshot().disk(0).expect("disk 0").is_offline);
+    // Already in the state asked for: nothing to do, no call.
+    f.fake.answer_next("disk_set_online", 41003);
+    f.backend
+        .set_disk_state(disk::SetDiskStateRequest {
+            disk_number: 0,
+            is_online: true,
+        })
+        .await
+        .expect("already online");
+}
+
+#[tokio::test]
+async fn host_process_paths_outside_the_working_dirs_are_refused() {
+    let f = fixture();
+    for path in [
+        r"C:\Windows\System32\evil",
+        r"C:\var\lib\kubelet\..\..\evil",
+        r"C:\var\lib\kubeletx\evil",
+        r"\\server\share\evil",
+    ] {
+        let e = f
+            .backend
+            .mkdir(fs::MkdirRequest {
+                path: path.to_string(),
+            })
+            .await
+            .expect_err(path);
+        assert_eq!(
+            e.code(),
+            Some(csi_proxy_client::tonic::Code::Unknown),
+            "{e}"
+        );
+        assert!(!f.host.exists(path), "{path} was made");
+    }
+    let e = f
+        .backend
+        .mount_volume(volume::MountVolumeRequest {
+            volume_id: r"\\?\Volume{00000000-0000-0000-0000-000000000000}\".into(),
+            target_path: r"C:\Windows\mnt".into(),
+        })
+        .await
+        .expect_err("mount target outside kubelet");
+    assert!(
+        message(&e).contains("is not within the working directories"),
+        "{e}"
+    );
+}
+
+#[tokio::test]
+async fn host_process_a_directory_with_files_is_in_use_with_win32_145() {
+    let f = fixture();
+    let dir = r"C:\var\lib\kubelet\plugins\d\full";
+    f.backend
+        .mkdir(fs::MkdirRequest { path: dir.into() })
+        .await
+        .unwrap();
+    f.host.write_file(&format!(r"{dir}\data"), b"kept").unwrap();
+    let e = f
+        .backend
+        .rmdir(fs::RmdirRequest {
+            path: dir.into(),
+            force: false,
+        })
+        .await
+        .expect_err("not empty");
+    assert_eq!(e.windows_code(), Some(145), "{e}");
+    assert_eq!(e.kind(), ErrorKind::InUse);
+    assert!(message(&e).starts_with(&format!("remove {dir}: ")), "{e}");
+    assert_eq!(f.host.read_file(&format!(r"{dir}\data")).unwrap(), b"kept");
+    f.backend
+        .rmdir(fs::RmdirRequest {
+            path: dir.into(),
+            force: true,
+        })
+        .await
+        .unwrap();
+    assert!(!f.host.exists(dir));
+}
+
+#[tokio::test]
+async fn host_process_an_unknown_volume_is_not_found() {
+    let f = fixture();
+    let id = r"\\?\Volume{11111111-2222-4333-8444-555555555555}\";
+    let e = f
+        .backend
+        .format_volume(volume::FormatVolumeRequest {
+            volume_id: id.into(),
+        })
+        .await
+        .expect_err("no such volume");
+    assert_eq!(e.kind(), ErrorKind::NotFound, "{e}");
+    assert!(e.to_string().contains("host-process"), "{e}");
+    assert_eq!(
+        message(&e),
+        format!("error querying volume ({id}). error: failed to query volume {id}: not found")
+    );
+}
+
+#[tokio::test]
+async fn host_process_system_reads_bios_and_services_and_stops_dependents_first() {
+    use csi_proxy_client::host::system::{DEFAULT_BIOS_SERIAL, ServiceStatus};
+    use csi_proxy_client::node::{Node, NodeOptions};
+    use csi_proxy_client::system::v1alpha1::{self as system, SystemApi};
+    let f = fixture();
+    let node = Node::host_process_with(f.fake.clone(), NodeOptions::default().system(true));
+    assert_eq!(
+        node.bios_serial_number().await.unwrap(),
+        DEFAULT_BIOS_SERIAL
+    );
+
+    let samss = f
+        .backend
+        .get_service(system::GetServiceRequest {
+            name: "SamSS".into(),
+        })
+        .await
+        .unwrap();
+    assert_eq!(samss.display_name, "Security Accounts Manager");
+    assert_eq!(samss.start_type, system::StartType::Automatic as i32);
+    assert_eq!(samss.status, system::ServiceStatus::Running as i32);
+
+    let status = |name: &'static str| {
+        f.host
+            .run(|s| s.system.service(name).map(|service| service.status()))
+    };
+    // LanmanServer runs and depends on SamSS: no stop without force.
+    let e = f
+        .backend
+        .stop_service(system::StopServiceRequest {
+            name: "SamSS".into(),
+            force: false,
+        })
+        .await
+        .expect_err("a dependent is running");
+    assert!(
+        message(&e).starts_with("failed to stop service SamSS. error: "),
+        "{e}"
+    );
+    assert_eq!(status("SamSS"), Some(ServiceStatus::Running));
+    f.backend
+        .stop_service(system::StopServiceRequest {
+            name: "SamSS".into(),
+            force: true,
+        })
+        .await
+        .unwrap();
+    for name in ["SamSS", "LanmanServer", "Browser"] {
+        assert_eq!(status(name), Some(ServiceStatus::Stopped), "{name}");
+    }
+    f.backend
+        .start_service(system::StartServiceRequest {
+            name: "SamSS".into(),
+        })
+        .await
+        .unwrap();
+    assert_eq!(status("SamSS"), Some(ServiceStatus::Running));
+    let e = f
+        .backend
+        .get_service(system::GetServiceRequest {
+            name: "NoSuch".into(),
+        })
+        .await
+        .expect_err("unknown service");
+    assert_eq!(e.kind(), ErrorKind::NotFound, "{e}");
+}
