@@ -14,7 +14,7 @@ use csi_proxy_client::host::storage::GPT_BASIC_DATA;
 use csi_proxy_client::host::{Host, HostConfig};
 use csi_proxy_client::host_process::{FakeWindows, HostProcess};
 use csi_proxy_client::volume::v1::{self as volume, VolumeApi};
-use csi_proxy_client::{Error, ErrorKind};
+use csi_proxy_client::{Error, ErrorKind, HostCode};
 use tempfile::TempDir;
 
 struct Fixture {
@@ -63,10 +63,11 @@ async fn host_process_partition_disk_takes_access_path_in_use_as_done() {
         .await
         .expect_err("40000 is not done");
     assert!(
-        message(&e).starts_with("error creating partition on disk 2. err: WMI MSFT_Disk.CreatePartition failed (target=MSFT_Disk (Number = 2)): code=40000"),
+        message(&e) == "error creating partition on disk 2. result: 40000, err: <nil>",
         "{e}"
     );
-    assert!(e.host_code().is_some(), "{e}");
+    assert_eq!(e.host_code(), Some(HostCode::WmiResult(40000)), "{e}");
+    assert_eq!(e.windows_code(), None, "{e}");
 }
 
 #[tokio::test]
@@ -82,7 +83,7 @@ async fn host_process_wmi_refusal_carries_its_code_and_changes_nothing() {
         .expect_err("the system disk stays online");
     assert_eq!(
         message(&e),
-        "setting disk 0 attach state (isOnline: false): error: WMI MSFT_Disk.Offline failed (target=MSFT_Disk (Number = 0)): code=41003"
+        "setting disk 0 attach state (isOnline: false): result 41003, error: %!w(<nil>)"
     );
     assert_eq!(e.code(), Some(csi_proxy_client::tonic::Code::Unknown));
     assert!(!f.host.snapshot().disk(0).expect("disk 0").is_offline);

@@ -13,6 +13,7 @@ use super::state::HostState;
 use super::storage::{
     GPT_BASIC_DATA, PartitionSize, PartitionStyle, PartitionType, disk_not_found, parse_location,
 };
+use super::texts;
 
 /// A parsed disk location (ListDiskLocations). Fields are the raw tokens;
 /// missing ones are `""`.
@@ -35,6 +36,15 @@ pub struct DiskIds {
     pub page83: String,
     /// Serial number verbatim.
     pub serial_number: String,
+}
+
+/// A failed WMI method's error in the words `text` gives its return value;
+/// any other error unchanged.
+pub(super) fn with_result(e: HostError, text: impl FnOnce(u32) -> String) -> HostError {
+    match e.wmi_result() {
+        Some(code) => HostError::wmi_method(text(code), code),
+        None => e,
+    }
 }
 
 impl HostState {
@@ -68,10 +78,11 @@ impl HostState {
                 disk_not_found(n)
                     .context(format!("error checking initialized status of disk {n}: "))
             })?;
+        let release = self.release();
         if style == PartitionStyle::Raw {
             self.storage
                 .initialize(n, PartitionStyle::Gpt)
-                .map_err(|e| e.context(format!("failed to initializing disk {n}: error: ")))?;
+                .map_err(|e| with_result(e, |c| texts::initialize_failed(release, n, c)))?;
         }
         let has_basic = |node: &HostState| {
             node.storage
@@ -87,7 +98,11 @@ impl HostState {
             PartitionSize::Max,
         ) {
             Ok(_) => {}
-            Err(e) => return Err(e.context(format!("error creating partition on disk {n}. err: "))),
+            Err(e) => {
+                return Err(with_result(e, |c| {
+                    texts::create_partition_failed(release, n, c)
+                }));
+            }
         }
         let first = self.storage.disk(n).and_then(|d| {
             d.partitions
@@ -155,11 +170,10 @@ impl HostState {
         if self.storage.disk(n).is_none() {
             return Err(disk_not_found(n));
         }
-        self.storage.set_online(n, online).map_err(|e| {
-            e.context(format!(
-                "setting disk {n} attach state (isOnline: {online}): error: "
-            ))
-        })
+        let release = self.release();
+        self.storage
+            .set_online(n, online)
+            .map_err(|e| with_result(e, |c| texts::set_disk_state_failed(release, n, online, c)))
     }
 
     /// Whether the disk is online (§4.8).

@@ -16,6 +16,7 @@ pub enum HostErrorKind {
 pub struct HostError {
     kind: HostErrorKind,
     message: String,
+    wmi_result: Option<u32>,
 }
 
 impl HostError {
@@ -24,6 +25,18 @@ impl HostError {
         Self {
             kind: HostErrorKind::Unknown,
             message: message.into(),
+            wmi_result: None,
+        }
+    }
+
+    /// A WMI method that ran and returned `code` (not 0): the callers that
+    /// know the operation and the release put the code in its text
+    /// ([`texts`](super::texts)); `message` is for those that do not.
+    pub fn wmi_method(message: impl Into<String>, code: u32) -> Self {
+        Self {
+            kind: HostErrorKind::Unknown,
+            message: message.into(),
+            wmi_result: Some(code),
         }
     }
 
@@ -32,12 +45,18 @@ impl HostError {
         Self {
             kind: HostErrorKind::InvalidArgument,
             message: message.into(),
+            wmi_result: None,
         }
     }
 
     /// The class of the failure.
     pub fn kind(&self) -> HostErrorKind {
         self.kind
+    }
+
+    /// The return value of the failed WMI method, if this is one.
+    pub fn wmi_result(&self) -> Option<u32> {
+        self.wmi_result
     }
 
     /// The message, as sent to the client.

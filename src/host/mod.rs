@@ -53,8 +53,9 @@
 //! upstream never pinned down are the constants in [`storage::wmi`].
 
 //!
-//! With feature `host-process` alone (no `server`), only [`path`] and the
-//! error type are built: the HostProcess backend validates paths with them.
+//! With feature `host-process` alone (no `server`), only [`path`],
+//! [`location`], [`release`], [`texts`] and the error type are built: the
+//! HostProcess backend validates paths and words its failures with them.
 
 #[cfg(feature = "server")]
 pub mod disk;
@@ -69,7 +70,6 @@ pub mod location;
 #[cfg(feature = "server")]
 pub mod namespace;
 pub mod path;
-#[cfg(feature = "server")]
 pub mod release;
 #[cfg(feature = "server")]
 pub mod seed;
@@ -81,6 +81,7 @@ pub mod state;
 pub mod storage;
 #[cfg(feature = "server")]
 pub mod system;
+pub mod texts;
 #[cfg(feature = "server")]
 pub mod volume;
 
@@ -92,7 +93,6 @@ pub use hotplug::{HotAttach, HotDisk, HotplugError};
 
 #[cfg(feature = "server")]
 pub use iscsi::NodeDisks;
-#[cfg(feature = "server")]
 pub use release::ProxyRelease;
 #[cfg(feature = "server")]
 pub use seed::{HostConfig, NodeSeed};

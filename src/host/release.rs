@@ -10,8 +10,10 @@
 //! `csi-proxy-server`, `MockHostBuilder::proxy_release`).
 //!
 //! What follows the release today: the SMB group's failures (a mapping
-//! that cannot be created, one that is not there to remove). The other
-//! groups answer in the v1.3 era's words whichever the release.
+//! that cannot be created, one that is not there to remove) and the disk
+//! and volume groups' failed WMI methods (initialize, create partition,
+//! online/offline, format, resize: [`texts`](super::texts)). The rest
+//! answers in the v1.3 era's words whichever the release.
 //!
 //! The texts are written from the two releases' sources; the Windows parts
 //! (PowerShell's error record, the exception description of a failed WMI

@@ -54,6 +54,12 @@ pub struct HostState {
 }
 
 impl HostState {
+    /// Which csi-proxy release's failure texts the node speaks
+    /// ([`HostConfig::release`](super::HostConfig::release)).
+    pub fn release(&self) -> super::ProxyRelease {
+        self.smb.config().release
+    }
+
     /// The resolution context of the namespace (UNC paths through the SMB
     /// mappings).
     pub fn ctx(&self) -> Ctx<'_> {

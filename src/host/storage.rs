@@ -455,9 +455,8 @@ pub struct Storage {
 }
 
 fn wmi_error(class_method: &str, target: &str, code: u32) -> HostError {
-    HostError::unknown(format!(
-        "WMI {class_method} failed (target={target}): code={code}"
-    ))
+    let message = format!("WMI {class_method} failed (target={target}): result {code}");
+    HostError::wmi_method(message, code)
 }
 
 /// `failed to query disk <n>. error: not found`.
@@ -1217,7 +1216,7 @@ mod tests {
             .unwrap_err();
         assert_eq!(
             e.message(),
-            "WMI MSFT_Disk.CreatePartition failed (target=MSFT_Disk (Number = 0)): code=40000"
+            "WMI MSFT_Disk.CreatePartition failed (target=MSFT_Disk (Number = 0)): result 40000"
         );
         let (m, _) = s
             .attach_disk(DiskSpec {
@@ -1228,7 +1227,7 @@ mod tests {
         let e = s
             .create_partition(m, basic(), PartitionSize::Max)
             .unwrap_err();
-        assert!(e.message().ends_with("code=5"), "{e}");
+        assert!(e.message().ends_with("result 5"), "{e}");
         let (p, _) = s
             .create_partition(m, PartitionType::Mbr(MBR_IFS), PartitionSize::Max)
             .unwrap();
@@ -1244,7 +1243,7 @@ mod tests {
             s.initialize(o, PartitionStyle::Gpt)
                 .unwrap_err()
                 .message()
-                .ends_with("code=41001")
+                .ends_with("result 41001")
         );
         assert_eq!(s.disk(o).unwrap().partition_style, PartitionStyle::Raw);
     }

@@ -12,6 +12,7 @@ use super::namespace::{Entry, LinkKind};
 use super::path::{Win32Error, WinPath, WinRoot};
 use super::state::{HostState, win_err};
 use super::storage::{FileSystem, volume_not_found};
+use super::texts;
 
 /// Bytes below which ResizeVolume growth is ignored (100 MiB).
 pub const RESIZE_MIN_GROWTH: u64 = 104_857_600;
@@ -107,8 +108,12 @@ impl HostState {
         if self.storage.volume(id).is_none() {
             return Err(query_error(id));
         }
+        let release = self.release();
         self.format_volume_ntfs(id)
-            .map_err(|e| e.context(format!("error formatting volume ({id}). error: ")))
+            .map_err(|e| match e.wmi_result() {
+                Some(c) => HostError::wmi_method(texts::format_failed(release, id, c), c),
+                None => e.context(format!("error formatting volume ({id}). error: ")),
+            })
     }
 
     /// Grows the volume's partition; 0 = maximum (§5.6).
@@ -135,11 +140,18 @@ impl HostState {
         if target < current + RESIZE_MIN_GROWTH {
             return Ok(());
         }
-        self.storage.resize(id, target).map_err(|e| {
-            e.context(format!(
-                "error resizing volume ({id}). size:{size_bytes}, finalSize {target}, error: "
-            ))
-        })
+        let release = self.release();
+        self.storage
+            .resize(id, target)
+            .map_err(|e| match e.wmi_result() {
+                Some(c) => {
+                    let text = texts::resize_failed(release, id, size_bytes, target, c);
+                    HostError::wmi_method(text, c)
+                }
+                None => e.context(format!(
+                    "error resizing volume ({id}). size:{size_bytes}, finalSize {target}, error: "
+                )),
+            })
     }
 
     /// Total and used bytes (§5.7).

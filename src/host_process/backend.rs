@@ -18,9 +18,10 @@ pub const DEFAULT_KUBELET_DIR: &str = r"C:\var\lib\kubelet";
 ///
 /// Behaves as csi-proxy v1.3.0 does: the same idempotency, and failures as
 /// gRPC `UNKNOWN` [`Error::Rpc`]s (endpoint `host-process`, the method's
-/// gRPC path) whose texts follow v1.3.0's, WMI return codes and Win32 codes
-/// included (`code=N`), so [`Error::kind`] and [`Error::windows_code`]
-/// classify them as they classify the proxy's. Paths that are written to
+/// gRPC path) whose texts follow v1.3.0's: a WMI method's return value as
+/// `result N` (read by [`Error::host_code`] as a WMI result), a Win32
+/// failure's code as `code=N` (read as a Win32 error), so [`Error::kind`]
+/// and [`Error::windows_code`] classify them as they classify the proxy's. Paths that are written to
 /// (filesystem group, mount targets, SMB links) must lie in the working
 /// directories, as the proxy's filesystem group requires.
 #[derive(Clone)]
@@ -114,23 +115,18 @@ impl Ctx {
     }
 }
 
-/// `WMI <Class>.<Method> failed (target=<target>): code=<c>` for a non-zero
-/// return code, as csi-proxy's WMI layer words it.
+/// The out parameters of a WMI method that returned 0; for any other
+/// return value, the text `failed` words it in (csi-proxy v1.3's, from
+/// [`crate::host::texts`]).
 pub(super) fn wmi<T>(
-    class_method: &str,
-    target: impl FnOnce() -> String,
     result: MethodResult<T>,
+    failed: impl FnOnce(u32) -> String,
 ) -> Result<T, String> {
     if result.code == 0 {
         Ok(result.out)
     } else {
-        Err(wmi_text(class_method, &target(), result.code))
+        Err(failed(result.code))
     }
-}
-
-/// The text of a failed WMI method.
-pub(super) fn wmi_text(class_method: &str, target: &str, code: u32) -> String {
-    format!("WMI {class_method} failed (target={target}): code={code}")
 }
 
 /// A failed boundary call as text.
@@ -141,21 +137,6 @@ pub(super) fn text(f: Failure) -> String {
 /// Whether a Win32 failure says the path is not there.
 pub(super) fn is_missing(f: &Failure) -> bool {
     matches!(f.win32_code(), Some(2 | 3))
-}
-
-/// `MSFT_Disk (Number = n)`.
-pub(super) fn disk_target(n: u32) -> String {
-    format!("MSFT_Disk (Number = {n})")
-}
-
-/// `MSFT_Partition (DiskNumber = d, PartitionNumber = p)`.
-pub(super) fn partition_target(d: u32, p: u32) -> String {
-    format!("MSFT_Partition (DiskNumber = {d}, PartitionNumber = {p})")
-}
-
-/// `MSFT_Volume (UniqueId = "id")`.
-pub(super) fn volume_target(id: &str) -> String {
-    format!("MSFT_Volume (UniqueId = \"{id}\")")
 }
 
 /// `path` with one trailing `\` (mount point APIs want it).

@@ -3,11 +3,13 @@
 
 use std::collections::HashMap;
 
-use super::backend::{Ctx, HostProcess, disk_target, partition_target, text, wmi};
+use super::backend::{Ctx, HostProcess, text, wmi};
 use super::boundary::{DeviceId, DiskObject, PARTITION_STYLE_GPT, PARTITION_STYLE_RAW};
 use crate::Error;
 use crate::disk::v1 as api;
+use crate::host::ProxyRelease::V1_3;
 use crate::host::location::parse_location;
+use crate::host::texts;
 
 /// GPT type of a basic data partition.
 pub const GPT_BASIC_DATA: &str = "{ebd0a0a2-b9e5-4433-87c0-68b6b72699c7}";
@@ -48,8 +50,7 @@ fn partition_disk(ctx: &Ctx, n: u32) -> Result<(), String> {
             .host()
             .disk_initialize(n, PARTITION_STYLE_GPT)
             .map_err(|e| format!("failed to initializing disk {n}. error: {e}"))?;
-        wmi("MSFT_Disk.Initialize", || disk_target(n), result)
-            .map_err(|e| format!("failed to initializing disk {n}: error: {e}"))?;
+        wmi(result, |c| texts::initialize_failed(V1_3, n, c))?;
     }
     let present = basic_partitions(ctx, n)
         .map_err(|e| format!("error checking presence of partitions on disk {n}:, {e}"))?;
@@ -61,15 +62,13 @@ fn partition_disk(ctx: &Ctx, n: u32) -> Result<(), String> {
         .disk_create_partition(n, GPT_BASIC_DATA)
         .map_err(|e| format!("error creating partition on disk {n}. err: {e}"))?;
     if created.code != ACCESS_PATH_IN_USE {
-        wmi("MSFT_Disk.CreatePartition", || disk_target(n), created)
-            .map_err(|e| format!("error creating partition on disk {n}. err: {e}"))?;
+        wmi(created, |c| texts::create_partition_failed(V1_3, n, c))?;
     }
     let refreshed = ctx
         .host()
         .disk_refresh(n)
         .map_err(|e| format!("error rescan disk ({n}). error: {e}"))?;
-    wmi("MSFT_Disk.Refresh", || disk_target(n), refreshed)
-        .map_err(|e| format!("error rescan disk ({n}). error: {e}"))?;
+    wmi(refreshed, |c| texts::refresh_failed(n, c))?;
     let parts = basic_partitions(ctx, n)
         .map_err(|e| format!("error query basic partition on disk {n}:, {e}"))?;
     let Some(&first) = parts.first() else {
@@ -82,12 +81,7 @@ fn partition_disk(ctx: &Ctx, n: u32) -> Result<(), String> {
         .host()
         .partition_set_online(n, first, true)
         .map_err(|e| fail(e.to_string()))?;
-    wmi(
-        "MSFT_Partition.Online",
-        || partition_target(n, first),
-        result,
-    )
-    .map_err(fail)
+    wmi(result, |c| texts::partition_online_failed(n, first, c))
 }
 
 fn list_disk_locations(ctx: &Ctx) -> Result<HashMap<u32, api::DiskLocation>, String> {
@@ -147,18 +141,13 @@ fn set_disk_state(ctx: &Ctx, n: u32, online: bool) -> Result<(), String> {
     if disk.is_offline != online {
         return Ok(());
     }
-    let method = if online {
-        "MSFT_Disk.Online"
-    } else {
-        "MSFT_Disk.Offline"
-    };
     let fail =
         |e: String| format!("setting disk {n} attach state (isOnline: {online}): error: {e}");
     let result = ctx
         .host()
         .disk_set_online(n, online)
         .map_err(|e| fail(e.to_string()))?;
-    wmi(method, || disk_target(n), result).map_err(fail)
+    wmi(result, |c| texts::set_disk_state_failed(V1_3, n, online, c))
 }
 
 #[async_trait::async_trait]
@@ -233,12 +222,7 @@ impl api::DiskApi for HostProcess {
                 .host()
                 .update_host_storage_cache()
                 .map_err(|e| fail(e.to_string()))?;
-            wmi(
-                "MSFT_StorageSetting.UpdateHostStorageCache",
-                || "<nil>".into(),
-                result,
-            )
-            .map_err(fail)?;
+            wmi(result, texts::update_cache_failed)?;
             Ok(api::RescanResponse {})
         })
         .await

@@ -93,21 +93,15 @@ fn parse(path: &str) -> Result<WinPath> {
     WinPath::parse(path).map_err(win32)
 }
 
-/// A simulated WMI method's outcome: its code when the simulator names
-/// one (`...: code=N`), else the object was not there.
+/// A simulated WMI method's outcome: its return value when the method
+/// ran and failed, else the object was not there.
 fn method(result: std::result::Result<(), HostError>) -> Result<MethodResult> {
     match result {
         Ok(()) => Ok(MethodResult::code(0)),
-        Err(e) => {
-            let text = e.message();
-            let code = text
-                .rfind("code=")
-                .and_then(|at| text[at + 5..].parse::<u32>().ok());
-            match code {
-                Some(code) => Ok(MethodResult::code(code)),
-                None => Err(Failure::com(WBEM_E_NOT_FOUND, text)),
-            }
-        }
+        Err(e) => match e.wmi_result() {
+            Some(code) => Ok(MethodResult::code(code)),
+            None => Err(Failure::com(WBEM_E_NOT_FOUND, e.message())),
+        },
     }
 }
 

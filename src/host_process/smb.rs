@@ -3,6 +3,7 @@
 
 use super::backend::{Ctx, HostProcess, text, wmi};
 use crate::Error;
+use crate::host::texts;
 use crate::smb::v1 as api;
 
 /// A remote path: `/` made `\`, and its mapping root, the lowercase
@@ -53,7 +54,9 @@ fn remove_mapping(ctx: &Ctx, root: &str) -> Result<(), String> {
         .host()
         .smb_remove_global_mapping(root)
         .map_err(|e| fail(e.to_string()))?;
-    wmi("MSFT_SmbGlobalMapping.Remove", || root.to_string(), result).map_err(fail)
+    // v1.3.0 ignores Remove's return value; a failure is reported here, in
+    // the words v1.3 uses for a method's result.
+    wmi(result, |c| fail(format!("result: {c}, err: <nil>")))
 }
 
 fn new_mapping(ctx: &Ctx, request: &api::NewSmbGlobalMappingRequest) -> Result<(), String> {
@@ -77,7 +80,7 @@ fn new_mapping(ctx: &Ctx, request: &api::NewSmbGlobalMappingRequest) -> Result<(
                 ctx.require_privacy,
             )
             .map_err(|e| fail(e.to_string()))?;
-        wmi("MSFT_SmbGlobalMapping.Create", || "<nil>".into(), result).map_err(fail)?;
+        wmi(result, texts::smb_create_failed)?;
     }
     let local = &request.local_path;
     if local.is_empty() {

@@ -1,11 +1,11 @@
 //! The volume group (v1) over the boundary: `MSFT_Volume`, the partition
 //! behind a volume, and the Win32 mount point calls.
 
-use super::backend::{
-    Ctx, HostProcess, disk_target, partition_target, text, volume_target, with_slash, wmi,
-};
+use super::backend::{Ctx, HostProcess, text, with_slash, wmi};
 use super::boundary::{FileKind, PartitionObject, VolumeObject};
 use crate::Error;
+use crate::host::ProxyRelease::V1_3;
+use crate::host::texts;
 use crate::volume::v1 as api;
 
 /// Growth below which `ResizeVolume` does nothing (100 MiB), as the proxy.
@@ -49,7 +49,7 @@ fn partition_of(ctx: &Ctx, id: &str) -> Result<PartitionObject, String> {
 fn flush(ctx: &Ctx, id: &str) -> Result<(), String> {
     volume(ctx, id)?;
     let result = ctx.host().volume_flush(id).map_err(text)?;
-    wmi("MSFT_Volume.Flush", || volume_target(id), result)
+    wmi(result, |c| texts::flush_failed(id, c))
 }
 
 fn list_volumes_on_disk(ctx: &Ctx, disk: u32, partition: u32) -> Result<Vec<String>, String> {
@@ -125,19 +125,10 @@ fn resize_volume(ctx: &Ctx, id: &str, size: i64) -> Result<(), String> {
     let part = partition_of(ctx, id)?;
     let (d, p) = (part.disk_number, part.partition_number);
     let wanted = if size == 0 {
-        let result = ctx.host().partition_supported_size(d, p).map_err(text);
-        let supported = result
-            .and_then(|r| {
-                wmi(
-                    "MSFT_Partition.GetSupportedSize",
-                    || partition_target(d, p),
-                    r,
-                )
-            })
-            .map_err(|e| {
-                format!("error getting sizeMin, sizeMax from volume ({id}). status: 0, error: {e}")
-            })?;
-        supported.max
+        let result = ctx.host().partition_supported_size(d, p).map_err(|e| {
+            format!("error getting sizeMin, sizeMax from volume ({id}). status: 0, error: {e}")
+        })?;
+        wmi(result, |c| texts::supported_size_failed(id, c))?.max
     } else if size < 0 {
         return Err(format!("invalid negative size {size} for volume ({id})"));
     } else {
@@ -154,13 +145,12 @@ fn resize_volume(ctx: &Ctx, id: &str, size: i64) -> Result<(), String> {
         .host()
         .partition_resize(d, p, wanted)
         .map_err(|e| fail(e.to_string()))?;
-    wmi("MSFT_Partition.Resize", || partition_target(d, p), result).map_err(fail)?;
+    wmi(result, |c| texts::resize_failed(V1_3, id, size, wanted, c))?;
     let refreshed = ctx
         .host()
         .disk_refresh(d)
         .map_err(|e| format!("error rescan disk ({d}). error: {e}"))?;
-    wmi("MSFT_Disk.Refresh", || disk_target(d), refreshed)
-        .map_err(|e| format!("error rescan disk ({d}). error: {e}"))
+    wmi(refreshed, |c| texts::refresh_failed(d, c))
 }
 
 #[async_trait::async_trait]
@@ -172,10 +162,11 @@ impl api::VolumeApi for HostProcess {
         self.run("/v1.Volume/FormatVolume", move |ctx| {
             let id = request.volume_id;
             volume(ctx, &id)?;
-            let result = ctx.host().volume_format_ntfs(&id).map_err(text);
-            result
-                .and_then(|r| wmi("MSFT_Volume.Format", || volume_target(&id), r))
+            let result = ctx
+                .host()
+                .volume_format_ntfs(&id)
                 .map_err(|e| format!("error formatting volume ({id}). error: {e}"))?;
+            wmi(result, |c| texts::format_failed(V1_3, &id, c))?;
             Ok(api::FormatVolumeResponse {})
         })
         .await

@@ -131,7 +131,7 @@ fn seed_errors_name_the_field() {
         "[[disks]]\nsize = 1073741824\npartition_style = \"gpt\"\n[[volumes]]\ndisk = 0\nsize = 4294967296\n",
     );
     assert!(
-        e.starts_with("volumes[0].size:") && e.ends_with("code=40000"),
+        e.starts_with("volumes[0].size:") && e.ends_with("result 40000"),
         "{e}"
     );
     let e = build("[[disks]]\nsizee = 1\n");

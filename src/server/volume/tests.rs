@@ -880,7 +880,7 @@ async fn v1beta3_partition_selection_and_negative_cases() {
         .await,
     );
     assert!(
-        e.starts_with(&format!("error formatting volume ({c}). error: ")),
+        e == format!("error formatting volume ({c}). result: 42010, error: <nil>"),
         "{e}"
     );
 }
