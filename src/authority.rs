@@ -150,6 +150,12 @@ impl Rewriter {
         }
     }
 
+    /// Whether everything from now on passes unchanged and nothing is held
+    /// back: reads may then bypass the rewriter.
+    fn passes_everything(&self) -> bool {
+        self.mode == Mode::Passthrough && self.input.is_empty()
+    }
+
     /// Takes `bytes` read from the client and appends to `out` everything
     /// that can be passed on so far.
     fn push(&mut self, bytes: &[u8], out: &mut Vec<u8>) -> Result<(), RewriteError> {
@@ -420,6 +426,11 @@ impl<IO: AsyncRead + Unpin> AsyncRead for LocalAuthority<IO> {
                     this.at = 0;
                 }
                 return Poll::Ready(Ok(()));
+            }
+            if this.rewriter.passes_everything() {
+                // Straight into the caller's buffer, without the two copies
+                // through `scratch` and `ready`.
+                return Pin::new(&mut this.io).poll_read(cx, buf);
             }
             let mut scratch = ReadBuf::new(&mut this.scratch);
             ready!(Pin::new(&mut this.io).poll_read(cx, &mut scratch))?;
@@ -728,6 +739,52 @@ mod tests {
         let blocks = server_view(&out);
         assert_eq!(blocks[0][5].1.len(), 40_000);
         assert_eq!(authority_of(&blocks[0]), "localhost");
+    }
+
+    /// What a server reads through the wrapper when the client's bytes
+    /// arrive in pieces of `chunk` and are read `read` bytes at a time.
+    async fn read_through(input: &[u8], chunk: usize, read: usize) -> Vec<u8> {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let (mut client, server) = tokio::io::duplex(64);
+        let pieces: Vec<Vec<u8>> = input.chunks(chunk).map(<[u8]>::to_vec).collect();
+        let writer = tokio::spawn(async move {
+            for piece in pieces {
+                client.write_all(&piece).await.unwrap();
+            }
+        });
+        let mut wrapped = LocalAuthority::new(server);
+        let (mut out, mut buf) = (Vec::new(), vec![0; read]);
+        loop {
+            let n = wrapped.read(&mut buf).await.unwrap();
+            if n == 0 {
+                break;
+            }
+            out.extend_from_slice(&buf[..n]);
+        }
+        writer.await.unwrap();
+        out
+    }
+
+    #[tokio::test]
+    async fn reads_give_what_the_rewriter_gives_in_any_pieces() {
+        for authority in ["localhost", "tmp%2Fdir%2Fcsi-proxy-disk-v1.sock"] {
+            let mut encoder = loona_hpack::Encoder::new();
+            let mut input = PREFACE.to_vec();
+            input.extend(frame(0x4, 0, 0, &[]));
+            for stream in [1, 3, 5] {
+                let block = encoded(&mut encoder, authority);
+                input.extend(frame(HEADERS, END_HEADERS, stream, &block));
+                input.extend(frame(0x0, END_STREAM, stream, &[stream as u8; 300]));
+            }
+            let expected = rewrite(&input);
+            for (chunk, read) in [(1, 7), (5, 3), (13, 64), (4096, 10), (4096, 4096)] {
+                assert_eq!(
+                    read_through(&input, chunk, read).await,
+                    expected,
+                    "{authority}, pieces of {chunk}, reads of {read}"
+                );
+            }
+        }
     }
 
     #[test]

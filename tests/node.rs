@@ -7,6 +7,7 @@
 #[allow(dead_code)]
 mod node_support;
 
+use csi_proxy_client::host::{HotAttach, HotplugError};
 use csi_proxy_client::node::{DiskSelector, MountState, SmbCredentials, SmbStore};
 use csi_proxy_client::{Error, ErrorKind};
 use node_support::*;
@@ -30,6 +31,7 @@ node_tests![
     smb_mapping_lives_until_the_last_volume_unstages,
     smb_stage_is_idempotent_and_refuses_a_volume_path,
     spec_program,
+    cloud_disks_come_and_go_while_the_node_runs,
 ];
 
 async fn paths_exist_and_go(f: &Fixture) {
@@ -448,4 +450,38 @@ fn credentials_never_show_their_password() {
     let credentials = SmbCredentials::new("smbuser", "Sm8-Passw0rd!");
     let text = format!("{credentials:?}");
     assert!(text.contains("smbuser") && !text.contains("Sm8"), "{text}");
+}
+
+/// A driver's view of a cloud: a disk attached while the node serves is
+/// found by its LUN (the node layer rescans), staged, grown, and refused
+/// detach until unstaged; its LUN then goes to the next disk.
+async fn cloud_disks_come_and_go_while_the_node_runs(f: &Fixture) {
+    const GIB: u64 = 1 << 30;
+    let node = &f.node;
+    let attached = f.host.hot_attach(HotAttach::new(GIB)).unwrap();
+    assert_eq!(attached.lun, 3, "LUN 0, 1 and 2 are the default node's");
+    let before = f.host.snapshot();
+    assert!(!before.disk(attached.number).unwrap().is_listed());
+    let disk = node.find_disk(DiskSelector::Lun(3)).await.unwrap();
+    assert_eq!(disk.number, attached.number);
+    if let Some(mock) = &f.mock {
+        assert!(!mock.calls_of("Rescan").is_empty());
+    }
+    let id = node.stage_disk(&disk, STAGING).await.unwrap();
+    assert!(
+        matches!(f.host.hot_detach(attached.handle), Err(HotplugError::Mounted { ref volume, .. }) if *volume == id)
+    );
+    f.host.hot_grow(attached.handle, 2 * GIB).unwrap();
+    let grown = node.expand(STAGING).await.unwrap();
+    assert!(grown > GIB && grown < 2 * GIB, "{grown}");
+    node.unstage(STAGING).await.unwrap();
+    f.host.hot_detach(attached.handle).unwrap();
+    assert!(f.host.snapshot().disk(attached.number).is_none());
+    let next = f.host.hot_attach(HotAttach::new(GIB)).unwrap();
+    assert_eq!((next.number, next.lun), (attached.number, 3));
+    let disk = node.find_disk(DiskSelector::Lun(3)).await.unwrap();
+    assert_eq!(disk.number, next.number);
+    let other = node.stage_disk(&disk, STAGING).await.unwrap();
+    assert_ne!(other, id, "a new disk, a new volume");
+    node.unstage(STAGING).await.unwrap();
 }

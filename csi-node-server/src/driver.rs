@@ -49,6 +49,16 @@ pub trait Driver: Send + Sync + 'static {
         0
     }
 
+    /// Whether the driver has a Controller service, served by this program
+    /// or another (a cloud's controller): `GetPluginCapabilities` then
+    /// reports CONTROLLER_SERVICE, as a driver whose one binary serves both
+    /// does. Tools that learn the driver's services from the node endpoint,
+    /// csi-sanity among them, publish volumes through the controller only
+    /// when it is reported. No by default.
+    fn controller_service(&self) -> bool {
+        false
+    }
+
     /// The volume a stage or publish request names. A request that names
     /// none is the driver's to refuse, with `INVALID_ARGUMENT`.
     fn volume(&self, request: &VolumeRequest<'_>) -> Result<Volume, Status>;

@@ -103,6 +103,19 @@ impl Plugin {
             .map_err(status_of)
     }
 
+    /// What is at the volume path of a stats or expand request. A path the
+    /// node layer refuses before asking the proxy (a relative one) holds no
+    /// volume: `NOT_FOUND`, as a missing path.
+    async fn volume_state(&self, volume_id: &str, path: &str) -> Result<MountState, Status> {
+        match self.state(path).await {
+            Err(s) if s.code() == Code::InvalidArgument => Err(Status::not_found(format!(
+                "volume {volume_id}: no volume at {path}: {}",
+                s.message()
+            ))),
+            other => other,
+        }
+    }
+
     /// The volume a stage or publish request names, checked against its
     /// capability.
     fn volume_of(
@@ -231,7 +244,7 @@ impl Plugin {
         require(&r.volume_id, "volume id")?;
         require(&r.volume_path, "volume path")?;
         let _busy = self.claim(&r.volume_id)?;
-        let (usage, trouble) = match self.state(&r.volume_path).await? {
+        let (usage, trouble) = match self.volume_state(&r.volume_id, &r.volume_path).await? {
             MountState::Missing => return Err(no_volume(&r.volume_id, &r.volume_path)),
             // Something is there, but no volume behind it: a mount point
             // whose disk went away looks like this.
@@ -286,7 +299,7 @@ impl Plugin {
             return Err(block_unsupported());
         }
         let _busy = self.claim(&r.volume_id)?;
-        let size = match self.state(&r.volume_path).await? {
+        let size = match self.volume_state(&r.volume_id, &r.volume_path).await? {
             MountState::Missing | MountState::NotMounted => {
                 return Err(no_volume(&r.volume_id, &r.volume_path));
             }
@@ -298,8 +311,10 @@ impl Plugin {
                     .map_err(status_of)?,
             ),
         };
+        // The required size is the disk's; the volume filling it is smaller
+        // by what the partition table keeps.
         let required = r.capacity_range.map_or(0, |c| c.required_bytes);
-        if size < required {
+        if size + DISK_LAYOUT_OVERHEAD < required {
             return Err(Status::out_of_range(format!(
                 "volume {} has {size} bytes after growing, {required} are required",
                 r.volume_id
@@ -325,6 +340,12 @@ impl Drop for Busy {
             .remove(&self.id);
     }
 }
+
+/// What a Windows disk keeps outside its one data volume: the volume of a
+/// GPT disk starts at 16 MiB (after the MSR) and ends before the backup
+/// GPT (16.5 KiB with 512-byte sectors, 20 KiB with 4 KiB ones); 17 MiB
+/// covers both.
+const DISK_LAYOUT_OVERHEAD: i64 = 17 << 20;
 
 fn require(value: &str, what: &str) -> Result<(), Status> {
     if value.is_empty() {
@@ -470,15 +491,22 @@ impl Identity for Plugin {
         &self,
         _: Request<csi::GetPluginCapabilitiesRequest>,
     ) -> Result<Response<csi::GetPluginCapabilitiesResponse>, Status> {
-        use csi::plugin_capability::{Type, VolumeExpansion, volume_expansion};
+        use csi::plugin_capability::{Service, Type, VolumeExpansion, service, volume_expansion};
         let start = Instant::now();
         let online = VolumeExpansion {
             r#type: volume_expansion::Type::Online.into(),
         };
+        let mut capabilities = vec![Type::VolumeExpansion(online)];
+        if self.driver.controller_service() {
+            capabilities.push(Type::Service(Service {
+                r#type: service::Type::ControllerService.into(),
+            }));
+        }
         let capabilities = csi::GetPluginCapabilitiesResponse {
-            capabilities: vec![csi::PluginCapability {
-                r#type: Some(Type::VolumeExpansion(online)),
-            }],
+            capabilities: capabilities
+                .into_iter()
+                .map(|t| csi::PluginCapability { r#type: Some(t) })
+                .collect(),
         };
         self.finish("GetPluginCapabilities", "", start, Ok(capabilities))
     }

@@ -25,6 +25,8 @@
 //! - [`namespace`]: the file namespace on the sandbox directory; it resolves
 //!   drive letters through [`storage`] and UNC roots through [`smb`].
 //! - [`storage`]: disks, partitions, volumes.
+//! - [`hotplug`]: disks a cloud attaches, detaches and grows while the node
+//!   runs (at a free LUN, listed after a rescan).
 //!
 //! The groups, one design: a model owning the group's state, and operations
 //! on it that the services call directly.
@@ -60,6 +62,8 @@ mod error;
 #[cfg(feature = "server")]
 pub mod filesystem;
 #[cfg(feature = "server")]
+pub mod hotplug;
+#[cfg(feature = "server")]
 pub mod iscsi;
 pub mod location;
 #[cfg(feature = "server")]
@@ -83,6 +87,8 @@ pub mod volume;
 #[cfg(feature = "server")]
 pub use disk::{DiskIds, DiskLocation};
 pub use error::{HostError, HostErrorKind, HostResult};
+#[cfg(feature = "server")]
+pub use hotplug::{HotAttach, HotDisk, HotplugError};
 
 #[cfg(feature = "server")]
 pub use iscsi::NodeDisks;

@@ -26,8 +26,8 @@ use super::namespace::{Ctx, Entry, LinkKind, Namespace};
 use super::path::{Win32Error, WinPath, volume_id_guid};
 use super::smb::SmbState;
 use super::storage::{
-    Disk, DiskHandle, DiskSpec, FileSystem, PartitionSize, PartitionStyle, PartitionType, Storage,
-    Visibility, Volume,
+    Disk, DiskHandle, DiskSpec, FileSystem, PartitionSize, PartitionType, Storage, Visibility,
+    Volume,
 };
 use super::system::SystemState;
 
@@ -265,27 +265,7 @@ impl Host {
 
     /// Grows (or sets) disk `n`'s size; partitions stay.
     pub fn grow_disk(&self, n: u32, new_size: u64) -> HostResult<()> {
-        self.with_disk(n, |d| {
-            let ss = u64::from(d.sector_size);
-            let end = d
-                .partitions
-                .iter()
-                .map(|p| p.offset + p.size)
-                .max()
-                .unwrap_or(0);
-            let backup = if d.partition_style == PartitionStyle::Gpt {
-                ss * (1 + 16384 / ss)
-            } else {
-                0
-            };
-            if !new_size.is_multiple_of(ss) || new_size < end + backup {
-                return Err(HostError::invalid_argument(format!(
-                    "new size {new_size} is not a sector multiple or cuts into partitions"
-                )));
-            }
-            d.size = new_size;
-            Ok(())
-        })
+        self.with_disk(n, |d| d.set_size(new_size))
     }
 
     /// Takes disk `n` offline / online behind the proxy's back (no checks).

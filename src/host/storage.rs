@@ -323,6 +323,31 @@ impl Disk {
         out
     }
 
+    /// Sets the capacity, as a cloud resizing the disk does: partitions
+    /// stay, so the new size must be a sector multiple that leaves room for
+    /// them (and for the backup GPT).
+    pub fn set_size(&mut self, new_size: u64) -> HostResult<()> {
+        let ss = u64::from(self.sector_size);
+        let end = self
+            .partitions
+            .iter()
+            .map(|p| p.offset + p.size)
+            .max()
+            .unwrap_or(0);
+        let backup = if self.partition_style == PartitionStyle::Gpt {
+            ss * (1 + 16384 / ss)
+        } else {
+            0
+        };
+        if !new_size.is_multiple_of(ss) || new_size < end + backup {
+            return Err(HostError::invalid_argument(format!(
+                "new size {new_size} is not a sector multiple or cuts into partitions"
+            )));
+        }
+        self.size = new_size;
+        Ok(())
+    }
+
     fn wmi_target(&self) -> String {
         format!("MSFT_Disk (Number = {})", self.number)
     }

@@ -40,6 +40,9 @@
 mod backend;
 pub mod boundary;
 mod disk;
+// Formats the Windows side reads and writes; plain Rust, tested everywhere.
+#[cfg(any(windows, test))]
+mod encoding;
 #[cfg(feature = "server")]
 pub mod fake;
 mod filesystem;

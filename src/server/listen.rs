@@ -6,12 +6,14 @@ use std::io;
 #[cfg(unix)]
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinSet;
+use tokio::time::Instant;
 use tonic::service::Routes;
 
 use super::deadline;
@@ -230,11 +232,11 @@ async fn serve_connection(
     limits: &Limits,
     mut stop: watch::Receiver<bool>,
 ) {
-    let in_flight = Arc::new(watch::Sender::new(0usize));
+    let activity = Arc::new(Activity::new());
     let service = {
-        let in_flight = in_flight.clone();
+        let activity = activity.clone();
         hyper::service::service_fn(move |request| {
-            let call = InFlight::enter(&in_flight);
+            let call = InFlight::enter(&activity);
             let deadline = deadline::grpc_timeout(request.headers());
             let latency = limits.latency_of(request.uri().path());
             let response = tower::ServiceExt::oneshot(routes.clone(), request);
@@ -268,7 +270,7 @@ async fn serve_connection(
             return;
         }
         () = stopped(&mut stop) => true,
-        () = idle(&in_flight, limits.idle_timeout) => false,
+        () = activity.idle(limits.idle_timeout) => false,
     };
     tracing::debug!(stopping, "closing connection");
     connection.as_mut().graceful_shutdown();
@@ -285,31 +287,70 @@ async fn stopped(stop: &mut watch::Receiver<bool>) {
     let _ = stop.wait_for(|stop| *stop).await;
 }
 
-/// Completes once no call has been in flight for `timeout`.
-async fn idle(in_flight: &watch::Sender<usize>, timeout: Duration) {
-    let mut calls = in_flight.subscribe();
-    loop {
-        drop(calls.wait_for(|n| *n == 0).await);
-        tokio::select! {
-            () = tokio::time::sleep(timeout) => return,
-            _ = calls.changed() => {}
+/// The calls in flight on one connection and when the last one ended.
+///
+/// A call only counts itself and stamps its end; nothing wakes the
+/// connection's task. (A `watch` channel did: its receiver, polled in the
+/// same task as the connection, woke that task twice a call, and every time
+/// the count fell to zero a new idle timer was armed.) The idle timer
+/// instead sleeps until the earliest moment the connection could be idle
+/// and looks again.
+struct Activity {
+    in_flight: AtomicUsize,
+    /// When the connection was opened: `last_end` counts from it.
+    opened: Instant,
+    /// Nanoseconds from `opened` to the end of the latest call.
+    last_end: AtomicU64,
+}
+
+impl Activity {
+    fn new() -> Self {
+        Self {
+            in_flight: AtomicUsize::new(0),
+            opened: Instant::now(),
+            last_end: AtomicU64::new(0),
+        }
+    }
+
+    /// Completes once no call has been in flight for `timeout`.
+    async fn idle(&self, timeout: Duration) {
+        loop {
+            let now = Instant::now();
+            let idle_from = if self.in_flight.load(Ordering::SeqCst) == 0 {
+                self.opened + Duration::from_nanos(self.last_end.load(Ordering::SeqCst))
+            } else {
+                now
+            };
+            let due = idle_from + timeout;
+            if due <= now {
+                return;
+            }
+            tokio::time::sleep_until(due).await;
         }
     }
 }
 
 /// One call in flight on a connection, counted while it lives.
-struct InFlight(Arc<watch::Sender<usize>>);
+struct InFlight(Arc<Activity>);
 
 impl InFlight {
-    fn enter(count: &Arc<watch::Sender<usize>>) -> Self {
-        count.send_modify(|n| *n += 1);
-        Self(count.clone())
+    fn enter(activity: &Arc<Activity>) -> Self {
+        activity.in_flight.fetch_add(1, Ordering::SeqCst);
+        Self(activity.clone())
     }
 }
 
 impl Drop for InFlight {
     fn drop(&mut self) {
-        self.0.send_modify(|n| *n -= 1);
+        let activity = &self.0;
+        // The end is stamped before the count falls, so whoever sees no
+        // call in flight also sees when the last one ended.
+        let since_open = activity.opened.elapsed().as_nanos();
+        activity.last_end.store(
+            u64::try_from(since_open).unwrap_or(u64::MAX),
+            Ordering::SeqCst,
+        );
+        activity.in_flight.fetch_sub(1, Ordering::SeqCst);
     }
 }
 

@@ -559,7 +559,10 @@ mod tests {
     }
 
     /// A call past its `grpc-timeout` is ended by the server itself, as
-    /// grpc-go does: the raw client here has no timer of its own.
+    /// grpc-go does: the raw client here has no timer of its own. The host
+    /// gives up waiting for the service after 1 s (30 s by default), so
+    /// without the server's guard the answer is the host's `UNKNOWN`
+    /// timeout, and the test's blocking thread ends soon after.
     #[tokio::test]
     async fn the_server_ends_a_call_when_its_grpc_timeout_passes() {
         let dir = tempfile::tempdir().unwrap();
@@ -574,6 +577,14 @@ mod tests {
             .start()
             .await
             .unwrap();
+        server
+            .host()
+            .lock()
+            .system
+            .set_timing(crate::host::system::ServiceTiming {
+                poll_interval: Duration::from_millis(10),
+                timeout: Duration::from_secs(1),
+            });
         let Address::Unix(path) = server.address("system", "v1alpha1").unwrap() else {
             unreachable!("Unix sockets off Windows")
         };
@@ -620,6 +631,8 @@ mod tests {
         .await
         .expect("no answer within a minute");
         assert_eq!(status, "4", "DEADLINE_EXCEEDED");
+        // Closed first, so that the shutdown does not wait out its grace.
+        drop(client);
         server.shutdown().await.unwrap();
     }
 

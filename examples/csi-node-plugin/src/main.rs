@@ -47,6 +47,11 @@ struct Args {
     /// A topology segment NodeGetInfo reports, KEY=VALUE (repeatable).
     #[arg(long = "topology", value_name = "KEY=VALUE", value_parser = segment)]
     topology: Vec<(String, String)>,
+    /// Report CONTROLLER_SERVICE in GetPluginCapabilities: the driver has a
+    /// controller (a cloud's, such as csi-sim-cloud's), which csi-sanity
+    /// then uses to create and publish the volumes it tests.
+    #[arg(long)]
+    controller_service: bool,
 }
 
 fn segment(s: &str) -> Result<(String, String), String> {
@@ -64,6 +69,7 @@ struct Example {
     node_id: String,
     max_volumes: i64,
     topology: HashMap<String, String>,
+    controller_service: bool,
 }
 
 impl Driver for Example {
@@ -85,6 +91,10 @@ impl Driver for Example {
 
     fn max_volumes_per_node(&self) -> i64 {
         self.max_volumes
+    }
+
+    fn controller_service(&self) -> bool {
+        self.controller_service
     }
 
     fn volume(&self, r: &VolumeRequest<'_>) -> Result<Volume, Status> {
@@ -152,6 +162,7 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         node_id: args.node_id.unwrap_or_else(host_name),
         max_volumes: args.max_volumes_per_node,
         topology: args.topology.into_iter().collect(),
+        controller_service: args.controller_service,
     };
     tracing::info!(node_id = driver.node_id, versions = %node.versions(), "connected to the CSI Proxy");
     let plugin = Plugin::new(node, driver);

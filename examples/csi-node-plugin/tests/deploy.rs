@@ -105,3 +105,92 @@ fn the_daemonset_runs_registrar_and_plugin_on_windows_nodes() {
     let args = spec.containers[1].args.as_ref().unwrap();
     assert!(args.contains(&"--endpoint=$(CSI_ENDPOINT)".to_string()));
 }
+
+/// `deploy/windows-hostprocess-daemonset.yaml`: the same objects, valid in
+/// the same way, with a DaemonSet that runs both containers as HostProcess
+/// containers (SYSTEM, the host's network), mounts nothing (so no proxy
+/// pipe), starts the plugin with `--host-process`, and points the
+/// registrar, kubelet and the plugin at one socket under kubelet's plugin
+/// directory on the host.
+#[test]
+fn the_host_process_daemonset_needs_no_proxy_and_no_mounts() {
+    const HOST_PROCESS: &str = include_str!("../deploy/windows-hostprocess-daemonset.yaml");
+    let docs: Vec<Value> = serde_yaml_ng::Deserializer::from_str(HOST_PROCESS)
+        .map(|doc| Value::deserialize(doc).expect("a YAML document"))
+        .collect();
+    let kinds: Vec<&str> = docs.iter().map(|d| d["kind"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["CSIDriver", "ServiceAccount", "DaemonSet"]);
+    let driver: CSIDriver = typed(&docs[0]);
+    let _: ServiceAccount = typed(&docs[1]);
+    let daemonset: DaemonSet = typed(&docs[2]);
+    // The same driver as the proxy-mode manifest, so a cluster runs one.
+    let proxy_mode = documents();
+    assert_eq!(docs[0], proxy_mode[0]);
+
+    let spec = daemonset.spec.unwrap().template.spec.unwrap();
+    assert_eq!(spec.host_network, Some(true));
+    let windows = spec
+        .security_context
+        .and_then(|s| s.windows_options)
+        .expect("pod windowsOptions");
+    assert_eq!(windows.host_process, Some(true));
+    assert_eq!(
+        windows.run_as_user_name.as_deref(),
+        Some(r"NT AUTHORITY\SYSTEM")
+    );
+    assert_eq!(spec.node_selector.unwrap()["kubernetes.io/os"], "windows");
+    assert!(spec.volumes.is_none(), "a HostProcess pod mounts nothing");
+
+    let names: Vec<&str> = spec.containers.iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(names, ["node-driver-registrar", "csi-node-plugin"]);
+    for container in &spec.containers {
+        assert!(container.volume_mounts.is_none(), "{}", container.name);
+        // Each container's own settings may only agree with the pod's.
+        if let Some(context) = &container.security_context {
+            let options = context.windows_options.as_ref();
+            assert_ne!(options.and_then(|o| o.host_process), Some(false));
+        }
+    }
+    let env = |container: usize, name: &str| {
+        spec.containers[container]
+            .env
+            .as_ref()
+            .and_then(|env| env.iter().find(|e| e.name == name))
+            .and_then(|e| e.value.clone())
+            .unwrap_or_else(|| panic!("{name} in container {container}"))
+    };
+    let args = |container: usize| spec.containers[container].args.clone().unwrap();
+
+    // One socket, at a host path: where the plugin listens, where the
+    // registrar dials, and where it tells kubelet to dial.
+    let endpoint = env(1, "CSI_ENDPOINT");
+    assert_eq!(env(0, "CSI_ENDPOINT"), endpoint);
+    let socket = csi_node_server::socket_path(&endpoint).unwrap();
+    assert_eq!(
+        socket.to_string_lossy(),
+        env(0, "DRIVER_REG_SOCK_PATH"),
+        "kubelet must find the socket where the plugin listens"
+    );
+    let plugin_dir = format!(
+        r"C:\var\lib\kubelet\plugins\{}\",
+        driver.metadata.name.unwrap()
+    );
+    assert!(
+        socket.to_string_lossy().starts_with(&plugin_dir),
+        "{endpoint}"
+    );
+    assert!(args(0).contains(&"--plugin-registration-path=$(PLUGIN_REG_DIR)".to_string()));
+    assert_eq!(
+        env(0, "PLUGIN_REG_DIR"),
+        r"C:\var\lib\kubelet\plugins_registry\"
+    );
+
+    let plugin = args(1);
+    assert_eq!(plugin[0], "--host-process");
+    assert!(plugin.contains(&"--endpoint=$(CSI_ENDPOINT)".to_string()));
+    assert!(
+        !plugin.iter().any(|a| a.starts_with("--csi-proxy")),
+        "no proxy in HostProcess mode: {plugin:?}"
+    );
+    assert!(!HOST_PROCESS.contains(r"\\.\pipe"), "no pipe anywhere");
+}

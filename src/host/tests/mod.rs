@@ -11,6 +11,7 @@ mod default_node;
 mod disk;
 mod filesystem;
 mod flows;
+mod hotplug;
 mod namespace;
 mod seed;
 mod volume;

@@ -1,0 +1,112 @@
+#!/usr/bin/env bash
+# csi-sanity (kubernetes-csi/csi-test v5.3.1) against a CSI node plugin over
+# the simulated Windows node: csi-sim-cloud serves the reference CSI Proxy
+# and a simulated cloud's controller over one node, the plugin talks to that
+# proxy, and csi-sanity runs the whole Node suite and the Identity specs.
+#
+#   scripts/csi-sanity.sh                         # the example plugin, built here
+#   scripts/csi-sanity.sh --plugin BIN [--plugin-arg ARG]...   # your plugin
+#   scripts/csi-sanity.sh -- --ginkgo.v           # more csi-sanity flags
+#
+# The plugin is started as
+#   BIN --endpoint unix://SOCKET --csi-proxy-socket-dir DIR --node-id NODE [ARG...]
+# and must report CONTROLLER_SERVICE in GetPluginCapabilities (csi-sanity
+# asks the node endpoint whether the driver has a controller, and publishes
+# volumes only then; the example's --controller-service), and must take
+# kubelet-style paths (/var/lib/kubelet/...), which the
+# simulated node confines to C:\var\lib\kubelet. csi-sanity creates, removes
+# and checks its mount and staging directories on that node, through the
+# proxy (`csi-sim-cloud path`), not on this machine.
+#
+# Exit status: csi-sanity's (0 when every spec ran passed), 2 on a setup
+# failure. Every process started here is stopped on exit; logs are kept in
+# $CSI_SANITY_LOGS when set.
+set -euo pipefail
+repo=$(cd "$(dirname "$0")/.." && pwd)
+cd "$repo"
+
+plugin=""
+plugin_args=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --plugin) plugin=$2; shift 2 ;;
+    --plugin-arg) plugin_args+=("$2"); shift 2 ;;
+    --) shift; break ;;
+    *) echo "csi-sanity.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+
+cargo build --quiet -p csi-sim-cloud
+if [ -z "$plugin" ]; then
+  cargo build --quiet -p csi-node-plugin
+  plugin=target/debug/csi-node-plugin
+  plugin_args+=(--controller-service)
+fi
+sanity=$("$repo/../shared/conformance/build-csi-sanity.sh")
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/csi-sanity.XXXXXX")
+pids=()
+cleanup() {
+  for pid in "${pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+  for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+  if [ -n "${CSI_SANITY_LOGS:-}" ]; then
+    mkdir -p "$CSI_SANITY_LOGS" && cp "$work"/*.log "$CSI_SANITY_LOGS"/ 2>/dev/null || true
+  fi
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+# wait_for SOCKET PID NAME: until the socket exists, or the process is gone.
+wait_for() {
+  for _ in $(seq 100); do
+    [ -S "$1" ] && return 0
+    kill -0 "$2" 2>/dev/null || break
+    sleep 0.1
+  done
+  echo "csi-sanity.sh: $3 did not start; its log:" >&2
+  cat "$work/$3.log" >&2
+  exit 2
+}
+
+node=sanity-node
+mkdir -p "$work/proxy" "$work/bin"
+target/debug/csi-sim-cloud serve --socket-dir "$work/proxy" \
+  --endpoint "unix://$work/controller.sock" --node-id "$node" >"$work/cloud.log" 2>&1 &
+pids+=($!)
+wait_for "$work/controller.sock" "${pids[-1]}" cloud
+
+"$plugin" --endpoint "unix://$work/csi.sock" --csi-proxy-socket-dir "$work/proxy" \
+  --node-id "$node" "${plugin_args[@]}" >"$work/plugin.log" 2>&1 &
+pids+=($!)
+wait_for "$work/csi.sock" "${pids[-1]}" plugin
+
+# csi-sanity runs each of these with the path as its one argument.
+for action in create remove check; do
+  cat >"$work/bin/$action" <<EOF
+#!/bin/sh
+exec "$repo/target/debug/csi-sim-cloud" path $action --socket-dir "$work/proxy" "\$1"
+EOF
+  chmod +x "$work/bin/$action"
+done
+
+set +e
+"$sanity" \
+  --csi.endpoint "unix://$work/csi.sock" \
+  --csi.controllerendpoint "unix://$work/controller.sock" \
+  --csi.mountdir /var/lib/kubelet/csi-sanity/mount \
+  --csi.stagingdir /var/lib/kubelet/csi-sanity/staging \
+  --csi.createmountpathcmd "$work/bin/create" \
+  --csi.createstagingpathcmd "$work/bin/create" \
+  --csi.removemountpathcmd "$work/bin/remove" \
+  --csi.removestagingpathcmd "$work/bin/remove" \
+  --csi.checkpathcmd "$work/bin/check" \
+  --ginkgo.focus 'Node Service|Identity Service' \
+  --ginkgo.no-color \
+  "$@" 2>&1 | tee "$work/sanity.log"
+status=${PIPESTATUS[0]}
+set -e
+if ! grep -Eq '^Ran [0-9]+ of [0-9]+ Specs' "$work/sanity.log"; then
+  echo "csi-sanity.sh: no summary from csi-sanity" >&2
+  [ "$status" -ne 0 ] || status=1
+fi
+exit "$status"

@@ -1,0 +1,188 @@
+//! The Win32 and COM calls that std does not offer: volume mount points,
+//! volume names, a reparse point's tag, the disk id ioctl, and COM's
+//! per-thread initialisation.
+//!
+//! The one module of the crate allowed `unsafe`: each of these is an FFI
+//! call through the `windows` crate, on buffers this module owns, sized
+//! for the call; every result is copied into owned Rust values before it
+//! leaves the module.
+#![allow(unsafe_code)]
+
+use std::sync::Once;
+
+use windows::Win32::Foundation::{HANDLE, RPC_E_CHANGED_MODE};
+use windows::Win32::Storage::FileSystem::{
+    DeleteVolumeMountPointW, FindClose, FindFirstFileW, GetVolumeNameForVolumeMountPointW,
+    GetVolumePathNameW, SetVolumeMountPointW, WIN32_FIND_DATAW,
+};
+use windows::Win32::System::Com::{
+    COINIT_MULTITHREADED, CoInitializeEx, CoInitializeSecurity, CoUninitialize, EOAC_NONE,
+    RPC_C_AUTHN_LEVEL_DEFAULT, RPC_C_IMP_LEVEL_IMPERSONATE,
+};
+use windows::Win32::System::IO::DeviceIoControl;
+use windows::Win32::System::Ioctl::{
+    IOCTL_STORAGE_QUERY_PROPERTY, PropertyStandardQuery, STORAGE_PROPERTY_QUERY,
+    StorageDeviceIdProperty,
+};
+use windows::core::HSTRING;
+
+use crate::host_process::boundary::{Failure, Result};
+
+/// Longest path the volume calls are given room for (the long-path limit).
+const PATH_CHARS: usize = 32_768;
+/// Room for a `STORAGE_DEVICE_ID_DESCRIPTOR` and its identifiers.
+const DEVICE_ID_BYTES: usize = 4096;
+
+/// A Win32 call's failure as the boundary reports it: the Win32 code out of
+/// the `HRESULT_FROM_WIN32` the `windows` crate made, and the system's text.
+pub(super) fn win32_failure(e: &windows::core::Error) -> Failure {
+    let hresult = e.code().0 as u32;
+    let code = if hresult & 0xFFFF_0000 == 0x8007_0000 {
+        hresult & 0xFFFF
+    } else {
+        hresult
+    };
+    Failure::win32(code, e.message().trim_end())
+}
+
+fn wide(s: &str) -> HSTRING {
+    HSTRING::from(s)
+}
+
+fn until_nul(buf: &[u16]) -> String {
+    let end = buf.iter().position(|&c| c == 0).unwrap_or(buf.len());
+    String::from_utf16_lossy(&buf[..end])
+}
+
+/// `SetVolumeMountPointW`.
+pub(super) fn set_volume_mount_point(mount_point: &str, volume: &str) -> Result<()> {
+    // SAFETY: both arguments are NUL-terminated wide strings that outlive the call.
+    unsafe { SetVolumeMountPointW(&wide(mount_point), &wide(volume)) }
+        .map_err(|e| win32_failure(&e))
+}
+
+/// `DeleteVolumeMountPointW`.
+pub(super) fn delete_volume_mount_point(mount_point: &str) -> Result<()> {
+    // SAFETY: a NUL-terminated wide string that outlives the call.
+    unsafe { DeleteVolumeMountPointW(&wide(mount_point)) }.map_err(|e| win32_failure(&e))
+}
+
+/// `GetVolumePathNameW`.
+pub(super) fn volume_path_name(path: &str) -> Result<String> {
+    let mut buf = vec![0u16; PATH_CHARS];
+    // SAFETY: the output slice is ours and its length is passed with it.
+    unsafe { GetVolumePathNameW(&wide(path), &mut buf) }.map_err(|e| win32_failure(&e))?;
+    Ok(until_nul(&buf))
+}
+
+/// `GetVolumeNameForVolumeMountPointW`.
+pub(super) fn volume_name_for_mount_point(mount_point: &str) -> Result<String> {
+    // A volume GUID path is 49 characters and a NUL; the documented
+    // recommendation is 50, more costs nothing.
+    let mut buf = vec![0u16; 260];
+    // SAFETY: the output slice is ours and its length is passed with it.
+    unsafe { GetVolumeNameForVolumeMountPointW(&wide(mount_point), &mut buf) }
+        .map_err(|e| win32_failure(&e))?;
+    Ok(until_nul(&buf))
+}
+
+/// The reparse tag of the reparse point at `path` (`FindFirstFileW` puts
+/// it in `dwReserved0` when the file has `FILE_ATTRIBUTE_REPARSE_POINT`).
+pub(super) fn reparse_tag(path: &str) -> Result<u32> {
+    let mut data = WIN32_FIND_DATAW::default();
+    // SAFETY: `data` is a properly sized, writable WIN32_FIND_DATAW.
+    let handle: HANDLE =
+        unsafe { FindFirstFileW(&wide(path), &mut data) }.map_err(|e| win32_failure(&e))?;
+    // SAFETY: `handle` came from FindFirstFileW and is closed once.
+    let _ = unsafe { FindClose(handle) };
+    Ok(data.dwReserved0)
+}
+
+/// `IOCTL_STORAGE_QUERY_PROPERTY` for `StorageDeviceIdProperty` on an open
+/// disk: the raw descriptor, as many bytes as the driver returned.
+pub(super) fn storage_device_id(device: HANDLE) -> Result<Vec<u8>> {
+    let query = STORAGE_PROPERTY_QUERY {
+        PropertyId: StorageDeviceIdProperty,
+        QueryType: PropertyStandardQuery,
+        ..Default::default()
+    };
+    let mut buf = vec![0u8; DEVICE_ID_BYTES];
+    let mut returned = 0u32;
+    // SAFETY: the input is our query struct and its size; the output is our
+    // buffer and its size; `returned` is a writable u32; no OVERLAPPED, so
+    // the call completes before it returns.
+    unsafe {
+        DeviceIoControl(
+            device,
+            IOCTL_STORAGE_QUERY_PROPERTY,
+            Some(std::ptr::from_ref(&query).cast()),
+            size_of::<STORAGE_PROPERTY_QUERY>() as u32,
+            Some(buf.as_mut_ptr().cast()),
+            buf.len() as u32,
+            Some(&mut returned),
+            None,
+        )
+    }
+    .map_err(|e| win32_failure(&e))?;
+    buf.truncate(returned as usize);
+    Ok(buf)
+}
+
+/// COM initialised on the current thread, in the multithreaded apartment,
+/// for as long as the value lives; uninitialised when it is dropped (on the
+/// same thread: the value is not `Send`).
+pub(super) struct ComApartment {
+    // Not Send: CoUninitialize must run on the thread that initialised.
+    _thread_bound: std::marker::PhantomData<*mut ()>,
+}
+
+impl ComApartment {
+    /// `CoInitializeEx(COINIT_MULTITHREADED)` on this thread, and once per
+    /// process `CoInitializeSecurity` with impersonation (what WMI's
+    /// storage and SMB providers need to act for the caller). A thread
+    /// already in a single-threaded apartment is refused: WMI objects made
+    /// there could not be used from the threads the backend calls from.
+    pub(super) fn enter() -> Result<ComApartment> {
+        // SAFETY: no reserved pointer; balanced by CoUninitialize in Drop,
+        // only when this call succeeded (S_OK or S_FALSE).
+        let hr = unsafe { CoInitializeEx(None, COINIT_MULTITHREADED) };
+        if hr == RPC_E_CHANGED_MODE {
+            return Err(Failure::com(
+                hr.0 as u32,
+                "this thread is already in a single-threaded COM apartment",
+            ));
+        }
+        hr.ok()
+            .map_err(|e| Failure::com(hr.0 as u32, e.message()))?;
+        static SECURITY: Once = Once::new();
+        SECURITY.call_once(|| {
+            // SAFETY: every pointer argument is None; called once, after
+            // COM is initialised. RPC_E_TOO_LATE (the process, or COM on
+            // its behalf, set security first) leaves that setting in place.
+            let _ = unsafe {
+                CoInitializeSecurity(
+                    None,
+                    -1,
+                    None,
+                    None,
+                    RPC_C_AUTHN_LEVEL_DEFAULT,
+                    RPC_C_IMP_LEVEL_IMPERSONATE,
+                    None,
+                    EOAC_NONE,
+                    None,
+                )
+            };
+        });
+        Ok(ComApartment {
+            _thread_bound: std::marker::PhantomData,
+        })
+    }
+}
+
+impl Drop for ComApartment {
+    fn drop(&mut self) {
+        // SAFETY: balances the successful CoInitializeEx of `enter`, on the
+        // same thread (the type is not Send).
+        unsafe { CoUninitialize() }
+    }
+}
