@@ -2,6 +2,8 @@
 //! - `unix_pingpong_64b`: a raw 64-byte round trip on a Unix socket (the floor);
 //! - `bare_tonic`: disk v1 GetDiskStats through `Client` against a bare
 //!   tonic service answering a constant (gRPC + HTTP/2 cost);
+//! - `bare_tonic_traced`: the same with a `tracing` subscriber installed
+//!   (the cost of the span of each call);
 //! - `reference_server`: the same call against the reference server (adds
 //!   the conversions and the simulated host);
 //! - `concurrent_64`: 64 tasks sharing one `Client`, 64 calls a batch;
@@ -124,6 +126,15 @@ mod unix {
         let bare_address = format!("unix://{}", bare_path.display());
         let bare = rt.block_on(disk::Client::connect(&bare_address)).unwrap();
         c.bench_function("bare_tonic", |b| {
+            b.to_async(&rt)
+                .iter(|| async { black_box(bare.get_disk_stats(request()).await.unwrap()) })
+        });
+
+        // The same with a subscriber that keeps every span (a registry, as
+        // under tracing-opentelemetry or fmt, with no output): the cost of
+        // the span of each call when someone listens.
+        c.bench_function("bare_tonic_traced", |b| {
+            let _subscriber = tracing::subscriber::set_default(tracing_subscriber::registry());
             b.to_async(&rt)
                 .iter(|| async { black_box(bare.get_disk_stats(request()).await.unwrap()) })
         });

@@ -82,6 +82,35 @@
 //! ([`ErrorKind`]: not found, already exists, in use, credentials conflict, ...). Connecting reports a missing pipe or socket as [`Error::Connect`]
 //! naming it, and a pipe whose instances stayed busy as [`Error::PipeBusy`].
 //!
+//! # Connections, liveness and tracing
+//!
+//! A `Client` holds one HTTP/2 connection, shared by its clones and their
+//! calls, and dials again when it has closed. [`ConnectOptions`] bounds
+//! connecting (the HTTP/2 handshake included: a server that accepts but
+//! never speaks is dropped and dialed again), each call (sent to the server
+//! as `grpc-timeout`), and checks with keepalive PINGs that the server still
+//! answers; its docs give the defaults and why.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use csi_proxy_client::{ConnectOptions, disk::v1 as disk};
+//!
+//! # async fn run() -> Result<(), csi_proxy_client::Error> {
+//! let options = ConnectOptions::default()
+//!     .with_connect_timeout(Duration::from_secs(10))
+//!     .with_request_timeout(Duration::from_secs(60))
+//!     .with_keepalive_interval(Some(Duration::from_secs(30)));
+//! let _client = disk::Client::connect_default_with(&options).await?;
+//! # Ok(()) }
+//! ```
+//!
+//! Every call is a `tracing` span named `rpc` carrying OpenTelemetry's RPC
+//! attributes (`rpc.system`, `rpc.service`, `rpc.method`,
+//! `rpc.grpc.status_code`) with the endpoint and the duration, and every
+//! [`node::Node`] operation a span named `node` whose calls are its
+//! children (see [`transport::Connection`]). With no subscriber installed
+//! they cost next to nothing.
+//!
 //! # Two modes: through the proxy, or on the host itself
 //!
 //! The same [`node::Node`] works in either mode, so a driver has one code

@@ -489,3 +489,167 @@ async fn a_stopped_server_gives_a_transport_error_and_a_restarted_one_is_reachab
         3 << 30
     );
 }
+
+// ------------------------------------------------------------ liveness
+//
+// Real time with short timeouts, not paused time: tokio's paused clock
+// jumps to the next timer whenever the runtime idles, even with socket I/O
+// in flight, which would fire the handshake timeout of a server that did
+// answer. The assertions hold however slow the machine is.
+
+#[path = "support/front.rs"]
+mod front;
+
+use front::Front;
+
+/// The fake server behind a [`Front`] on a socket of `dir`: the front, the
+/// server's stop handle, the front's address.
+async fn fronted(dir: &tempfile::TempDir, silent: usize) -> (Front, oneshot::Sender<()>, String) {
+    let backend = dir.path().join("backend.sock");
+    let server = serve(&backend, Fake::default()).await;
+    let path = dir.path().join("front.sock");
+    let listener = UnixListener::bind(&path).unwrap();
+    let front = Front::new(silent);
+    tokio::spawn({
+        let front = front.clone();
+        async move {
+            while let Ok((stream, _)) = listener.accept().await {
+                let (front, backend) = (front.clone(), backend.clone());
+                tokio::spawn(async move {
+                    front
+                        .serve(stream, tokio::net::UnixStream::connect(backend))
+                        .await
+                });
+            }
+        }
+    });
+    (front, server, format!("unix://{}", path.display()))
+}
+
+async fn stats(disk: &disk::v1::Client, number: u32) -> Result<i64, Error> {
+    use disk::v1::DiskApi;
+    disk.get_disk_stats(disk::v1::GetDiskStatsRequest {
+        disk_number: number,
+    })
+    .await
+    .map(|response| response.total_bytes)
+}
+
+#[tokio::test]
+async fn a_first_connection_never_served_is_dropped_and_the_first_call_answered() {
+    let dir = tempfile::tempdir().unwrap();
+    let (front, _server, address) = fronted(&dir, 1).await;
+    let options = ConnectOptions::default()
+        .with_connect_timeout(Duration::from_secs(20))
+        .with_handshake_timeout(Duration::from_millis(200))
+        .with_request_timeout(Duration::from_secs(20));
+    let disk = disk::v1::Client::connect_with(&address, &options)
+        .await
+        .unwrap();
+    assert_eq!(stats(&disk, 3).await.unwrap(), 3 << 30);
+    assert!(front.accepted() >= 2, "{} connections", front.accepted());
+}
+
+#[tokio::test]
+async fn a_server_that_never_speaks_fails_the_connect_naming_the_endpoint() {
+    let dir = tempfile::tempdir().unwrap();
+    let (front, _server, address) = fronted(&dir, usize::MAX).await;
+    let options = ConnectOptions::default()
+        .with_connect_timeout(Duration::from_millis(700))
+        .with_handshake_timeout(Duration::from_millis(100));
+    let err = disk::v1::Client::connect_with(&address, &options)
+        .await
+        .unwrap_err();
+    let Error::Connect { endpoint, source } = &err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(endpoint, &address["unix://".len()..]);
+    assert_eq!(source.kind(), std::io::ErrorKind::TimedOut, "{err}");
+    assert!(source.to_string().contains("SETTINGS"), "{source}");
+    // Dropped and dialed again within the budget.
+    assert!(front.accepted() >= 2, "{} connections", front.accepted());
+}
+
+/// Keepalive PINGs after 200 ms of silence, 1 s to answer them.
+fn pinging() -> ConnectOptions {
+    ConnectOptions::default()
+        .with_request_timeout(Duration::from_secs(30))
+        .with_keepalive_interval(Some(Duration::from_millis(200)))
+        .with_keepalive_timeout(Duration::from_secs(1))
+}
+
+#[tokio::test]
+async fn a_server_that_stops_answering_fails_the_call_and_the_next_call_redials() {
+    let dir = tempfile::tempdir().unwrap();
+    let (front, _server, address) = fronted(&dir, 0).await;
+    let disk = disk::v1::Client::connect_with(&address, &pinging())
+        .await
+        .unwrap();
+    assert_eq!(stats(&disk, 1).await.unwrap(), 1 << 30);
+
+    front.wedge();
+    // The unanswered PING ends the call, long before its 30 s deadline.
+    let err = stats(&disk, 2).await.unwrap_err();
+    assert!(matches!(err, Error::Transport { .. }), "{err:?}");
+    // The next call dials again.
+    assert_eq!(stats(&disk, 2).await.unwrap(), 2 << 30);
+    assert_eq!(front.accepted(), 2);
+}
+
+#[tokio::test]
+async fn with_idle_pings_a_server_gone_silent_between_calls_is_replaced_before_the_next_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let (front, _server, address) = fronted(&dir, 0).await;
+    let options = pinging().with_keepalive_while_idle(true);
+    let disk = disk::v1::Client::connect_with(&address, &options)
+        .await
+        .unwrap();
+    assert_eq!(stats(&disk, 1).await.unwrap(), 1 << 30);
+
+    front.wedge();
+    // Detection takes 1.2 s (a PING after 200 ms, 1 s to answer); wait for
+    // several times that, in case the machine is slow.
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert_eq!(stats(&disk, 4).await.unwrap(), 4 << 30);
+    assert_eq!(front.accepted(), 2);
+}
+
+// ------------------------------------------------------------ spans
+
+#[path = "support/spans.rs"]
+mod spans;
+
+#[tokio::test]
+async fn each_call_is_a_span_with_the_rpc_attributes_and_its_outcome() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, address) = socket(&dir);
+    let _server = serve(&path, Fake::default()).await;
+    let disk = disk::v1::Client::connect(&address).await.unwrap();
+
+    let (spans, _guard) = spans::Spans::capture();
+    let outer = tracing::info_span!("driver");
+    use tracing::Instrument;
+    async {
+        stats(&disk, 1).await.unwrap();
+        stats(&disk, 7).await.unwrap_err();
+    }
+    .instrument(outer)
+    .await;
+
+    let all = spans.all();
+    let calls: Vec<_> = all.iter().filter(|span| span.name == "rpc").collect();
+    assert_eq!(calls.len(), 2, "{all:#?}");
+    for (call, code) in calls.iter().zip(["0", "2"]) {
+        assert_eq!(call.field("rpc.system"), Some("grpc"));
+        assert_eq!(call.field("rpc.service"), Some("v1.Disk"));
+        assert_eq!(call.field("rpc.method"), Some("GetDiskStats"));
+        assert_eq!(call.field("otel.name"), Some("v1.Disk/GetDiskStats"));
+        assert_eq!(call.field("otel.kind"), Some("client"));
+        assert_eq!(call.field("endpoint"), Some(&*path.display().to_string()));
+        assert_eq!(call.field("rpc.grpc.status_code"), Some(code), "{call:?}");
+        let micros: u64 = call.field("duration_us").unwrap().parse().unwrap();
+        assert!(micros > 0, "{call:?}");
+        // The caller's span is the parent.
+        assert_eq!(all[call.parent.unwrap()].name, "driver");
+    }
+}

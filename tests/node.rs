@@ -452,6 +452,61 @@ fn credentials_never_show_their_password() {
     assert!(text.contains("smbuser") && !text.contains("Sm8"), "{text}");
 }
 
+#[path = "support/spans.rs"]
+mod spans;
+
+/// Each operation is a `node` span, and the proxy calls it makes are its
+/// children, so a trace shows which call of an operation was slow.
+#[tokio::test]
+async fn each_operation_is_a_span_over_the_spans_of_its_calls() {
+    let mock = csi_proxy_client::mock::MockHost::new();
+    let node = csi_proxy_client::node::Node::from_mock(&mock);
+    let dir = "/var/lib/kubelet/plugins/x/spans";
+
+    let (spans, _guard) = spans::Spans::capture();
+    node.ensure_dir(dir).await.unwrap();
+    node.remove(dir).await.unwrap();
+    node.find_disk(DiskSelector::Number(0)).await.ok();
+
+    let all = spans.all();
+    let operations: Vec<_> = all
+        .iter()
+        .enumerate()
+        .filter(|(_, span)| span.name == "node")
+        .map(|(index, span)| (index, span.field("operation").unwrap()))
+        .collect();
+    assert_eq!(
+        operations.iter().map(|(_, op)| *op).collect::<Vec<_>>(),
+        ["ensure_dir", "remove", "find_disk"],
+        "{all:#?}"
+    );
+    let methods_of = |operation: usize| -> Vec<&str> {
+        all.iter()
+            .filter(|span| span.name == "rpc" && span.parent == Some(operation))
+            .map(|span| span.field("rpc.method").unwrap())
+            .collect()
+    };
+    assert_eq!(methods_of(operations[0].0), ["Mkdir"]);
+    assert_eq!(
+        methods_of(operations[1].0),
+        ["PathExists", "IsSymlink", "Rmdir"]
+    );
+    assert!(
+        methods_of(operations[2].0).starts_with(&["Rescan"]),
+        "{all:#?}"
+    );
+    // No call outside an operation.
+    assert!(
+        all.iter()
+            .all(|span| span.name != "rpc" || span.parent.is_some()),
+        "{all:#?}"
+    );
+    assert!(all.iter().filter(|span| span.name == "rpc").all(|span| {
+        span.field("endpoint") == Some("in-process")
+            && span.field("rpc.grpc.status_code") == Some("0")
+    }));
+}
+
 /// A driver's view of a cloud: a disk attached while the node serves is
 /// found by its LUN (the node layer rescans), staged, grown, and refused
 /// detach until unstaged; its LUN then goes to the next disk.

@@ -235,38 +235,41 @@ async fn a_slow_server_call_ends_at_the_operation_deadline() {
 }
 
 /// A proxy that accepts connections and never answers (a stranded pipe):
-/// every operation still ends, at its deadline.
+/// connecting gives each silent connection up and dials again, and once
+/// the connect timeout is spent the group is unavailable; nothing waits
+/// out an operation's deadline.
 #[cfg(unix)]
 #[tokio::test]
 async fn a_proxy_that_never_answers_does_not_hang_the_driver() {
     let sockets = tempfile::tempdir().unwrap();
+    let accepted = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
     let mut held = Vec::new();
     for group in ["disk", "volume", "filesystem", "smb"] {
         let path = sockets.path().join(format!("csi-proxy-{group}-v1.sock"));
         let listener = tokio::net::UnixListener::bind(path).unwrap();
+        let accepted = accepted.clone();
         held.push(tokio::spawn(async move {
             let mut open = Vec::new();
             while let Ok((stream, _)) = listener.accept().await {
+                accepted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                 open.push(stream);
             }
         }));
     }
+    let connect = csi_proxy_client::ConnectOptions::default()
+        .with_connect_timeout(Duration::from_millis(400))
+        .with_handshake_timeout(Duration::from_millis(100));
     let options = NodeOptions::default()
         .socket_dir(sockets.path())
-        .deadline(Duration::from_millis(200));
+        .connect_options(connect)
+        .deadline(Duration::from_secs(600));
     let node = Node::connect(options).await.unwrap();
-    assert_eq!(node.versions().disk.unwrap().to_string(), "v1");
+    assert_eq!(node.versions().disk, None);
     let err = node.unstage(STAGING).await.unwrap_err();
-    assert!(
-        matches!(
-            err,
-            Error::DeadlineExceeded {
-                operation: "unstage",
-                ..
-            }
-        ),
-        "{err}"
-    );
+    assert!(matches!(err, Error::GroupUnavailable { .. }), "{err}");
+    // Each silent connection was given up for another.
+    let accepted = accepted.load(std::sync::atomic::Ordering::SeqCst);
+    assert!(accepted >= 8, "{accepted} connections to 4 groups");
     for task in held {
         task.abort();
     }

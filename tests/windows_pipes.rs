@@ -650,3 +650,69 @@ async fn every_group_version_answers_on_its_default_pipe_and_a_volume_stages() {
         "named pipes: 23 group versions answered and a volume was staged over \\\\.\\pipe\\csi-proxy-*"
     );
 }
+
+// ---------------------------------------------------------------- liveness
+
+#[path = "support/front.rs"]
+mod front;
+
+/// A [`front::Front`] on the pipe `path`, relaying to the pipe `backend`.
+fn front_pipe(path: &str, backend: &str, silent: usize) -> front::Front {
+    let front = front::Front::new(silent);
+    let mut server = ServerOptions::new()
+        .first_pipe_instance(true)
+        .create(path)
+        .unwrap();
+    let (path, backend) = (path.to_string(), backend.to_string());
+    tokio::spawn({
+        let front = front.clone();
+        async move {
+            while server.connect().await.is_ok() {
+                let next = ServerOptions::new().create(&path).unwrap();
+                let connected = std::mem::replace(&mut server, next);
+                let (front, backend) = (front.clone(), backend.clone());
+                tokio::spawn(async move {
+                    let backend = async { ClientOptions::new().open(&backend) };
+                    front.serve(connected, backend).await
+                });
+            }
+        }
+    });
+    front
+}
+
+#[tokio::test]
+async fn a_first_pipe_connection_never_served_is_dropped_and_the_first_call_answered() {
+    let (path, backend) = (pipe_path("silent-first"), pipe_path("silent-first-backend"));
+    let proxy = Proxy::start(&backend, "behind").unwrap();
+    let front = front_pipe(&path, &backend, 1);
+    let options = ConnectOptions::default()
+        .with_connect_timeout(Duration::from_secs(20))
+        .with_handshake_timeout(Duration::from_millis(300))
+        .with_request_timeout(Duration::from_secs(20));
+    let client = system::Client::connect_with(&path, &options).await.unwrap();
+    assert_eq!(serial(&client).await.unwrap(), "SN-behind");
+    assert!(front.accepted() >= 2, "{} connections", front.accepted());
+    proxy.kill();
+}
+
+#[tokio::test]
+async fn a_pipe_server_that_stops_answering_fails_the_call_and_the_next_call_redials() {
+    let (path, backend) = (pipe_path("wedge"), pipe_path("wedge-backend"));
+    let proxy = Proxy::start(&backend, "behind").unwrap();
+    let front = front_pipe(&path, &backend, 0);
+    let options = ConnectOptions::default()
+        .with_request_timeout(Duration::from_secs(30))
+        .with_keepalive_interval(Some(Duration::from_millis(200)))
+        .with_keepalive_timeout(Duration::from_secs(1));
+    let client = system::Client::connect_with(&path, &options).await.unwrap();
+    assert_eq!(serial(&client).await.unwrap(), "SN-behind");
+
+    front.wedge();
+    // The unanswered PING ends the call, long before its 30 s deadline.
+    let err = serial(&client).await.unwrap_err();
+    assert!(matches!(err, Error::Transport { .. }), "{err:?}");
+    assert_eq!(serial(&client).await.unwrap(), "SN-behind");
+    assert_eq!(front.accepted(), 2);
+    proxy.kill();
+}

@@ -55,6 +55,8 @@ use std::fmt;
 use std::future::Future;
 use std::sync::{Arc, Mutex};
 
+use tracing::Instrument;
+
 use groups::{
     DiskFacts, DiskGroup, FilesystemGroup, IscsiGroup, IscsiLogin, SmbGroup, SystemGroup,
     VolumeGroup,
@@ -66,6 +68,12 @@ pub use options::{
 pub use smb_store::SmbStore;
 
 use crate::{ApiVersion, Error, ErrorKind, Stage};
+
+/// The span of a node operation: named `node`, with the operation's name
+/// in `operation`; the spans of its proxy calls are its children.
+fn operation_span(operation: &'static str) -> tracing::Span {
+    tracing::info_span!("node", otel.name = operation, operation)
+}
 
 /// What is at a path.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -576,8 +584,19 @@ impl Node {
         self.need(&self.inner.system, "system")
     }
 
-    /// Runs `work` within the operation deadline.
+    /// Runs `work` within the operation deadline, in the operation's span.
     async fn bounded<T>(
+        &self,
+        operation: &'static str,
+        work: impl Future<Output = Result<T, Error>>,
+    ) -> Result<T, Error> {
+        self.within_deadline(operation, work)
+            .instrument(operation_span(operation))
+            .await
+    }
+
+    /// Runs `work` within the operation deadline.
+    async fn within_deadline<T>(
         &self,
         operation: &'static str,
         work: impl Future<Output = Result<T, Error>>,
@@ -677,15 +696,21 @@ impl Node {
     /// [timeout](NodeOptions::find_disk_timeout); [`Error::DiskNotFound`]
     /// lists what the node showed at the last look.
     pub async fn find_disk(&self, selector: DiskSelector) -> Result<Disk, Error> {
+        self.find_disk_polling(selector)
+            .instrument(operation_span("find_disk"))
+            .await
+    }
+
+    async fn find_disk_polling(&self, selector: DiskSelector) -> Result<Disk, Error> {
         let disk = self.disk()?;
         let (interval, timeout) = (
             self.inner.options.find_disk_interval,
             self.inner.options.find_disk_timeout,
         );
         let start = tokio::time::Instant::now();
-        self.bounded("find_disk", disk.rescan()).await?;
+        self.within_deadline("find_disk", disk.rescan()).await?;
         loop {
-            let disks = self.bounded("find_disk", disk.disks()).await?;
+            let disks = self.within_deadline("find_disk", disk.disks()).await?;
             if let Some((&number, facts)) = disks.iter().find(|(n, f)| selector.matches(**n, f)) {
                 tracing::debug!(%selector, number, "found disk");
                 return Ok(Disk {

@@ -1,15 +1,22 @@
 //! [`Connection`]: one gRPC connection to a pipe, a socket or a service in
 //! memory, and the options of connecting to it.
 
-use std::sync::{Arc, Mutex};
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use http::uri::PathAndQuery;
-use hyper_util::rt::TokioIo;
+use hyper::client::conn::http2;
+use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::sync::oneshot;
 use tonic::body::Body;
-use tonic::transport::{Channel, Endpoint, Uri};
+use tonic::transport::{Channel, Uri};
+use tower::BoxError;
 use tower::util::BoxCloneSyncService;
-use tower::{BoxError, ServiceExt};
+use tracing::Instrument;
 
 use super::Address;
 use crate::Error;
@@ -19,38 +26,88 @@ type Stream = tokio::net::UnixStream;
 #[cfg(windows)]
 type Stream = tokio::net::windows::named_pipe::NamedPipeClient;
 
-/// Timeouts for connecting and for each call.
+/// Timeouts for connecting and for each call, and how a connection is kept
+/// alive.
 ///
 /// ```
 /// use std::time::Duration;
 /// use csi_proxy_client::ConnectOptions;
 /// let options = ConnectOptions::default()
 ///     .with_connect_timeout(Duration::from_secs(2))
-///     .with_request_timeout(Duration::from_secs(30));
+///     .with_request_timeout(Duration::from_secs(30))
+///     .with_keepalive_interval(Some(Duration::from_secs(20)));
 /// assert_eq!(options.connect_timeout(), Duration::from_secs(2));
 /// assert_eq!(options.request_timeout(), Some(Duration::from_secs(30)));
+/// assert_eq!(options.keepalive_interval(), Some(Duration::from_secs(20)));
 /// ```
+///
+/// # Liveness
+///
+/// Connecting includes the HTTP/2 handshake: the server must send its first
+/// frame (its SETTINGS) within the [handshake
+/// timeout](Self::with_handshake_timeout), or that connection is dropped and
+/// the endpoint dialed again, with twice the wait each time, until the
+/// [connect timeout](Self::with_connect_timeout) is spent. A proxy that
+/// accepts a connection but never serves it (as a freshly started csi-proxy
+/// may do to its first client) costs a redial, not a call's whole deadline.
+///
+/// Once connected, HTTP/2 PING frames check that the server still answers:
+/// when nothing has been received for the [keepalive
+/// interval](Self::with_keepalive_interval), a PING is sent, and a server
+/// that does not answer it within the [keepalive
+/// timeout](Self::with_keepalive_timeout) is taken as gone: the connection is
+/// closed, the calls on it fail with [`Error::Transport`], and the next call
+/// dials again.
+///
+/// The defaults (PING after 60 s of silence during a call, 20 s to answer,
+/// no PING while no call is in flight) suit csi-proxy, whose grpc-go server
+/// by default closes the connection of a client that sends PINGs more often
+/// than every 5 minutes without calls in between, or while no call is in
+/// flight: a 60 s interval reaches that limit only after a call has been
+/// silent for 4 minutes, longer than the node layer's default deadline. Idle
+/// PINGs ([`with_keepalive_while_idle`](Self::with_keepalive_while_idle))
+/// suit servers that allow them (the crate's reference server does).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConnectOptions {
     connect_timeout: Duration,
+    handshake_timeout: Duration,
     request_timeout: Option<Duration>,
+    keepalive_interval: Option<Duration>,
+    keepalive_timeout: Duration,
+    keepalive_while_idle: bool,
 }
 
 impl Default for ConnectOptions {
-    /// A 5 s connect timeout and no request timeout.
+    /// A 5 s connect timeout, 1 s for the first handshake, no request
+    /// timeout, keepalive PINGs after 60 s of silence during a call with 20 s
+    /// to answer.
     fn default() -> Self {
         Self {
             connect_timeout: Duration::from_secs(5),
+            handshake_timeout: Duration::from_secs(1),
             request_timeout: None,
+            keepalive_interval: Some(Duration::from_secs(60)),
+            keepalive_timeout: Duration::from_secs(20),
+            keepalive_while_idle: false,
         }
     }
 }
 
 impl ConnectOptions {
-    /// How long opening the pipe or socket may take, busy-pipe retries
-    /// and, on a pipe, the server's first bytes included (default 5 s).
+    /// How long connecting may take: opening the pipe or socket (busy-pipe
+    /// retries and, on a pipe, the wait for the server's first bytes
+    /// included) and the HTTP/2 handshake, redials included (default 5 s).
     pub fn with_connect_timeout(mut self, timeout: Duration) -> Self {
         self.connect_timeout = timeout;
+        self
+    }
+
+    /// How long the first attempt waits for the server's first HTTP/2 frame
+    /// before dropping the connection and dialing again; each later attempt
+    /// waits twice as long as the one before, all within the connect timeout
+    /// (default 1 s).
+    pub fn with_handshake_timeout(mut self, timeout: Duration) -> Self {
+        self.handshake_timeout = timeout;
         self
     }
 
@@ -61,20 +118,106 @@ impl ConnectOptions {
         self
     }
 
+    /// After how long without a frame from the server a PING is sent (none:
+    /// no keepalive PINGs; default 60 s).
+    pub fn with_keepalive_interval(mut self, interval: Option<Duration>) -> Self {
+        self.keepalive_interval = interval;
+        self
+    }
+
+    /// How long the server has to answer a keepalive PING before the
+    /// connection is closed (default 20 s).
+    pub fn with_keepalive_timeout(mut self, timeout: Duration) -> Self {
+        self.keepalive_timeout = timeout;
+        self
+    }
+
+    /// Whether keepalive PINGs are sent while no call is in flight too
+    /// (default: no; see [Liveness](Self#liveness)).
+    pub fn with_keepalive_while_idle(mut self, enabled: bool) -> Self {
+        self.keepalive_while_idle = enabled;
+        self
+    }
+
     /// The connect timeout.
     pub fn connect_timeout(&self) -> Duration {
         self.connect_timeout
+    }
+
+    /// The handshake timeout of the first attempt.
+    pub fn handshake_timeout(&self) -> Duration {
+        self.handshake_timeout
     }
 
     /// The request timeout, if any.
     pub fn request_timeout(&self) -> Option<Duration> {
         self.request_timeout
     }
+
+    /// The keepalive interval, if PINGs are sent.
+    pub fn keepalive_interval(&self) -> Option<Duration> {
+        self.keepalive_interval
+    }
+
+    /// The keepalive timeout.
+    pub fn keepalive_timeout(&self) -> Duration {
+        self.keepalive_timeout
+    }
+
+    /// Whether keepalive PINGs are sent while no call is in flight.
+    pub fn keepalive_while_idle(&self) -> bool {
+        self.keepalive_while_idle
+    }
+
+    /// hyper's HTTP/2 client settings for these options.
+    fn http2(&self) -> http2::Builder<TokioExecutor> {
+        let mut builder = http2::Builder::new(TokioExecutor::new());
+        builder
+            .timer(TokioTimer::new())
+            .keep_alive_interval(self.keepalive_interval)
+            .keep_alive_timeout(self.keepalive_timeout)
+            .keep_alive_while_idle(self.keepalive_while_idle);
+        builder
+    }
 }
 
-/// What a connection sends its HTTP requests to: a tonic channel, or a
-/// service in memory.
-type Backend = BoxCloneSyncService<http::Request<Body>, http::Response<Body>, BackendError>;
+/// A service in memory, or a tonic channel, behind a connection.
+type BoxService = BoxCloneSyncService<http::Request<Body>, http::Response<Body>, BackendError>;
+
+/// What a connection sends its HTTP requests to: an HTTP/2 connection of
+/// its own to a pipe or socket, or a service.
+#[derive(Clone)]
+enum Backend {
+    Http2(Arc<Dialer>),
+    Service(BoxService),
+}
+
+type BackendFuture =
+    Pin<Box<dyn Future<Output = Result<http::Response<Body>, BackendError>> + Send>>;
+
+impl tower::Service<http::Request<Body>> for Backend {
+    type Response = http::Response<Body>;
+    type Error = BackendError;
+    type Future = BackendFuture;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BackendError>> {
+        match self {
+            // hyper queues requests until the connection can take them.
+            Backend::Http2(_) => Poll::Ready(Ok(())),
+            Backend::Service(service) => service.poll_ready(cx),
+        }
+    }
+
+    fn call(&mut self, request: http::Request<Body>) -> BackendFuture {
+        match self {
+            Backend::Http2(dialer) => {
+                let dialer = dialer.clone();
+                Box::pin(async move { dialer.send(request).await.map_err(BackendError) })
+            }
+            Backend::Service(service) => service.call(request),
+        }
+    }
+}
 
 /// A backend's failure, wrapping it as its source so that tonic still finds
 /// a status or connect error in the chain. (A named error type, not
@@ -95,13 +238,198 @@ impl std::error::Error for BackendError {
     }
 }
 
+/// The HTTP/2 connection of a [`Connection`] to a pipe or socket: hyper's
+/// `SendRequest`, cloned for each call, and a new one dialed when the
+/// connection has closed (the server went away, or stopped answering
+/// keepalive PINGs).
+struct Dialer {
+    address: Address,
+    options: ConnectOptions,
+    http2: http2::Builder<TokioExecutor>,
+    current: Mutex<Option<http2::SendRequest<Body>>>,
+    /// Held while dialing, so that the calls that find the connection
+    /// closed at once make one new connection, not one each.
+    redial: tokio::sync::Mutex<()>,
+}
+
+impl Dialer {
+    async fn send(&self, request: http::Request<Body>) -> Result<http::Response<Body>, BoxError> {
+        let mut sender = match self.live() {
+            Some(sender) => sender,
+            None => self.reconnect().await?,
+        };
+        let response = sender.send_request(request).await?;
+        Ok(response.map(Body::new))
+    }
+
+    /// The current connection, unless it has closed.
+    fn live(&self) -> Option<http2::SendRequest<Body>> {
+        let current = self.current.lock().unwrap_or_else(PoisonError::into_inner);
+        current
+            .as_ref()
+            .filter(|sender| !sender.is_closed())
+            .cloned()
+    }
+
+    async fn reconnect(&self) -> Result<http2::SendRequest<Body>, Error> {
+        let _dialing = self.redial.lock().await;
+        if let Some(sender) = self.live() {
+            return Ok(sender);
+        }
+        let sender = handshake(&self.address, &self.options, &self.http2).await?;
+        *self.current.lock().unwrap_or_else(PoisonError::into_inner) = Some(sender.clone());
+        Ok(sender)
+    }
+}
+
+/// Dials `address` and starts HTTP/2 on the stream, redialing while the
+/// server stays silent (see [`ConnectOptions`]'s liveness), within the
+/// connect timeout.
+async fn handshake(
+    address: &Address,
+    options: &ConnectOptions,
+    builder: &http2::Builder<TokioExecutor>,
+) -> Result<http2::SendRequest<Body>, Error> {
+    let endpoint = address.to_string();
+    let fail = |kind, message: String| Error::Connect {
+        endpoint: endpoint.clone(),
+        source: std::io::Error::new(kind, message),
+    };
+    let start = tokio::time::Instant::now();
+    let budget = options.connect_timeout;
+    let mut wait = options.handshake_timeout;
+    for attempt in 1.. {
+        let stream = dial(address, budget.saturating_sub(start.elapsed())).await?;
+        let (spoke, first_frame) = oneshot::channel();
+        let io = TokioIo::new(Watched {
+            stream,
+            spoke: Some(spoke),
+        });
+        let deadline =
+            tokio::time::Instant::now() + wait.min(budget.saturating_sub(start.elapsed()));
+        let (sender, connection) =
+            match tokio::time::timeout_at(deadline, builder.handshake(io)).await {
+                Ok(Ok(pair)) => pair,
+                Ok(Err(e)) => return Err(fail(std::io::ErrorKind::Other, e.to_string())),
+                Err(_) => return Err(silent(&endpoint, budget, attempt)),
+            };
+        let driver = tokio::spawn({
+            let endpoint = endpoint.clone();
+            async move {
+                if let Err(error) = connection.await {
+                    tracing::debug!(%endpoint, %error, "HTTP/2 connection ended");
+                }
+            }
+        });
+        match tokio::time::timeout_at(deadline, first_frame).await {
+            Ok(Ok(())) => return Ok(sender),
+            Ok(Err(_)) => {
+                return Err(fail(
+                    std::io::ErrorKind::ConnectionAborted,
+                    "the server closed the connection before its first HTTP/2 frame".into(),
+                ));
+            }
+            Err(_) => driver.abort(),
+        }
+        if start.elapsed() >= budget {
+            return Err(silent(&endpoint, budget, attempt));
+        }
+        tracing::warn!(
+            %endpoint,
+            attempt,
+            waited = ?wait,
+            "the server sent no HTTP/2 SETTINGS: dropping the connection and dialing again"
+        );
+        wait = wait.saturating_mul(2);
+    }
+    unreachable!("the attempts end within the connect timeout")
+}
+
+/// The connect error of a server that never spoke.
+fn silent(endpoint: &str, budget: Duration, attempts: u32) -> Error {
+    Error::Connect {
+        endpoint: endpoint.to_string(),
+        source: std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            format!(
+                "no HTTP/2 SETTINGS from the server within {budget:?} ({attempts} connections tried)"
+            ),
+        ),
+    }
+}
+
+/// A stream that reports when its first bytes arrive: an HTTP/2 server's
+/// first frame is its SETTINGS, so that is when the server has spoken.
+struct Watched<S> {
+    stream: S,
+    spoke: Option<oneshot::Sender<()>>,
+}
+
+impl<S: AsyncRead + Unpin> AsyncRead for Watched<S> {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        let before = buf.filled().len();
+        let result = Pin::new(&mut self.stream).poll_read(cx, buf);
+        if buf.filled().len() > before
+            && let Some(spoke) = self.spoke.take()
+        {
+            let _ = spoke.send(());
+        }
+        result
+    }
+}
+
+impl<S: AsyncWrite + Unpin> AsyncWrite for Watched<S> {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.stream).poll_write(cx, buf)
+    }
+
+    fn poll_write_vectored(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.stream).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.stream.is_write_vectored()
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.stream).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.stream).poll_shutdown(cx)
+    }
+}
+
 /// The endpoint named in the errors of an in-process connection.
 pub const IN_PROCESS: &str = "in-process";
 
+/// The URI of every request to a pipe or socket; it only fills the
+/// `:authority` and `:scheme` headers.
+const ORIGIN: &str = "http://csi-proxy";
+
 /// One gRPC connection to one endpoint; the shared core of every `Client`.
 ///
-/// Backed by an HTTP/2 channel to a pipe or socket ([`Connection::open`]),
+/// Backed by an HTTP/2 connection to a pipe or socket ([`Connection::open`]),
 /// or by a gRPC service in memory ([`Connection::in_process`]).
+///
+/// Every call is a `tracing` span named `rpc` with OpenTelemetry's RPC
+/// attributes: `rpc.system` (`grpc`), `rpc.service` (`v1.Disk`),
+/// `rpc.method` (`GetDiskStats`), `rpc.grpc.status_code` (0 on success;
+/// 4, `DEADLINE_EXCEEDED`, for [`Error::Timeout`]; 14, `UNAVAILABLE`, for
+/// a failed connection), `otel.name`, `otel.kind`, and `endpoint` and
+/// `duration_us`.
 #[derive(Clone)]
 pub struct Connection {
     grpc: tonic::client::Grpc<Backend>,
@@ -119,35 +447,33 @@ impl std::fmt::Debug for Connection {
 }
 
 impl Connection {
-    /// Dials `address` once (failing fast if nothing listens there) and
-    /// builds the channel on that stream.
+    /// Connects to `address` (failing fast if nothing listens there, and
+    /// redialing a server that does not speak HTTP/2 within the handshake
+    /// timeout); later calls dial again once that connection has closed.
     pub async fn open(address: &Address, options: &ConnectOptions) -> Result<Self, Error> {
-        let first = dial(address, options.connect_timeout).await?;
-        let first = Arc::new(Mutex::new(Some(first)));
-        let (target, timeout) = (address.clone(), options.connect_timeout);
-        let connector = tower::service_fn(move |_: Uri| {
-            let first = first.lock().map(|mut f| f.take()).unwrap_or(None);
-            let target = target.clone();
-            async move {
-                let stream = match first {
-                    Some(stream) => stream,
-                    None => dial(&target, timeout).await?,
-                };
-                Ok::<_, Error>(TokioIo::new(stream))
-            }
-        });
-        // The URI only fills the :authority header; the connector decides where to go.
-        let channel =
-            Endpoint::from_static("http://csi-proxy").connect_with_connector_lazy(connector);
+        let http2 = options.http2();
+        let first = handshake(address, options, &http2).await?;
+        let dialer = Dialer {
+            address: address.clone(),
+            options: options.clone(),
+            http2,
+            current: Mutex::new(Some(first)),
+            redial: tokio::sync::Mutex::new(()),
+        };
+        let grpc = tonic::client::Grpc::with_origin(
+            Backend::Http2(Arc::new(dialer)),
+            Uri::from_static(ORIGIN),
+        );
         Ok(Self {
+            grpc,
+            endpoint: address.to_string().into(),
             request_timeout: options.request_timeout,
-            ..Self::new(channel, address.to_string())
         })
     }
 
     /// Wraps a channel made elsewhere.
     pub fn from_channel(channel: Channel) -> Self {
-        Self::new(channel, "channel".to_string())
+        Self::service(channel, "channel".to_string())
     }
 
     /// A connection to a gRPC service in memory (for instance tonic
@@ -163,10 +489,10 @@ impl Connection {
         S::Error: Into<BoxError>,
         S::Future: Send + 'static,
     {
-        Self::new(service, IN_PROCESS.to_string())
+        Self::service(service, IN_PROCESS.to_string())
     }
 
-    fn new<S>(service: S, endpoint: String) -> Self
+    fn service<S>(service: S, endpoint: String) -> Self
     where
         S: tower::Service<http::Request<Body>, Response = http::Response<Body>>
             + Clone
@@ -176,9 +502,10 @@ impl Connection {
         S::Error: Into<BoxError>,
         S::Future: Send + 'static,
     {
-        let backend = BoxCloneSyncService::new(service.map_err(|e| BackendError(e.into())));
+        use tower::ServiceExt;
+        let service = BoxCloneSyncService::new(service.map_err(|e| BackendError(e.into())));
         Self {
-            grpc: tonic::client::Grpc::new(backend),
+            grpc: tonic::client::Grpc::new(Backend::Service(service)),
             endpoint: endpoint.into(),
             request_timeout: None,
         }
@@ -200,8 +527,24 @@ impl Connection {
         &self.endpoint
     }
 
-    /// One unary call of `path` (`/v1.Disk/GetDiskStats`).
+    /// One unary call of `path` (`/v1.Disk/GetDiskStats`), in its own span.
     pub async fn unary<Req, Resp>(&self, path: &'static str, message: Req) -> Result<Resp, Error>
+    where
+        Req: prost::Message + Send + Sync + 'static,
+        Resp: prost::Message + Default + Send + Sync + 'static,
+    {
+        let span = rpc_span(path, &self.endpoint);
+        if span.is_disabled() {
+            return self.call(path, message).await;
+        }
+        let start = std::time::Instant::now();
+        let result = self.call(path, message).instrument(span.clone()).await;
+        span.record("rpc.grpc.status_code", status_code(&result));
+        span.record("duration_us", start.elapsed().as_micros() as u64);
+        result
+    }
+
+    async fn call<Req, Resp>(&self, path: &'static str, message: Req) -> Result<Resp, Error>
     where
         Req: prost::Message + Send + Sync + 'static,
         Resp: prost::Message + Default + Send + Sync + 'static,
@@ -261,6 +604,33 @@ impl Connection {
             Error::rpc(self.endpoint.as_ref(), path, status)
         }
     }
+}
+
+/// The span of one call of `path` (`/v1.Disk/GetDiskStats`).
+fn rpc_span(path: &'static str, endpoint: &str) -> tracing::Span {
+    let name = path.strip_prefix('/').unwrap_or(path);
+    let (service, method) = name.split_once('/').unwrap_or(("", name));
+    tracing::info_span!(
+        "rpc",
+        otel.name = name,
+        otel.kind = "client",
+        rpc.system = "grpc",
+        rpc.service = service,
+        rpc.method = method,
+        rpc.grpc.status_code = tracing::field::Empty,
+        endpoint,
+        duration_us = tracing::field::Empty,
+    )
+}
+
+/// The gRPC status code of a call's outcome, as OpenTelemetry records it.
+fn status_code<T>(result: &Result<T, Error>) -> i32 {
+    let code = match result {
+        Ok(_) => tonic::Code::Ok,
+        Err(Error::Timeout { .. }) => tonic::Code::DeadlineExceeded,
+        Err(error) => error.code().unwrap_or(tonic::Code::Unavailable),
+    };
+    code as i32
 }
 
 /// Whether `status` says that the call's `grpc-timeout` passed:

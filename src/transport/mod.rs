@@ -2,12 +2,16 @@
 //!
 //! [`Address`] is always here (the server listens on one too); the
 //! connection side is the `client` feature's. Every generated `Client` connects through [`Connection`], which dials the
-//! pipe or socket once up front (so a missing proxy fails at connect time
-//! with an error naming the endpoint, as upstream's Go client does), then
-//! hands that stream to a lazily reconnecting tonic channel built with
-//! `Endpoint::connect_with_connector_lazy`. Later reconnects dial the same
-//! way. On Windows the dial retries while the pipe answers
-//! `ERROR_PIPE_BUSY` (all instances taken) until the connect timeout.
+//! pipe or socket and completes the HTTP/2 handshake up front (so a missing
+//! proxy fails at connect time with an error naming the endpoint, as
+//! upstream's Go client does, and a proxy that accepts but never speaks is
+//! dialed again), then hands each call to hyper's HTTP/2 connection
+//! directly (no tower `Buffer` worker in between, as a tonic `Channel`
+//! has). When that
+//! connection has closed (the server went away, or stopped answering
+//! keepalive PINGs), the next call dials again. On Windows the dial retries
+//! while the pipe answers `ERROR_PIPE_BUSY` (all instances taken) until the
+//! connect timeout.
 //!
 //! A [`Connection`] can also be backed by any HTTP service in memory
 //! ([`Connection::in_process`]): the mock host sends its calls to the

@@ -1,7 +1,8 @@
 //! `csi-node-plugin`: a Windows CSI node plugin for disks (by LUN) and SMB
 //! shares, on the `csi-node-server` library. It serves the CSI Identity and
 //! Node services on `--endpoint unix://PATH`, doing the host work through the
-//! CSI Proxy.
+//! CSI Proxy, or with `--host-process` on the Windows host itself (a
+//! HostProcess container: WMI and Win32, no proxy).
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -52,6 +53,11 @@ struct Args {
     /// then uses to create and publish the volumes it tests.
     #[arg(long)]
     controller_service: bool,
+    /// Do the host work in this process, on the Windows host itself (WMI and
+    /// Win32), as a HostProcess container does: no CSI Proxy, no pipes.
+    /// Windows only.
+    #[arg(long, conflicts_with = "csi_proxy_socket_dir")]
+    host_process: bool,
 }
 
 fn segment(s: &str) -> Result<(String, String), String> {
@@ -131,15 +137,19 @@ async fn main() {
     }
 }
 
-/// The node layer the plugin works through: the CSI Proxy, on its named
-/// pipes or on the sockets of `--csi-proxy-socket-dir`.
+/// The node layer the plugin works through: the Windows host itself with
+/// `--host-process`, otherwise the CSI Proxy, on its named pipes or on the
+/// sockets of `--csi-proxy-socket-dir`.
 async fn connect_node(args: &Args) -> Result<Node, Box<dyn std::error::Error>> {
     let mut options = NodeOptions::default();
-    if let Some(dir) = &args.csi_proxy_socket_dir {
-        options = options.socket_dir(dir);
-    }
     if let Some(dir) = &args.state_dir {
         options = options.smb_store(SmbStore::directory(dir));
+    }
+    if args.host_process {
+        return host_process(options);
+    }
+    if let Some(dir) = &args.csi_proxy_socket_dir {
+        options = options.socket_dir(dir);
     }
     let node = Node::connect(options).await?;
     // Every volume needs the filesystem group (paths, links); without it the
@@ -154,6 +164,19 @@ async fn connect_node(args: &Args) -> Result<Node, Box<dyn std::error::Error>> {
     Ok(node)
 }
 
+#[cfg(windows)]
+fn host_process(options: NodeOptions) -> Result<Node, Box<dyn std::error::Error>> {
+    Ok(Node::host_process(options)?)
+}
+
+#[cfg(not(windows))]
+fn host_process(_: NodeOptions) -> Result<Node, Box<dyn std::error::Error>> {
+    Err(
+        "--host-process works only on Windows: it does the host work itself, through WMI and Win32"
+            .into(),
+    )
+}
+
 async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let socket = socket_path(&args.endpoint)?;
     let node = connect_node(&args).await?;
@@ -164,7 +187,12 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         topology: args.topology.into_iter().collect(),
         controller_service: args.controller_service,
     };
-    tracing::info!(node_id = driver.node_id, versions = %node.versions(), "connected to the CSI Proxy");
+    let mode = if args.host_process {
+        "HostProcess mode: the Windows host itself"
+    } else {
+        "the CSI Proxy"
+    };
+    tracing::info!(node_id = driver.node_id, versions = %node.versions(), "working through {mode}");
     let plugin = Plugin::new(node, driver);
     if let Some(address) = args.metrics_address {
         let metrics = plugin.metrics().clone();
