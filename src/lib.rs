@@ -124,8 +124,8 @@
 //!   Windows): the plugin runs as a Windows HostProcess container and does
 //!   the work itself through WMI and Win32, no proxy, no pipes. The
 //!   backend ([`host_process::HostProcess`]) implements the newest
-//!   `<Group>Api` traits (disk, volume, filesystem, smb at v1, system at
-//!   v1alpha1; iSCSI not yet) over a narrow boundary to Windows,
+//!   `<Group>Api` traits (disk, volume, filesystem, smb at v1, iscsi at
+//!   v1alpha2, system at v1alpha1) over a narrow boundary to Windows,
 //!   [`host_process::WindowsHost`], with csi-proxy v1.3.0's idempotency
 //!   and error texts and the same path confinement. Its logic is tested on
 //!   any platform over [`host_process::FakeWindows`], the boundary built on

@@ -252,3 +252,234 @@ async fn host_process_system_reads_bios_and_services_and_stops_dependents_first(
         .expect_err("unknown service");
     assert_eq!(e.kind(), ErrorKind::NotFound, "{e}");
 }
+
+// ------------------------------------------------------------ iSCSI
+
+mod iscsi_rules {
+    use super::*;
+    use csi_proxy_client::HostCode;
+    use csi_proxy_client::host::system::ServiceStatus;
+    use csi_proxy_client::iscsi::v1alpha2::{self as iscsi, IscsiApi};
+
+    const CHAP_TARGET: &str = "iqn.1991-05.com.microsoft:storage01-chap-target";
+    /// `ISDSC_TARGET_ALREADY_LOGGED_IN`.
+    const ALREADY_LOGGED_IN: u32 = 0xEFFF_003F;
+    /// `ISDSC_INVALID_SESSION_ID`.
+    const INVALID_SESSION_ID: u32 = 0xEFFF_001C;
+    /// `ISDSC_AUTHENTICATION_FAILURE`.
+    const AUTHENTICATION_FAILURE: u32 = 0xEFFF_0009;
+
+    fn portal() -> Option<iscsi::TargetPortal> {
+        Some(iscsi::TargetPortal {
+            target_address: "10.0.0.20".into(),
+            target_port: 0,
+        })
+    }
+
+    fn login(secret: &str) -> iscsi::ConnectTargetRequest {
+        iscsi::ConnectTargetRequest {
+            target_portal: portal(),
+            iqn: CHAP_TARGET.into(),
+            auth_type: iscsi::AuthenticationType::OneWayChap as i32,
+            chap_username: "someuser".into(),
+            chap_secret: secret.into(),
+        }
+    }
+
+    /// The default node, `MSiSCSI` running and the portal added.
+    async fn with_portal() -> Fixture {
+        let f = fixture();
+        f.host
+            .lock()
+            .system
+            .set_status("MSiSCSI", ServiceStatus::Running)
+            .unwrap();
+        f.backend
+            .add_target_portal(iscsi::AddTargetPortalRequest {
+                target_portal: portal(),
+            })
+            .await
+            .unwrap();
+        f
+    }
+
+    async fn disks(f: &Fixture) -> Vec<String> {
+        f.backend
+            .get_target_disks(iscsi::GetTargetDisksRequest {
+                target_portal: portal(),
+                iqn: CHAP_TARGET.into(),
+            })
+            .await
+            .unwrap()
+            .disk_i_ds
+    }
+
+    #[tokio::test]
+    async fn host_process_iscsi_login_takes_already_logged_in_as_done() {
+        let f = with_portal().await;
+        // Another login got there between the look and the call.
+        f.fake.answer_next("iscsi_connect", ALREADY_LOGGED_IN);
+        f.backend
+            .connect_target(login("verysecretpass"))
+            .await
+            .expect("already logged in: done");
+        assert_eq!(f.host.lock().iscsi.sessions().len(), 1);
+        assert_eq!(disks(&f).await.len(), 1);
+        // Connected: a second login makes no call, whatever its credentials.
+        f.backend
+            .connect_target(login("wrong-secret!"))
+            .await
+            .expect("connected: nothing to do");
+        assert_eq!(f.host.lock().iscsi.sessions().len(), 1);
+    }
+
+    #[tokio::test]
+    async fn host_process_iscsi_logout_takes_a_session_gone_as_done() {
+        let f = with_portal().await;
+        f.backend
+            .connect_target(login("verysecretpass"))
+            .await
+            .unwrap();
+        let disk: u32 = disks(&f).await[0].parse().unwrap();
+        assert_eq!(f.host.lock().iscsi.make_persistent(CHAP_TARGET), 1);
+        // The session ended between the look and the call.
+        f.fake.answer_next("iscsi_disconnect", INVALID_SESSION_ID);
+        let disconnect = || {
+            f.backend.disconnect_target(iscsi::DisconnectTargetRequest {
+                target_portal: portal(),
+                iqn: CHAP_TARGET.into(),
+            })
+        };
+        disconnect().await.expect("no such session: done");
+        {
+            let node = f.host.lock();
+            assert!(node.iscsi.sessions().is_empty());
+            assert!(
+                node.iscsi.persistent_logins().is_empty(),
+                "unregistered first"
+            );
+            assert!(
+                node.storage.disk(disk).is_none(),
+                "the target's disk is gone"
+            );
+        }
+        assert!(disks(&f).await.is_empty());
+        disconnect().await.expect("not connected: nothing to do");
+    }
+
+    #[tokio::test]
+    async fn host_process_iscsi_refused_login_carries_its_code_and_changes_nothing() {
+        let f = with_portal().await;
+        let before = f.host.snapshot();
+        let e = f
+            .backend
+            .connect_target(login("wrong-secret!"))
+            .await
+            .expect_err("wrong CHAP secret");
+        assert_eq!(
+            message(&e),
+            format!(
+                "error connecting to target portal. err: WMI MSFT_iSCSITarget.Connect failed \
+                 (target=<nil>): code={AUTHENTICATION_FAILURE}"
+            )
+        );
+        assert_eq!(e.code(), Some(csi_proxy_client::tonic::Code::Unknown));
+        // Classified as the reference server's same text is.
+        assert_eq!(e.host_code(), Some(HostCode::Win32(AUTHENTICATION_FAILURE)));
+        assert_eq!(e.kind(), ErrorKind::PermissionDenied);
+        assert!(f.host.lock().iscsi.sessions().is_empty());
+        assert_eq!(f.host.snapshot(), before, "no disk appeared");
+        assert!(disks(&f).await.is_empty());
+    }
+
+    #[tokio::test]
+    async fn host_process_iscsi_refuses_what_the_proxy_refuses() {
+        let f = fixture();
+        // The initiator service is stopped: the call cannot be made.
+        let e = f
+            .backend
+            .add_target_portal(iscsi::AddTargetPortalRequest {
+                target_portal: portal(),
+            })
+            .await
+            .expect_err("MSiSCSI stopped");
+        assert!(
+            message(&e).starts_with("error adding target portal at (10.0.0.20:3260). err: "),
+            "{e}"
+        );
+        assert_eq!(e.host_code(), Some(HostCode::HResult(0xEFFF_003E)), "{e}");
+        let f = with_portal().await;
+        // No portal in the request: refused before any call.
+        let e = f
+            .backend
+            .get_target_disks(iscsi::GetTargetDisksRequest {
+                target_portal: None,
+                iqn: CHAP_TARGET.into(),
+            })
+            .await
+            .expect_err("no portal");
+        assert_eq!(
+            e.code(),
+            Some(csi_proxy_client::tonic::Code::InvalidArgument)
+        );
+        // An auth type outside the enum.
+        let e = f
+            .backend
+            .connect_target(iscsi::ConnectTargetRequest {
+                auth_type: 7,
+                ..login("verysecretpass")
+            })
+            .await
+            .expect_err("auth type 7");
+        assert_eq!(message(&e), "invalid authentication type authType=7");
+        // A target the portal does not offer.
+        let e = f
+            .backend
+            .connect_target(iscsi::ConnectTargetRequest {
+                iqn: "iqn.2000-01.example:none".into(),
+                ..login("verysecretpass")
+            })
+            .await
+            .expect_err("unknown target");
+        assert_eq!(
+            message(&e),
+            "error query target iqn.2000-01.example:none from target portal at \
+             (10.0.0.20:3260). err: not found"
+        );
+        // Removing a portal twice: the second time it is not there.
+        let remove = || {
+            f.backend
+                .remove_target_portal(iscsi::RemoveTargetPortalRequest {
+                    target_portal: portal(),
+                })
+        };
+        remove().await.unwrap();
+        let e = remove().await.expect_err("gone");
+        assert_eq!(
+            message(&e),
+            "error query target portal at (10.0.0.20:3260). err: failed to query iSCSI \
+             target portal at (10.0.0.20:3260). error: not found"
+        );
+        assert!(f.host.lock().iscsi.portals().is_empty());
+        // The mutual CHAP secret: Windows' length rule, then stored.
+        let e = f
+            .backend
+            .set_mutual_chap_secret(iscsi::SetMutualChapSecretRequest {
+                mutual_chap_secret: "short".into(),
+            })
+            .await
+            .expect_err("5 bytes");
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{e}");
+        assert_eq!(f.host.lock().iscsi.mutual_chap_secret(), None);
+        f.backend
+            .set_mutual_chap_secret(iscsi::SetMutualChapSecretRequest {
+                mutual_chap_secret: "twelve-bytes".into(),
+            })
+            .await
+            .unwrap();
+        assert_eq!(
+            f.host.lock().iscsi.mutual_chap_secret(),
+            Some("twelve-bytes")
+        );
+    }
+}

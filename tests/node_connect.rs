@@ -360,3 +360,40 @@ async fn iscsi_on_the_server() {
     drop(node);
     server.shutdown().await.unwrap();
 }
+
+#[cfg(feature = "host-process")]
+#[tokio::test]
+async fn iscsi_on_the_host_process() {
+    use csi_proxy_client::host_process::FakeWindows;
+    let sandbox = tempfile::tempdir().unwrap();
+    let host = Host::new(csi_proxy_client::host::HostConfig::new(sandbox.path())).unwrap();
+    let fake = std::sync::Arc::new(FakeWindows::new(host.clone()));
+    let node = Node::host_process_with(fake, NodeOptions::default().iscsi(true).system(true));
+    assert_eq!(
+        node.versions().to_string(),
+        "disk=v1 volume=v1 filesystem=v1 smb=v1 iscsi=v1alpha2 system=v1alpha1"
+    );
+    iscsi_attach_and_detach(&node, &host).await;
+    if let Err(violations) = host.check_invariants() {
+        panic!("invariants broken: {violations:#?}");
+    }
+}
+
+#[cfg(feature = "host-process")]
+#[tokio::test]
+async fn iscsi_on_the_host_process_only_when_asked_for() {
+    let node = Node::host_process_with(
+        std::sync::Arc::new(csi_proxy_client::host_process::FakeWindows::new(
+            MockHost::new().host().clone(),
+        )),
+        NodeOptions::default(),
+    );
+    let err = node
+        .iscsi_attach(&IscsiTarget::new("10.0.0.20", OPEN_TARGET))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, Error::GroupUnavailable { group: "iscsi", .. }),
+        "{err}"
+    );
+}

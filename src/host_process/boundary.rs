@@ -418,9 +418,10 @@ pub trait WindowsHost: Send + Sync + 'static {
     fn iscsi_targets(&self, address: &str, port: u32) -> Result<Vec<TargetObject>>;
 
     /// `MSFT_iSCSITarget.Connect(NodeAddress = iqn, TargetPortalAddress,
-    /// TargetPortalPortNumber, IsPersistent = true, AuthenticationType,
-    /// ChapUsername, ChapSecret)` (static method); CHAP values are passed
-    /// only when `auth` is not `None`.
+    /// TargetPortalPortNumber, AuthenticationType, ChapUsername, ChapSecret)`
+    /// (static method), `IsPersistent` not passed (false: csi-proxy's logins
+    /// do not survive a reboot either); CHAP values are passed only when
+    /// `auth` is not `None`. `port` is at most 65535.
     fn iscsi_connect(
         &self,
         address: &str,

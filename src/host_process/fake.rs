@@ -6,8 +6,11 @@
 //! Each method does what its Windows counterpart does, with the simulated
 //! host's primitives: WMI methods return the codes the simulator's storage
 //! model gives (`host::storage::wmi`), Win32 calls the namespace's Win32
-//! errors, services the system model's states and codes. iSCSI is not
-//! faked yet: those methods fail with `E_NOTIMPL`.
+//! errors, services the system model's states and codes, iSCSI the
+//! initiator model's portals, targets and sessions
+//! (`host::iscsi`, its WMI view): a login attaches the target's LUNs as
+//! disks, a logout detaches them, and every iSCSI call fails with
+//! `ISDSC_SERVICE_NOT_RUNNING` while `MSiSCSI` is stopped.
 //!
 //! [`FakeWindows::answer_next`] makes the next call of a WMI method report
 //! a return code after doing its work, as Windows does when it creates a
@@ -22,6 +25,7 @@ use super::boundary::{
     PortalObject, Result, ServiceObject, SessionObject, SmbMappingObject, SupportedSize,
     TargetObject, VolumeObject, WindowsHost,
 };
+use crate::host::iscsi::{AuthenticationType, ISDSC_SERVICE_NOT_RUNNING, IscsiState, NodeDisks};
 use crate::host::namespace::{Entry, LinkKind};
 use crate::host::path::{Win32Error, WinPath};
 use crate::host::smb::parse_remote_path;
@@ -32,8 +36,8 @@ use crate::host::{Host, HostError, HostState};
 
 /// `WBEM_E_NOT_FOUND`: the object a method was called on is gone.
 pub const WBEM_E_NOT_FOUND: u32 = 0x8004_1002;
-/// `E_NOTIMPL`.
-pub const E_NOTIMPL: u32 = 0x8000_4001;
+/// `WBEM_E_INVALID_PARAMETER`: a method's argument was refused.
+pub const WBEM_E_INVALID_PARAMETER: u32 = 0x8004_1008;
 
 /// The Windows boundary over a simulated [`Host`]. Cheap to clone; clones
 /// share the host.
@@ -105,8 +109,29 @@ fn method(result: std::result::Result<(), HostError>) -> Result<MethodResult> {
     }
 }
 
-fn not_implemented<T>() -> Result<T> {
-    Err(Failure::com(E_NOTIMPL, "not faked"))
+/// An iSCSI query that could not be made: the initiator service is
+/// stopped (the only way the model's queries fail).
+fn iscsi_failure(code: u32) -> Failure {
+    if code == ISDSC_SERVICE_NOT_RUNNING {
+        Failure::com(code, "The Microsoft iSCSI Initiator Service is not running")
+    } else {
+        Failure::com(code, "the iSCSI call failed")
+    }
+}
+
+/// An iSCSI WMI method's outcome: its code, unless the call could not be
+/// made at all (the initiator service is stopped).
+fn iscsi_method(result: std::result::Result<(), u32>) -> Result<MethodResult> {
+    match result {
+        Ok(()) => Ok(MethodResult::code(0)),
+        Err(ISDSC_SERVICE_NOT_RUNNING) => Err(iscsi_failure(ISDSC_SERVICE_NOT_RUNNING)),
+        Err(code) => Ok(MethodResult::code(code)),
+    }
+}
+
+/// `TargetPortalPortNumber` is a 16-bit property.
+fn iscsi_port(port: u32) -> Result<u16> {
+    u16::try_from(port).map_err(|_| Failure::com(WBEM_E_INVALID_PARAMETER, "port out of range"))
 }
 
 fn file_system_type(fs: FileSystem) -> u16 {
@@ -157,6 +182,10 @@ fn service_object(s: &mut HostState, name: &str) -> Option<ServiceObject> {
 impl FakeWindows {
     fn run<T>(&self, op: impl FnOnce(&mut HostState) -> T) -> T {
         self.host.run(op)
+    }
+
+    fn iscsi<T>(&self, op: impl FnOnce(&mut IscsiState, &mut NodeDisks<'_>) -> T) -> T {
+        self.run(|s| s.iscsi(op))
     }
 }
 
@@ -511,51 +540,99 @@ impl WindowsHost for FakeWindows {
     }
 
     fn iscsi_portals(&self) -> Result<Vec<PortalObject>> {
-        not_implemented()
+        let portals = self.iscsi(|i, d| i.wmi_portals(d)).map_err(iscsi_failure)?;
+        Ok(portals
+            .into_iter()
+            .map(|p| PortalObject {
+                address: p.address,
+                port: u32::from(p.port),
+            })
+            .collect())
     }
 
-    fn iscsi_new_portal(&self, _address: &str, _port: u32) -> Result<MethodResult> {
-        not_implemented()
+    fn iscsi_new_portal(&self, address: &str, port: u32) -> Result<MethodResult> {
+        let port = iscsi_port(port)?;
+        let result = iscsi_method(self.iscsi(|i, d| i.wmi_new_portal(d, address, port)));
+        self.answer("iscsi_new_portal", result)
     }
 
-    fn iscsi_remove_portal(&self, _address: &str, _port: u32) -> Result<MethodResult> {
-        not_implemented()
+    fn iscsi_remove_portal(&self, address: &str, port: u32) -> Result<MethodResult> {
+        let port = iscsi_port(port)?;
+        let result = match self.iscsi(|i, d| i.wmi_remove_portal(d, address, port)) {
+            Ok(true) => Ok(MethodResult::code(0)),
+            Ok(false) => Err(Failure::com(WBEM_E_NOT_FOUND, "no such target portal")),
+            Err(code) => Err(iscsi_failure(code)),
+        };
+        self.answer("iscsi_remove_portal", result)
     }
 
-    fn iscsi_targets(&self, _address: &str, _port: u32) -> Result<Vec<TargetObject>> {
-        not_implemented()
+    fn iscsi_targets(&self, address: &str, port: u32) -> Result<Vec<TargetObject>> {
+        let port = iscsi_port(port)?;
+        let targets = self
+            .iscsi(|i, d| i.wmi_targets(d, address, port))
+            .map_err(iscsi_failure)?
+            .ok_or_else(|| Failure::com(WBEM_E_NOT_FOUND, "no such target portal"))?;
+        Ok(targets
+            .into_iter()
+            .map(|(node_address, is_connected)| TargetObject {
+                node_address,
+                is_connected,
+            })
+            .collect())
     }
 
     fn iscsi_connect(
         &self,
-        _address: &str,
-        _port: u32,
-        _iqn: &str,
-        _auth: IscsiAuthType,
-        _chap_user: &str,
-        _chap_secret: &str,
+        address: &str,
+        port: u32,
+        iqn: &str,
+        auth: IscsiAuthType,
+        chap_user: &str,
+        chap_secret: &str,
     ) -> Result<MethodResult> {
-        not_implemented()
+        let port = iscsi_port(port)?;
+        let auth = match auth {
+            IscsiAuthType::None => AuthenticationType::None,
+            IscsiAuthType::OneWayChap => AuthenticationType::OneWayChap,
+            IscsiAuthType::MutualChap => AuthenticationType::MutualChap,
+        };
+        let result = iscsi_method(
+            self.iscsi(|i, d| i.wmi_connect(d, address, port, iqn, auth, chap_user, chap_secret)),
+        );
+        self.answer("iscsi_connect", result)
     }
 
-    fn iscsi_sessions(&self, _iqn: &str) -> Result<Vec<SessionObject>> {
-        not_implemented()
+    fn iscsi_sessions(&self, iqn: &str) -> Result<Vec<SessionObject>> {
+        let sessions = self
+            .iscsi(|i, d| i.wmi_sessions(d, iqn))
+            .map_err(iscsi_failure)?;
+        Ok(sessions
+            .into_iter()
+            .map(|s| SessionObject {
+                identifier: s.id,
+                is_persistent: s.persistent,
+            })
+            .collect())
     }
 
-    fn iscsi_unregister_session(&self, _identifier: &str) -> Result<MethodResult> {
-        not_implemented()
+    fn iscsi_unregister_session(&self, identifier: &str) -> Result<MethodResult> {
+        let result = iscsi_method(self.iscsi(|i, d| i.wmi_unregister(d, identifier)));
+        self.answer("iscsi_unregister_session", result)
     }
 
-    fn iscsi_disconnect(&self, _iqn: &str, _session: &str) -> Result<MethodResult> {
-        not_implemented()
+    fn iscsi_disconnect(&self, iqn: &str, session: &str) -> Result<MethodResult> {
+        let result = iscsi_method(self.iscsi(|i, d| i.wmi_disconnect(d, iqn, session)));
+        self.answer("iscsi_disconnect", result)
     }
 
-    fn iscsi_target_disks(&self, _iqn: &str) -> Result<Vec<u32>> {
-        not_implemented()
+    fn iscsi_target_disks(&self, iqn: &str) -> Result<Vec<u32>> {
+        self.iscsi(|i, d| i.wmi_target_disks(d, iqn))
+            .map_err(iscsi_failure)
     }
 
-    fn iscsi_set_chap_secret(&self, _secret: &str) -> Result<MethodResult> {
-        not_implemented()
+    fn iscsi_set_chap_secret(&self, secret: &str) -> Result<MethodResult> {
+        let result = iscsi_method(self.iscsi(|i, d| i.wmi_set_chap_secret(d, secret)));
+        self.answer("iscsi_set_chap_secret", result)
     }
 
     fn bios_serial_numbers(&self) -> Result<Vec<String>> {

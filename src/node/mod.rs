@@ -503,9 +503,9 @@ impl Node {
     }
 
     /// HostProcess mode over a configured backend (working directories,
-    /// SMB privacy). Disk, volume, filesystem and smb are at v1, system
-    /// at v1alpha1 when [asked for](NodeOptions::system); iscsi is not done
-    /// in process yet and is absent.
+    /// SMB privacy). Disk, volume, filesystem and smb are at v1; iscsi at
+    /// v1alpha2 and system at v1alpha1 when asked for
+    /// ([`NodeOptions::iscsi`], [`NodeOptions::system`]).
     #[cfg(feature = "host-process")]
     pub fn from_host_process(
         backend: crate::host_process::HostProcess,
@@ -513,10 +513,15 @@ impl Node {
     ) -> Node {
         let backend = Arc::new(backend);
         let mut tried = HashMap::new();
-        tried.insert(
-            IscsiGroup::GROUP,
-            "none; not done in host-process mode yet".to_string(),
-        );
+        let iscsi = if options.iscsi {
+            Some(IscsiGroup::V1alpha2(backend.clone()))
+        } else {
+            tried.insert(
+                IscsiGroup::GROUP,
+                "none; the group was not asked for".to_string(),
+            );
+            None
+        };
         let system = if options.system {
             Some(SystemGroup::V1alpha1(backend.clone()))
         } else {
@@ -531,7 +536,7 @@ impl Node {
             Some(VolumeGroup::V1(backend.clone())),
             Some(FilesystemGroup::V1(backend.clone())),
             Some(SmbGroup::V1(backend)),
-            None,
+            iscsi,
             system,
             tried,
             options,

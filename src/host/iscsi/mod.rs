@@ -19,6 +19,8 @@
 //! - `disks.rs`: where iSCSI meets the node's disks ([`NodeDisks`],
 //!   [`HostState::iscsi`](crate::host::HostState::iscsi)).
 //! - `seed.rs`: the `[iscsi]` seed section and the default node's portal.
+//! - `wmi.rs`: the model as Windows' iSCSI WMI classes show it, one call at
+//!   a time, for the host-process backend's fake boundary.
 //! - `tests.rs`: the model's tests and the iSCSI scenarios on a whole node.
 //!
 //! Divergences from upstream (stricter, documented): a request without
@@ -35,6 +37,7 @@ mod disks;
 mod seed;
 #[cfg(test)]
 mod tests;
+mod wmi;
 
 pub use disks::NodeDisks;
 pub use seed::{
@@ -55,6 +58,12 @@ pub const ISDSC_AUTHENTICATION_FAILURE: u32 = 0xEFFF_0009;
 pub const ISDSC_AUTHORIZATION_FAILURE: u32 = 0xEFFF_000A;
 /// `ISDSC_NOT_FOUND`: the target no longer exists on the server.
 pub const ISDSC_NOT_FOUND: u32 = 0xEFFF_000B;
+/// `ISDSC_INVALID_SESSION_ID`: no such session (logging out twice).
+pub const ISDSC_INVALID_SESSION_ID: u32 = 0xEFFF_001C;
+/// `ISDSC_SERVICE_NOT_RUNNING`: the initiator service (`MSiSCSI`) is stopped.
+pub const ISDSC_SERVICE_NOT_RUNNING: u32 = 0xEFFF_003E;
+/// `ISDSC_TARGET_ALREADY_LOGGED_IN`: a session to the target exists already.
+pub const ISDSC_TARGET_ALREADY_LOGGED_IN: u32 = 0xEFFF_003F;
 /// `ERROR_INVALID_PARAMETER`: e.g. a CHAP secret outside 12..=16 bytes.
 pub const ERROR_INVALID_PARAMETER: u32 = 87;
 
@@ -713,15 +722,35 @@ impl IscsiState {
         if self.is_connected(&req.iqn) {
             return Ok(());
         }
-        let target = self
-            .authenticate(&key, &req.iqn, auth, &req.chap_username, &req.chap_secret)
-            .map_err(|code| {
-                HostError::unknown(format!(
-                    "error connecting to target portal. err: {}",
-                    wmi("MSFT_iSCSITarget.Connect", code)
-                ))
-            })?
-            .clone();
+        self.log_in(
+            disks,
+            key,
+            &req.iqn,
+            auth,
+            &req.chap_username,
+            &req.chap_secret,
+        )
+        .map_err(|code| {
+            HostError::unknown(format!(
+                "error connecting to target portal. err: {}",
+                wmi("MSFT_iSCSITarget.Connect", code)
+            ))
+        })
+    }
+
+    /// Logs in to `iqn` through the server behind `key` (authenticating as
+    /// [`Self::authenticate`] does) and attaches one disk per LUN through
+    /// `disks`; `Err` is the failure code.
+    fn log_in(
+        &mut self,
+        disks: &mut NodeDisks<'_>,
+        key: PortalKey,
+        iqn: &str,
+        auth: AuthenticationType,
+        user: &str,
+        secret: &str,
+    ) -> Result<(), u32> {
+        let target = self.authenticate(&key, iqn, auth, user, secret)?.clone();
         let ordinal = self.sessions_created;
         self.sessions_created += 1;
         let numbers = target
@@ -736,7 +765,7 @@ impl IscsiState {
         self.sessions.push(Session {
             id: format!("ffffe000c4b8a010-40000137{:08x}", ordinal + 1),
             portal: key,
-            iqn: req.iqn.clone(),
+            iqn: iqn.to_owned(),
             persistent: false,
             disks: numbers,
         });
@@ -758,8 +787,15 @@ impl IscsiState {
         let Some(index) = self.sessions.iter().position(|s| s.iqn == req.iqn) else {
             return Ok(());
         };
-        let session = self.sessions.remove(index);
         // A persistent login is unregistered before the session is dropped.
+        self.unregister(index);
+        self.log_out(disks, index);
+        Ok(())
+    }
+
+    /// Drops the persistent login of session `index`, if it has one.
+    fn unregister(&mut self, index: usize) {
+        let session = &mut self.sessions[index];
         if session.persistent
             && let Some(i) = self
                 .persistent_logins
@@ -768,10 +804,15 @@ impl IscsiState {
         {
             self.persistent_logins.remove(i);
         }
+        session.persistent = false;
+    }
+
+    /// Ends session `index` and detaches its disks.
+    fn log_out(&mut self, disks: &mut NodeDisks<'_>, index: usize) {
+        let session = self.sessions.remove(index);
         for number in session.disks {
             disks.detach(number);
         }
-        Ok(())
     }
 
     /// `GetTargetDisks` (iscsi.md §4.7): disk numbers as decimal strings,

@@ -641,7 +641,6 @@ impl WindowsHost for LocalHost {
                 ("NodeAddress", str_arg(iqn)),
                 ("TargetPortalAddress", str_arg(address)),
                 ("TargetPortalPortNumber", Variant::UI2(port as u16)),
-                ("IsPersistent", Variant::Bool(true)),
                 ("AuthenticationType", str_arg(kind)),
             ];
             if auth != IscsiAuthType::None {
