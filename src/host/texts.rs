@@ -184,5 +184,13 @@ pub fn smb_create_failed(code: u32) -> String {
     format!("NewSmbGlobalMapping failed. result: {code}, err: <nil>")
 }
 
+/// An iSCSI WMI method `class_method` on `target` (`<nil>` for a static
+/// method) returned `code`. The iSCSI group's texts are not yet in either
+/// release's words: this is the simulated host's own wording, which the
+/// HostProcess backend repeats.
+pub fn iscsi_failed(class_method: &str, target: &str, code: u32) -> String {
+    format!("WMI {class_method} failed (target={target}): code={code}")
+}
+
 #[cfg(test)]
 mod tests;

@@ -6,7 +6,7 @@
 //! fails; a portal's port 0 is 3260 and a port above 65535 keeps its low
 //! 16 bits.
 
-use super::backend::{Ctx, ENDPOINT, HostProcess, wmi_text};
+use super::backend::{Ctx, ENDPOINT, HostProcess};
 use super::boundary::{IscsiAuthType, MethodResult, PortalObject, TargetObject};
 use crate::Error;
 use crate::iscsi::v1alpha2 as api;
@@ -109,7 +109,11 @@ fn accept(
         }
         Ok(())
     } else {
-        Err(wmi_text(class_method, &target(), result.code))
+        Err(crate::host::texts::iscsi_failed(
+            class_method,
+            &target(),
+            result.code,
+        ))
     }
 }
 

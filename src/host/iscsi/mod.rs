@@ -252,7 +252,7 @@ fn at(portal: &TargetPortal) -> String {
 
 /// A static WMI method (no instance) that returned `code`.
 fn wmi(call: &str, code: u32) -> String {
-    format!("WMI {call} failed (target=<nil>): code={code}")
+    crate::host::texts::iscsi_failed(call, "<nil>", code)
 }
 
 /// The WMI lookup of a portal that is not registered.
