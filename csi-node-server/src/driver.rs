@@ -86,3 +86,19 @@ pub fn smb_credentials(secrets: &HashMap<String, String>) -> Result<SmbCredentia
         )),
     }
 }
+
+/// The machine's name, the usual node id of a plugin run by a DaemonSet:
+/// `COMPUTERNAME` on Windows, the kernel's host name elsewhere, and
+/// `localhost` when neither is known.
+pub fn host_name() -> String {
+    let name = if cfg!(windows) {
+        std::env::var("COMPUTERNAME").ok()
+    } else {
+        std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .ok()
+            .or_else(|| std::env::var("HOSTNAME").ok())
+    };
+    name.map(|n| n.trim().to_string())
+        .filter(|n| !n.is_empty())
+        .unwrap_or_else(|| "localhost".to_string())
+}

@@ -37,6 +37,6 @@ pub mod metrics;
 pub mod plugin;
 pub mod serve;
 
-pub use driver::{Driver, Volume, VolumeRequest, smb_credentials};
+pub use driver::{Driver, Volume, VolumeRequest, host_name, smb_credentials};
 pub use plugin::{Plugin, status_of};
 pub use serve::{serve, socket_path, stop_signal};

@@ -12,6 +12,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
+use csi_node_server::host_name;
 use csi_proxy_client::host::{Host, HostConfig, NodeSeed, temporary_sandbox};
 use csi_proxy_client::node::{Node, NodeOptions};
 use csi_proxy_client::server::Server;
@@ -221,20 +222,6 @@ fn serve_controller(
     _: &str,
 ) -> Result<tokio::task::JoinHandle<Result<(), String>>, String> {
     Err("the controller serves on Unix sockets only; run csi-sim-cloud on Linux or macOS".into())
-}
-
-/// The machine's name, as the example node plugin finds it.
-fn host_name() -> String {
-    let name = if cfg!(windows) {
-        std::env::var("COMPUTERNAME").ok()
-    } else {
-        std::fs::read_to_string("/proc/sys/kernel/hostname")
-            .ok()
-            .or_else(|| std::env::var("HOSTNAME").ok())
-    };
-    name.map(|n| n.trim().to_string())
-        .filter(|n| !n.is_empty())
-        .unwrap_or_else(|| "localhost".to_string())
 }
 
 /// Registers the handlers now and returns a future that completes on

@@ -10,7 +10,9 @@ use std::path::PathBuf;
 
 use clap::Parser;
 use csi_node_server::metrics::serve_metrics;
-use csi_node_server::{Driver, Plugin, Volume, VolumeRequest, serve, socket_path, stop_signal};
+use csi_node_server::{
+    Driver, Plugin, Volume, VolumeRequest, host_name, serve, socket_path, stop_signal,
+};
 use csi_proxy_client::node::{DiskSelector, Node, NodeOptions, SmbStore};
 use tonic::Status;
 
@@ -205,19 +207,4 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     }
     serve(plugin, &socket, stop_signal()).await?;
     Ok(())
-}
-
-/// The machine's name: `COMPUTERNAME` on Windows, the kernel's host name
-/// elsewhere.
-fn host_name() -> String {
-    let name = if cfg!(windows) {
-        std::env::var("COMPUTERNAME").ok()
-    } else {
-        std::fs::read_to_string("/proc/sys/kernel/hostname")
-            .ok()
-            .or_else(|| std::env::var("HOSTNAME").ok())
-    };
-    name.map(|n| n.trim().to_string())
-        .filter(|n| !n.is_empty())
-        .unwrap_or_else(|| "localhost".to_string())
 }
