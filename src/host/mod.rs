@@ -54,9 +54,10 @@
 
 //!
 //! With feature `host-process` alone (no `server`), only [`path`],
-//! [`location`], [`release`], [`texts`] and the error type are built: the
+//! [`credential`], [`location`], [`release`], [`texts`] and the error type are built: the
 //! HostProcess backend validates paths and words its failures with them.
 
+pub mod credential;
 #[cfg(feature = "server")]
 pub mod disk;
 mod error;

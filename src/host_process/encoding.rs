@@ -1,6 +1,7 @@
 //! Byte and text formats the Windows implementation of the boundary reads
 //! and writes: the `STORAGE_DEVICE_ID_DESCRIPTOR` that
-//! `IOCTL_STORAGE_QUERY_PROPERTY` fills and the credential string `MSFT_SmbGlobalMapping.Create` takes.
+//! `IOCTL_STORAGE_QUERY_PROPERTY` fills (the SMB credential string is
+//! [`crate::host::credential`]).
 //!
 //! Plain Rust on bytes and strings, so it is compiled and tested on every
 //! platform, not only where the Windows code around it runs.
@@ -70,25 +71,6 @@ pub(crate) fn parse_device_id(buf: &[u8]) -> DeviceId {
     DeviceId::None
 }
 
-/// The `Credential` argument of `MSFT_SmbGlobalMapping.Create`: the user
-/// name and the password joined by `:`, with the user name's backslashes
-/// doubled and its colons escaped by a backslash, so that `DOMAIN\user`
-/// and a name holding `:` reach the SMB client intact. The password is
-/// taken as it is (everything after the first unescaped colon).
-pub(crate) fn smb_credential(user: &str, password: &str) -> String {
-    let mut out = String::with_capacity(user.len() + password.len() + 4);
-    for c in user.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            ':' => out.push_str("\\:"),
-            c => out.push(c),
-        }
-    }
-    out.push(':');
-    out.push_str(password);
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -154,15 +136,5 @@ mod tests {
         counted[8..12].copy_from_slice(&50u32.to_le_bytes());
         assert_eq!(parse_device_id(&counted), DeviceId::None);
         assert_eq!(parse_device_id(&whole), DeviceId::Binary(naa.to_vec()));
-    }
-
-    #[test]
-    fn smb_credentials_escape_the_user_name_only() {
-        assert_eq!(
-            smb_credential(r"DOMAIN\user", "pa:ss"),
-            r"DOMAIN\\user:pa:ss"
-        );
-        assert_eq!(smb_credential("odd:name", "x"), r"odd\:name:x");
-        assert_eq!(smb_credential("user", ""), "user:");
     }
 }

@@ -121,17 +121,7 @@ pub fn encode_credential(username: &str, password: &str) -> Option<String> {
     if username.is_empty() {
         return None;
     }
-    let mut out = String::with_capacity(username.len() + password.len() + 1);
-    for c in username.chars() {
-        match c {
-            '\\' => out.push_str("\\\\"),
-            ':' => out.push_str("\\:"),
-            c => out.push(c),
-        }
-    }
-    out.push(':');
-    out.push_str(password);
-    Some(out)
+    Some(crate::host::credential::join(username, password))
 }
 
 /// Splits an encoded credential back into user and password, as the CIM

@@ -74,8 +74,9 @@ use super::boundary::{
     PortalObject, Result, ServiceObject, SessionObject, SmbMappingObject, SupportedSize,
     TargetObject, VolumeObject, WindowsHost,
 };
-use super::encoding::{parse_device_id, smb_credential};
+use super::encoding::parse_device_id;
 use crate::Error;
+use crate::host::credential;
 
 /// `FILE_ATTRIBUTE_DIRECTORY`.
 const FILE_ATTRIBUTE_DIRECTORY: u32 = 0x10;
@@ -534,7 +535,7 @@ impl WindowsHost for LocalHost {
             if !user.is_empty() {
                 args.push((
                     "Credential",
-                    Variant::String(smb_credential(user, password)),
+                    Variant::String(credential::join(user, password)),
                 ));
             }
             let class = "MSFT_SmbGlobalMapping";
