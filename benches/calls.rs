@@ -22,7 +22,7 @@ fn main() {
 
 #[cfg(unix)]
 #[macro_use]
-#[path = "../tests/support/unserved.rs"]
+#[path = "../tests/it/support/unserved.rs"]
 mod unserved;
 
 #[cfg(unix)]

@@ -32,8 +32,8 @@
 //!
 //! The logic above the boundary runs in `cargo test` on Linux over
 //! [`FakeWindows`], the boundary built on the simulated host (`crate::host`):
-//! every node-layer scenario (`tests/node.rs`, `tests/node_scenarios.rs`)
-//! and the backend's own rules (`tests/host_process.rs`). The Windows side
+//! every node-layer scenario (`tests/it/node.rs`, `tests/it/node_scenarios.rs`)
+//! and the backend's own rules (`tests/it/host_process.rs`). The Windows side
 //! of the boundary is a separate piece; see its module docs for what ran
 //! under Wine and what waits for a real Windows node.
 

@@ -31,7 +31,7 @@
 //! bind of a pipe that already exists succeeds there, and the two servers
 //! share the name. On Windows it fails as described above.
 //!
-//! Tested in `tests/windows_pipes.rs` (on Linux under Wine, with
+//! Tested in `tests/it/windows_pipes.rs` (on Linux under Wine, with
 //! `scripts/test-windows.sh`).
 //!
 //! Instances are created with the defaults the upstream proxy uses: byte

@@ -66,11 +66,6 @@ macro_rules! on_both_backends {
 /// The default `after` hook: nothing beyond the invariants.
 pub fn no_check(_scenario: &str, _node: &Node) {}
 
-/// Held by the one server of this process (Windows: the pipe names are
-/// fixed, so the server halves of parallel tests take turns).
-#[cfg(windows)]
-static SERVER_PIPES: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-
 /// Which implementation answers the traits.
 pub enum Backend {
     /// [`MockHost`] in process.
@@ -81,7 +76,7 @@ pub enum Backend {
         sockets: TempDir,
         _sandbox: TempDir,
         /// On Windows every server binds the same fixed pipe names: one
-        /// server at a time ([`SERVER_PIPES`]).
+        /// server at a time ([`crate::support::SERVER_PIPES`]).
         #[cfg(windows)]
         _pipes: tokio::sync::MutexGuard<'static, ()>,
     },
@@ -204,7 +199,7 @@ impl Node {
     /// `release`'s words.
     pub async fn server_speaking(release: ProxyRelease) -> Node {
         #[cfg(windows)]
-        let pipes = SERVER_PIPES.lock().await;
+        let pipes = crate::support::SERVER_PIPES.lock().await;
         let sandbox = tempfile::tempdir().expect("sandbox dir");
         let sockets = tempfile::tempdir().expect("socket dir");
         let mut config = HostConfig::new(sandbox.path());

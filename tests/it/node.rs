@@ -4,13 +4,10 @@
 //! sockets). Each test asserts the node's own state, not only the answers.
 #![cfg(feature = "mock")]
 
-#[allow(dead_code)]
-mod node_support;
-
+use crate::node_support::*;
 use csi_proxy_client::host::{HotAttach, HotplugError};
 use csi_proxy_client::node::{DiskSelector, MountState, SmbCredentials, SmbStore};
 use csi_proxy_client::{Error, ErrorKind};
-use node_support::*;
 
 node_tests![
     paths_exist_and_go,
@@ -452,8 +449,7 @@ fn credentials_never_show_their_password() {
     assert!(text.contains("smbuser") && !text.contains("Sm8"), "{text}");
 }
 
-#[path = "support/spans.rs"]
-mod spans;
+use crate::support::spans;
 
 /// Each operation is a `node` span, and the proxy calls it makes are its
 /// children, so a trace shows which call of an operation was slow.

@@ -14,7 +14,7 @@
 #![cfg(windows)]
 
 #[allow(dead_code)]
-#[path = "../src/server/pipe.rs"]
+#[path = "../../src/server/pipe.rs"]
 mod pipe;
 
 use std::ffi::OsString;
@@ -43,10 +43,6 @@ fn under_wine() -> bool {
 fn pipe_path(test: &str) -> String {
     format!(r"\\.\pipe\csi-proxy-test-{test}-{}", std::process::id())
 }
-
-#[macro_use]
-#[path = "support/unserved.rs"]
-mod unserved;
 
 /// A system service that tells which server instance answered, and whose
 /// `GetService("slow")` takes long enough to be cut off.
@@ -449,16 +445,11 @@ async fn invalid_pipe_name_is_reported_with_the_name() {
 
 // ---------------------------------------------------------------- reference server
 
-/// Tests that start the reference server on the default pipe names run one
-/// at a time.
-#[cfg(feature = "server")]
-static DEFAULT_PIPES: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
-
 /// The reference server on its real pipe names, `\\.\pipe\csi-proxy-<group>-<version>`.
 #[cfg(feature = "server")]
 #[tokio::test]
 async fn reference_server_serves_its_default_pipes() {
-    let _pipes = DEFAULT_PIPES.lock().await;
+    let _pipes = crate::support::SERVER_PIPES.lock().await;
     use csi_proxy_client::disk::v1::{self as disk, DiskApi};
     use csi_proxy_client::server::{GroupVersion, Server, ServerError};
 
@@ -529,7 +520,7 @@ async fn every_group_version_answers_on_its_default_pipe_and_a_volume_stages() {
     use csi_proxy_client::server::Server;
     use csi_proxy_client::{disk, filesystem, iscsi, smb, volume};
 
-    let _pipes = DEFAULT_PIPES.lock().await;
+    let _pipes = crate::support::SERVER_PIPES.lock().await;
     let server = Server::builder().start().await.unwrap();
     assert_eq!(server.addresses().len(), 23);
     let mut answered = 0;
@@ -653,8 +644,7 @@ async fn every_group_version_answers_on_its_default_pipe_and_a_volume_stages() {
 
 // ---------------------------------------------------------------- liveness
 
-#[path = "support/front.rs"]
-mod front;
+use crate::support::front;
 
 /// A [`front::Front`] on the pipe `path`, relaying to the pipe `backend`.
 fn front_pipe(path: &str, backend: &str, silent: usize) -> front::Front {

@@ -1,6 +1,5 @@
 //! `Spans`: a `tracing` layer that keeps every span opened (name, parent,
-//! fields as recorded), for tests of the spans the crate opens. Include it
-//! with `#[path = ".../spans.rs"] mod spans;`.
+//! fields as recorded), for tests of the spans the crate opens.
 
 use std::collections::BTreeMap;
 use std::fmt::Debug;

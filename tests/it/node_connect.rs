@@ -1,11 +1,9 @@
 //! The node layer's negotiation, deadlines, disk polling and iSCSI.
 #![cfg(feature = "mock")]
 
-#[allow(dead_code)]
-mod node_support;
-
 use std::time::Duration;
 
+use crate::node_support::*;
 use csi_proxy_client::host::Host;
 #[cfg(unix)]
 use csi_proxy_client::host::HostConfig;
@@ -18,7 +16,6 @@ use csi_proxy_client::node::{
 #[cfg(unix)]
 use csi_proxy_client::server::{GroupVersion, Server};
 use csi_proxy_client::{Error, ErrorKind};
-use node_support::*;
 
 const CHAP_TARGET: &str = "iqn.1991-05.com.microsoft:storage01-chap-target";
 const OPEN_TARGET: &str = "iqn.1991-05.com.microsoft:storage01-lun0-target";

@@ -13,10 +13,6 @@ use tokio::sync::oneshot;
 use tokio_stream::wrappers::UnixListenerStream;
 use tonic::{Code, Request, Response, Status};
 
-#[macro_use]
-#[path = "support/unserved.rs"]
-mod unserved;
-
 /// Implements one RPC per group with a recognisable answer; every other RPC
 /// answers UNIMPLEMENTED.
 #[derive(Default, Clone)]
@@ -497,10 +493,7 @@ async fn a_stopped_server_gives_a_transport_error_and_a_restarted_one_is_reachab
 // in flight, which would fire the handshake timeout of a server that did
 // answer. The assertions hold however slow the machine is.
 
-#[path = "support/front.rs"]
-mod front;
-
-use front::Front;
+use crate::support::front::Front;
 
 /// The fake server behind a [`Front`] on a socket of `dir`: the front, the
 /// server's stop handle, the front's address.
@@ -616,8 +609,7 @@ async fn with_idle_pings_a_server_gone_silent_between_calls_is_replaced_before_t
 
 // ------------------------------------------------------------ spans
 
-#[path = "support/spans.rs"]
-mod spans;
+use crate::support::spans;
 
 #[tokio::test]
 async fn each_call_is_a_span_with_the_rpc_attributes_and_its_outcome() {

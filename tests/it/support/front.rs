@@ -4,7 +4,6 @@
 //! server that accepts and never speaks), every later one is relayed byte
 //! for byte to a real server, until [`Front::wedge`] stops the relays so far
 //! (a server that stops answering mid-connection, its streams still open).
-//! Include it with `#[path = ".../front.rs"] mod front;`.
 
 use std::future::Future;
 use std::io;

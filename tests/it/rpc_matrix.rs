@@ -11,16 +11,13 @@
 // On Windows the server halves use named pipes and take turns.
 #![cfg(feature = "mock")]
 
-#[macro_use]
-mod scenarios;
-
 use std::collections::BTreeSet;
 
+use crate::scenarios::*;
 use csi_proxy_client::host::storage::{
     DiskSpec, FileSystem, GPT_BASIC_DATA, GPT_MSR, PartitionStyle, PartitionType, ntfs_overhead,
 };
 use csi_proxy_client::{disk, filesystem, iscsi, smb, system, volume};
-use scenarios::*;
 
 /// `group/version/RPC` → the scenario (a test `mock::<name>` and
 /// `server::<name>`) that calls it.

@@ -4,14 +4,11 @@
 // On Windows the server halves use named pipes and take turns.
 #![cfg(feature = "mock")]
 
-#[macro_use]
-mod scenarios;
-
+use crate::scenarios::*;
 use csi_proxy_client::host::smb::MappingStatus;
 use csi_proxy_client::host::storage::{FileSystem, ntfs_overhead};
 use csi_proxy_client::host::system::{Service, ServiceStatus, ServiceTiming, StartMode};
 use csi_proxy_client::{disk, filesystem, iscsi, smb, system, volume};
-use scenarios::*;
 
 on_both_backends![
     volume_ids_and_mount_points,

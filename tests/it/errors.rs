@@ -5,10 +5,6 @@
 // On Windows the server halves use named pipes and take turns.
 #![cfg(feature = "mock")]
 
-#[macro_use]
-#[path = "../scenarios/mod.rs"]
-mod scenarios;
-
 mod disk;
 mod filesystem;
 mod iscsi;

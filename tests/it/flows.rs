@@ -7,14 +7,11 @@
 // On Windows the server halves use named pipes and take turns.
 #![cfg(feature = "mock")]
 
-#[macro_use]
-mod scenarios;
-
 use std::sync::Arc;
 
+use crate::scenarios::*;
 use csi_proxy_client::host::storage::{DiskSpec, FileSystem, Page83};
 use csi_proxy_client::{Error, disk, filesystem, volume};
-use scenarios::*;
 
 on_both_backends![
     azure_disk_v1,

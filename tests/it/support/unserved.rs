@@ -1,5 +1,6 @@
 //! `unserved!`, shared by the tests and benches that write a fake tonic
-//! server: include it with `#[macro_use] #[path = ".../unserved.rs"] mod unserved;`.
+//! server (a bench includes it with
+//! `#[macro_use] #[path = "../tests/it/support/unserved.rs"] mod unserved;`).
 
 /// The RPCs a fake does not serve (the server traits have no default
 /// methods): each answers `UNIMPLEMENTED`.

@@ -1,5 +1,5 @@
 //! The node layer against the cases drivers must survive, seeded from
-//! `tests/data/node_scenarios.toml` into `MockHost` and into the reference
+//! `tests/it/data/node_scenarios.toml` into `MockHost` and into the reference
 //! server: a disk seen only after a rescan, one seen only a while after
 //! it, an offline clone, an NVMe disk
 //! without a LUN, a volume mounted elsewhere, a stale SMB mapping from
@@ -7,14 +7,11 @@
 //! in `node.rs` and `node_connect.rs`.)
 #![cfg(feature = "mock")]
 
-#[allow(dead_code)]
-mod node_support;
-
 use std::time::Duration;
 
+use crate::node_support::*;
 use csi_proxy_client::Error;
 use csi_proxy_client::node::{DiskSelector, MountState, NodeOptions};
-use node_support::*;
 
 const SEED: &str = include_str!("data/node_scenarios.toml");
 

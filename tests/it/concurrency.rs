@@ -4,16 +4,13 @@
 //! invariants hold and its state is exactly what the completed calls imply.
 #![cfg(feature = "mock")]
 
-#[macro_use]
-mod scenarios;
-
 use std::collections::BTreeSet;
 
+use crate::scenarios::*;
 use csi_proxy_client::host::smb::ShareAccess;
 use csi_proxy_client::host::storage::FileSystem;
 use csi_proxy_client::server::Server;
 use csi_proxy_client::{disk, filesystem, smb, volume};
-use scenarios::*;
 use tokio::task::JoinSet;
 
 const WORKERS: usize = 32;
