@@ -274,7 +274,7 @@ pub use error::{Error, ErrorKind, HostCode, RpcError, codes};
 /// re-exported so that callers use the same version.
 pub use tonic;
 #[cfg(feature = "client")]
-pub use transport::ConnectOptions;
+pub use transport::{ConnectOptions, RetryPolicy};
 pub use version::{ApiVersion, GroupVersion, Stage};
 
 #[cfg(feature = "server")]
