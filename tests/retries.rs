@@ -26,11 +26,7 @@ const DIR: &str = r"C:\var\lib\kubelet\plugins\retries\dir";
 
 /// A reference server of disk v1 and filesystem v1 over `host`, on a
 /// socket in `sockets`; `faults` adds injected failures.
-async fn serve(
-    host: &Host,
-    sockets: &tempfile::TempDir,
-    faults: &[(&str, usize, Code)],
-) -> Server {
+async fn serve(host: &Host, sockets: &tempfile::TempDir, faults: &[(&str, usize, Code)]) -> Server {
     let mut builder = Server::builder()
         .socket_dir(sockets.path())
         .host(host.clone())
@@ -87,15 +83,23 @@ async fn a_read_is_retried_after_unavailable_and_the_span_shows_each_retry() {
     let (host, _sandbox) = host();
     let sockets = tempfile::tempdir().unwrap();
     let server = serve(&host, &sockets, &[("GetDiskStats", 2, Code::Unavailable)]).await;
-    let client = disk::Client::connect(&address(&server, "disk")).await.unwrap();
+    let client = disk::Client::connect(&address(&server, "disk"))
+        .await
+        .unwrap();
 
     let (spans, _guard) = spans::Spans::capture();
-    let size = stats(&client).instrument(tracing::info_span!("driver")).await;
+    let size = stats(&client)
+        .instrument(tracing::info_span!("driver"))
+        .await;
     assert_eq!(size.unwrap(), 32 << 30);
 
     let all = spans.all();
     let calls: Vec<_> = all.iter().filter(|span| span.name == "rpc").collect();
-    assert_eq!(calls.len(), 1, "one span for the call, retries included: {all:#?}");
+    assert_eq!(
+        calls.len(),
+        1,
+        "one span for the call, retries included: {all:#?}"
+    );
     let call = calls[0];
     assert_eq!(call.field("rpc.retries"), Some("2"), "{call:#?}");
     assert_eq!(call.field("rpc.grpc.status_code"), Some("0"));
@@ -105,7 +109,10 @@ async fn a_read_is_retried_after_unavailable_and_the_span_shows_each_retry() {
         assert_eq!(event.get("attempt").map(String::as_str), Some(attempt));
         assert!(event.contains_key("backoff_ms"), "{event:?}");
         let error = &event["error"];
-        assert!(error.contains("injected failure of GetDiskStats"), "{error}");
+        assert!(
+            error.contains("injected failure of GetDiskStats"),
+            "{error}"
+        );
     }
     server.shutdown().await.unwrap();
 }
@@ -115,7 +122,9 @@ async fn a_change_is_not_retried_after_unavailable() {
     let (host, _sandbox) = host();
     let sockets = tempfile::tempdir().unwrap();
     let server = serve(&host, &sockets, &[("Mkdir", 1, Code::Unavailable)]).await;
-    let client = fs::Client::connect(&address(&server, "filesystem")).await.unwrap();
+    let client = fs::Client::connect(&address(&server, "filesystem"))
+        .await
+        .unwrap();
 
     assert_eq!(code(mkdir(&client).await), Some(Code::Unavailable));
     // A retry would have reached the host and made the directory.
@@ -132,7 +141,8 @@ async fn a_change_is_retried_when_the_connection_cannot_be_made() {
     let server = serve(&host, &sockets, &[]).await;
     let address = address(&server, "filesystem");
     // Enough attempts that the jittered sleeps outlast the restart.
-    let options = ConnectOptions::default().with_retry(RetryPolicy::default().with_max_attempts(20));
+    let options =
+        ConnectOptions::default().with_retry(RetryPolicy::default().with_max_attempts(20));
     let client = fs::Client::connect_with(&address, &options).await.unwrap();
     assert!(!exists(&client).await);
 
@@ -157,7 +167,11 @@ async fn a_change_is_retried_when_the_connection_cannot_be_made() {
     let start = Instant::now();
     mkdir(&client).await.unwrap();
     assert!(start.elapsed() >= Duration::from_millis(500));
-    let call = spans.all().into_iter().find(|span| span.name == "rpc").unwrap();
+    let call = spans
+        .all()
+        .into_iter()
+        .find(|span| span.name == "rpc")
+        .unwrap();
     let retries: u32 = call.field("rpc.retries").unwrap().parse().unwrap();
     assert!(retries >= 1, "{call:#?}");
     let retried = retry_events(&call);
@@ -234,7 +248,10 @@ async fn mock_a_change_reaches_the_host_once_after_unavailable() {
     let node = retrying_mock();
     node.fail_next("PartitionDisk", Code::Unavailable, "WMI restarting");
     let request = disk::PartitionDiskRequest { disk_number: 1 };
-    assert_eq!(code(node.partition_disk(request).await), Some(Code::Unavailable));
+    assert_eq!(
+        code(node.partition_disk(request).await),
+        Some(Code::Unavailable)
+    );
     assert_eq!(node.calls_of("PartitionDisk").len(), 1);
 }
 
@@ -242,7 +259,9 @@ async fn mock_a_change_reaches_the_host_once_after_unavailable() {
 async fn mock_by_default_makes_one_attempt() {
     let node = MockHost::new();
     node.fail_next("ListDiskLocations", Code::Unavailable, "WMI restarting");
-    let result = node.list_disk_locations(disk::ListDiskLocationsRequest {}).await;
+    let result = node
+        .list_disk_locations(disk::ListDiskLocationsRequest {})
+        .await;
     assert_eq!(code(result), Some(Code::Unavailable));
     assert_eq!(node.calls_of("ListDiskLocations").len(), 1);
 }

@@ -313,7 +313,12 @@ where
                 .take()
                 .expect("the message is kept until the last attempt"),
         };
-        let budget = timeout_at.map(|at| at.saturating_duration_since(Instant::now()));
+        // The first attempt has the whole request timeout (sent as is in
+        // `grpc-timeout`), later ones what is left of it.
+        let budget = match retries {
+            0 => request_timeout,
+            _ => timeout_at.map(|at| at.saturating_duration_since(Instant::now())),
+        };
         let error = match attempt(this, budget).await {
             Ok(response) => return (Ok(response), retries),
             Err(error) if last || !retryable(path, &error) => return (Err(error), retries),
