@@ -2,28 +2,7 @@
 //! and the loop [`Connection::unary`](super::Connection::unary) runs each
 //! call in.
 //!
-//! A failed attempt is tried again only when doing so cannot make the host
-//! do something twice:
-//!
-//! - the request cannot have reached the server: dialing failed (nothing
-//!   listening, pipe busy, a silent server), hyper handed the request back
-//!   unsent because the connection had closed, the server refused the
-//!   stream (HTTP/2 `REFUSED_STREAM`), or its GOAWAY did not cover the
-//!   stream. This holds for every RPC;
-//! - or the RPC only reads ([`RpcEffect::Reads`]) and the attempt failed
-//!   with `UNAVAILABLE` from the server or a transport failure after the
-//!   request went out.
-//!
-//! An RPC that changes the node is never tried again once it may have been
-//! sent: the host may have done the work and only the answer been lost.
-//!
-//! Between attempts the call sleeps a random time between zero and a cap
-//! that doubles with each retry ("full jitter", so that the clients of a
-//! restarted proxy do not come back in step), but never past the call's
-//! deadline (its request timeout, or the deadline of the
-//! [`Node`](crate::node::Node) operation it is part of): when the next
-//! attempt could not start before the deadline, the call ends with the
-//! last attempt's error.
+//! What is retried and why: see [`RetryPolicy`].
 
 use std::error::Error as StdError;
 use std::future::Future;
@@ -35,7 +14,35 @@ use tokio::time::Instant;
 use crate::Error;
 
 /// How a call is tried again after a failure that retrying cannot make
-/// worse (see the [module docs](self)).
+/// worse.
+///
+/// A failed attempt is tried again only when doing so cannot make the host
+/// do something twice:
+///
+/// - the request cannot have reached the server: dialing failed (nothing
+///   listening, pipe busy, a silent server), hyper handed the request back
+///   unsent because the connection had closed, the server refused the
+///   stream (HTTP/2 `REFUSED_STREAM`), or its GOAWAY did not cover the
+///   stream. This holds for every RPC;
+/// - or the RPC only reads ([`RpcEffect::Reads`]) and the attempt failed
+///   with `UNAVAILABLE` from the server or a transport failure after the
+///   request went out.
+///
+/// An RPC that changes the node is never tried again once it may have been
+/// sent: the host may have done the work and only the answer been lost.
+///
+/// Between attempts the call sleeps a random time between zero and a cap
+/// that doubles with each retry ("full jitter", so that the clients of a
+/// restarted proxy do not come back in step), but never past the call's
+/// deadline (its request timeout, or the deadline of the
+/// [`Node`](crate::node::Node) operation it is part of): when the next
+/// attempt could not start before the deadline, the call ends with the
+/// last attempt's error (an attempt that runs out of time itself ends as
+/// [`Error::Timeout`], and is not retried).
+///
+/// Each retry is an event, `retrying the call` at INFO, in the call's `rpc`
+/// span, with `attempt` (2 for the first retry), `backoff_ms` and `error`;
+/// the span records `rpc.retries`, the number of retries made.
 ///
 /// ```
 /// use std::time::Duration;
