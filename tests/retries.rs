@@ -101,6 +101,7 @@ async fn a_read_is_retried_after_unavailable_and_the_span_shows_each_retry() {
         "one span for the call, retries included: {all:#?}"
     );
     let call = calls[0];
+    assert_eq!(all[call.parent.unwrap()].name, "driver");
     assert_eq!(call.field("rpc.retries"), Some("2"), "{call:#?}");
     assert_eq!(call.field("rpc.grpc.status_code"), Some("0"));
     let retries = retry_events(call);
