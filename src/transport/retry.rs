@@ -304,12 +304,7 @@ where
     if policy.max_attempts <= 1 {
         return (attempt(message, request_timeout).await, 0);
     }
-    let start = Instant::now();
-    let timeout_at = request_timeout.map(|timeout| start + timeout);
-    let deadline = match (timeout_at, OPERATION_DEADLINE.try_with(|d| *d).ok()) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
-    };
+    let timeout_at = request_timeout.map(|timeout| Instant::now() + timeout);
     let mut message = Some(message);
     let mut retries = 0;
     loop {
@@ -332,6 +327,10 @@ where
             Err(error) => error,
         };
         let backoff = policy.backoff(retries + 1);
+        let deadline = match (timeout_at, OPERATION_DEADLINE.try_with(|d| *d).ok()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        };
         if deadline.is_some_and(|deadline| Instant::now() + backoff >= deadline) {
             tracing::debug!(
                 backoff_ms = backoff.as_millis() as u64,
