@@ -47,15 +47,37 @@ mod unix {
             .enable_all()
             .build()
             .expect("runtime");
-        match args.as_slice() {
-            ["client", socket, n] => runtime.block_on(client(socket, parse(n))),
-            ["echo-server", socket] => runtime.block_on(echo_server(socket)),
-            ["echo-client", socket, n] => runtime.block_on(echo_client(socket, parse(n))),
-            _ => eprintln!(
-                "grpc_go_peer: run by scripts/bench-grpc-go.sh \
-                 (client SOCKET N | echo-server SOCKET | echo-client SOCKET N)"
-            ),
-        }
+        // Each role runs as a task on the runtime's workers, as a driver's
+        // calls do (they come from its gRPC server's handler tasks); not in
+        // `block_on`'s own thread, which every wake-up would have to cross
+        // to (a futex wake-up and a context switch each way per call).
+        let socket = args.get(1).map(|s| s.to_string()).unwrap_or_default();
+        let role = match args.as_slice() {
+            ["client", _, n] => Role::Client(parse(n)),
+            ["echo-server", _] => Role::EchoServer,
+            ["echo-client", _, n] => Role::EchoClient(parse(n)),
+            _ => {
+                eprintln!(
+                    "grpc_go_peer: run by scripts/bench-grpc-go.sh \
+                     (client SOCKET N | echo-server SOCKET | echo-client SOCKET N)"
+                );
+                return;
+            }
+        };
+        let task = runtime.spawn(async move {
+            match role {
+                Role::Client(n) => client(&socket, n).await,
+                Role::EchoServer => echo_server(&socket).await,
+                Role::EchoClient(n) => echo_client(&socket, n).await,
+            }
+        });
+        runtime.block_on(task).expect("the bench task panicked");
+    }
+
+    enum Role {
+        Client(usize),
+        EchoServer,
+        EchoClient(usize),
     }
 
     fn parse(n: &str) -> usize {

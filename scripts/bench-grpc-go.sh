@@ -18,7 +18,9 @@
 # OURS_SERVER and OURS_PEER replace the binaries built here (nothing is built
 # when both are given). BASELINE_SERVER
 # (a csi-proxy-server built from another commit) adds two pairs per round,
-# ours->base and go->base, to compare a server change within one run.
+# ours->base and go->base, to compare a server change within one run;
+# BASELINE_PEER (a grpc_go_peer built from another commit) adds basepeer->ours
+# and basepeer->go, to compare a client change within one run.
 set -euo pipefail
 rounds=${1:-5}
 n=${2:-20000}
@@ -44,6 +46,7 @@ if [[ -z $peer ]]; then
         jq -r 'select(.reason == "compiler-artifact" and .target.name == "grpc_go_peer") | .executable')
 fi
 baseline=${BASELINE_SERVER:-}
+baseline_peer=${BASELINE_PEER:-}
 
 server_pid=
 stop_server() {
@@ -84,6 +87,7 @@ run_pair() {
     case $client in
         go) line=$(SERVER_PID=$server_pid "$gobin/gobench-client" "$socket" "$n") ;;
         ours) line=$(SERVER_PID=$server_pid "$peer" client "$socket" "$n") ;;
+        basepeer) line=$(SERVER_PID=$server_pid "$baseline_peer" client "$socket" "$n") ;;
         floor) line=$(SERVER_PID=$server_pid "$peer" echo-client "$socket" "$n") ;;
     esac
     stop_server
@@ -101,6 +105,10 @@ for round in $(seq "$rounds"); do
     if [[ -n $baseline ]]; then
         run_pair ours-base ours base
         run_pair go-base go base
+    fi
+    if [[ -n $baseline_peer ]]; then
+        run_pair bpeer-ours basepeer ours
+        run_pair bpeer-go basepeer go
     fi
 done
 
@@ -142,6 +150,12 @@ END {
         printf "ours->ours / ours->base, 64 in flight: %.2f\n", m["ours-ours", "conc_cps"] / m["ours-base", "conc_cps"]
         printf "go->ours / go->base, 64 in flight:     %.2f\n", m["go-ours", "conc_cps"] / m["go-base", "conc_cps"]
         printf "ours->ours / ours->base, p50:          %.2f\n", m["ours-ours", "p50_us"] / m["ours-base", "p50_us"]
+    }
+    if ("bpeer-ours" in seen) {
+        printf "ours->ours / basepeer->ours, client CPU/seq call: %.2f\n", m["ours-ours", "cli_cpu_seq_us"] / m["bpeer-ours", "cli_cpu_seq_us"]
+        printf "ours->go / basepeer->go, client CPU/seq call:     %.2f\n", m["ours-go", "cli_cpu_seq_us"] / m["bpeer-go", "cli_cpu_seq_us"]
+        printf "ours->ours / basepeer->ours, p50:                 %.2f\n", m["ours-ours", "p50_us"] / m["bpeer-ours", "p50_us"]
+        printf "ours->go / basepeer->go, p50:                     %.2f\n", m["ours-go", "p50_us"] / m["bpeer-go", "p50_us"]
     }
 }' "$out/results" | tee "$out/table"
 echo "results in $out" >&2

@@ -7,19 +7,19 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use http::uri::PathAndQuery;
+use http::uri::{Authority, PathAndQuery, Scheme};
 use hyper::client::conn::http2;
 use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::sync::oneshot;
 use tonic::body::Body;
-use tonic::transport::{Channel, Uri};
+use tonic::transport::Channel;
 use tower::BoxError;
 use tower::util::BoxCloneSyncService;
 use tracing::Instrument;
 
-use super::Address;
 use super::retry::{self, NotSent, RetryPolicy};
+use super::{Address, unary};
 use crate::Error;
 
 #[cfg(unix)]
@@ -436,9 +436,9 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Watched<S> {
 /// The endpoint named in the errors of an in-process connection.
 pub const IN_PROCESS: &str = "in-process";
 
-/// The URI of every request to a pipe or socket; it only fills the
-/// `:authority` and `:scheme` headers.
-const ORIGIN: &str = "http://csi-proxy";
+/// The authority of every request to a pipe or socket (with the `http`
+/// scheme); it only fills the `:authority` and `:scheme` headers.
+const AUTHORITY: &str = "csi-proxy";
 
 /// One gRPC connection to one endpoint; the shared core of every `Client`.
 ///
@@ -455,7 +455,7 @@ const ORIGIN: &str = "http://csi-proxy";
 /// backoff and the error: see [`RetryPolicy`]).
 #[derive(Clone)]
 pub struct Connection {
-    grpc: tonic::client::Grpc<Backend>,
+    backend: Backend,
     endpoint: Arc<str>,
     request_timeout: Option<Duration>,
     retry: RetryPolicy,
@@ -485,12 +485,8 @@ impl Connection {
             current: Mutex::new(Some(first)),
             redial: tokio::sync::Mutex::new(()),
         };
-        let grpc = tonic::client::Grpc::with_origin(
-            Backend::Http2(Arc::new(dialer)),
-            Uri::from_static(ORIGIN),
-        );
         Ok(Self {
-            grpc,
+            backend: Backend::Http2(Arc::new(dialer)),
             endpoint: address.to_string().into(),
             request_timeout: options.request_timeout,
             retry: options.retry,
@@ -531,7 +527,7 @@ impl Connection {
         use tower::ServiceExt;
         let service = BoxCloneSyncService::new(service.map_err(|e| BackendError(e.into())));
         Self {
-            grpc: tonic::client::Grpc::new(Backend::Service(service)),
+            backend: Backend::Service(service),
             endpoint: endpoint.into(),
             request_timeout: None,
             retry: RetryPolicy::none(),
@@ -572,17 +568,13 @@ impl Connection {
     /// tried again as the [retry policy](RetryPolicy) allows.
     pub async fn unary<Req, Resp>(&self, path: &'static str, message: Req) -> Result<Resp, Error>
     where
-        Req: prost::Message + Clone + Send + Sync + 'static,
+        Req: prost::Message + Send + Sync + 'static,
         Resp: prost::Message + Default + Send + Sync + 'static,
     {
         let span = rpc_span(path, &self.endpoint);
-        let attempts = retry::run(
-            &self.retry,
-            path,
-            self.request_timeout,
-            message,
-            |message, budget| self.call(path, message, budget),
-        );
+        let attempts = retry::run(&self.retry, path, self.request_timeout, |budget| {
+            self.call(path, &message, budget)
+        });
         if span.is_disabled() {
             return attempts.await.0;
         }
@@ -598,28 +590,29 @@ impl Connection {
     async fn call<Req, Resp>(
         &self,
         path: &'static str,
-        message: Req,
+        message: &Req,
         budget: Option<Duration>,
     ) -> Result<Resp, Error>
     where
         Req: prost::Message + Send + Sync + 'static,
         Resp: prost::Message + Default + Send + Sync + 'static,
     {
-        let mut grpc = self.grpc.clone();
-        let mut request = tonic::Request::new(message);
-        if let Some(timeout) = budget {
-            // `grpc-timeout`: the server may stop working on the call when
-            // the client has stopped waiting for it.
-            request.set_timeout(timeout);
-        }
+        // `grpc-timeout`: the server may stop working on the call when the
+        // client has stopped waiting for it.
+        let request = unary::request(self.uri(path), message, budget);
         let call = async {
-            grpc.ready()
+            use tower::{Service, ServiceExt};
+            let mut backend = self.backend.clone();
+            let ready = backend
+                .ready()
                 .await
                 .map_err(|source| self.transport_error(source.0))?;
-            let codec = tonic_prost::ProstCodec::<Req, Resp>::default();
-            grpc.unary(request, PathAndQuery::from_static(path), codec)
+            let response = ready
+                .call(request)
                 .await
-                .map(tonic::Response::into_inner)
+                .map_err(|source| self.transport_error(source.0))?;
+            unary::response(response)
+                .await
                 .map_err(|status| self.status_error(path, status))
         };
         match (budget, self.request_timeout) {
@@ -628,6 +621,18 @@ impl Connection {
                 .unwrap_or_else(|_| Err(self.timeout_error(path, timeout))),
             _ => call.await,
         }
+    }
+
+    /// The URI of a call of `path`: with the scheme and authority HTTP/2
+    /// needs on a pipe or socket, the path alone for a service.
+    fn uri(&self, path: &'static str) -> http::Uri {
+        let mut parts = http::uri::Parts::default();
+        if let Backend::Http2(_) = self.backend {
+            parts.scheme = Some(Scheme::HTTP);
+            parts.authority = Some(Authority::from_static(AUTHORITY));
+        }
+        parts.path_and_query = Some(PathAndQuery::from_static(path));
+        http::Uri::from_parts(parts).expect("a static path makes a valid URI")
     }
 
     fn timeout_error(&self, path: &str, after: Duration) -> Error {

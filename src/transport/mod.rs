@@ -7,7 +7,9 @@
 //! upstream's Go client does, and a proxy that accepts but never speaks is
 //! dialed again), then hands each call to hyper's HTTP/2 connection
 //! directly (no tower `Buffer` worker in between, as a tonic `Channel`
-//! has). When that
+//! has), framed by the crate (the whole message in one DATA frame with
+//! END_STREAM, the response read to its `grpc-status`), not by tonic's
+//! streaming client. When that
 //! connection has closed (the server went away, or stopped answering
 //! keepalive PINGs), the next call dials again. On Windows the dial retries
 //! while the pipe answers `ERROR_PIPE_BUSY` (all instances taken) until the
@@ -26,6 +28,8 @@ mod address;
 mod connection;
 #[cfg(feature = "client")]
 pub(crate) mod retry;
+#[cfg(feature = "client")]
+mod unary;
 
 pub use address::{Address, SOCKET_DIR_ENV};
 #[cfg(feature = "client")]

@@ -286,42 +286,33 @@ pub(crate) async fn within<F: Future>(deadline: Instant, work: F) -> F::Output {
     OPERATION_DEADLINE.scope(deadline, work).await
 }
 
-/// Runs the attempts of one call of `path` with `message`: `attempt(message,
-/// budget)` makes one, bounded by `budget` (what is left of the request
-/// timeout, if any). Returns the outcome and how many retries were made.
-pub(super) async fn run<Req, Resp, F, Fut>(
+/// Runs the attempts of one call of `path`: `attempt(budget)` makes one,
+/// bounded by `budget` (what is left of the request timeout, if any).
+/// Returns the outcome and how many retries were made.
+pub(super) async fn run<Resp, F, Fut>(
     policy: &RetryPolicy,
     path: &str,
     request_timeout: Option<Duration>,
-    message: Req,
     mut attempt: F,
 ) -> (Result<Resp, Error>, u32)
 where
-    Req: Clone,
-    F: FnMut(Req, Option<Duration>) -> Fut,
+    F: FnMut(Option<Duration>) -> Fut,
     Fut: Future<Output = Result<Resp, Error>>,
 {
     if policy.max_attempts <= 1 {
-        return (attempt(message, request_timeout).await, 0);
+        return (attempt(request_timeout).await, 0);
     }
     let timeout_at = request_timeout.map(|timeout| Instant::now() + timeout);
-    let mut message = Some(message);
     let mut retries = 0;
     loop {
         let last = retries + 1 >= policy.max_attempts;
-        let this = match &message {
-            Some(kept) if !last => kept.clone(),
-            _ => message
-                .take()
-                .expect("the message is kept until the last attempt"),
-        };
         // The first attempt has the whole request timeout (sent as is in
         // `grpc-timeout`), later ones what is left of it.
         let budget = match retries {
             0 => request_timeout,
             _ => timeout_at.map(|at| at.saturating_duration_since(Instant::now())),
         };
-        let error = match attempt(this, budget).await {
+        let error = match attempt(budget).await {
             Ok(response) => return (Ok(response), retries),
             Err(error) if last || !retryable(path, &error) => return (Err(error), retries),
             Err(error) => error,
