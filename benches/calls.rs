@@ -2,6 +2,8 @@
 //! - `unix_pingpong_64b`: a raw 64-byte round trip on a Unix socket (the floor);
 //! - `bare_tonic`: disk v1 GetDiskStats through `Client` against a bare
 //!   tonic service answering a constant (gRPC + HTTP/2 cost);
+//! - `bare_tonic_no_retries`: the same with `RetryPolicy::none()` (the
+//!   cost of the default retry policy on calls that succeed);
 //! - `bare_tonic_traced`: the same with a `tracing` subscriber installed
 //!   (the cost of the span of each call);
 //! - `reference_server`: the same call against the reference server (adds
@@ -128,6 +130,18 @@ mod unix {
         c.bench_function("bare_tonic", |b| {
             b.to_async(&rt)
                 .iter(|| async { black_box(bare.get_disk_stats(request()).await.unwrap()) })
+        });
+
+        // The same with one attempt per call (no retry policy): the cost
+        // of the default policy on a call that succeeds is the difference.
+        let once = csi_proxy_client::ConnectOptions::default()
+            .with_retry(csi_proxy_client::RetryPolicy::none());
+        let bare_once = rt
+            .block_on(disk::Client::connect_with(&bare_address, &once))
+            .unwrap();
+        c.bench_function("bare_tonic_no_retries", |b| {
+            b.to_async(&rt)
+                .iter(|| async { black_box(bare_once.get_disk_stats(request()).await.unwrap()) })
         });
 
         // The same with a subscriber that keeps every span (a registry, as

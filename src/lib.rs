@@ -111,6 +111,40 @@
 //! children (see [`transport::Connection`]). With no subscriber installed
 //! they cost next to nothing.
 //!
+//! ## Retries
+//!
+//! A failed call is tried again when that cannot make the host do anything
+//! twice ([`RetryPolicy`]): any call whose request never left the client (the
+//! proxy restarting, a busy pipe), and calls that only read
+//! ([`transport::rpc_effect`]: `List*`, `Get*`, `PathExists`, `IsSymlink`,
+//! ...) after `UNAVAILABLE` or a broken connection. A call that changes the
+//! node is never sent twice. Retries are on by default (4 attempts, sleeps
+//! with jitter from 100 ms doubling up to 2 s), never sleep past the
+//! request timeout or the [`node::Node`] operation's deadline, and
+//! [`mock::MockHost`] makes one attempt unless asked otherwise.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//! use csi_proxy_client::{ConnectOptions, RetryPolicy, disk::v1 as disk};
+//!
+//! # async fn run() -> Result<(), csi_proxy_client::Error> {
+//! let patient = ConnectOptions::default()
+//!     .with_request_timeout(Duration::from_secs(30))
+//!     .with_retry(RetryPolicy::default().with_max_attempts(8).with_max_backoff(Duration::from_secs(5)));
+//! let _client = disk::Client::connect_default_with(&patient).await?;
+//! let once = ConnectOptions::default().with_retry(RetryPolicy::none());
+//! let _client = disk::Client::connect_default_with(&once).await?;
+//! # Ok(()) }
+//! ```
+//!
+//! Each retry is an event in the call's `rpc` span, and the span's
+//! `rpc.retries` says how many there were. With `tracing_subscriber::fmt`
+//! installed, a read the proxy answered once with `UNAVAILABLE` logs:
+//!
+//! ```text
+//! INFO rpc{otel.name="v1.Disk/GetDiskStats" otel.kind="client" rpc.system="grpc" rpc.service="v1.Disk" rpc.method="GetDiskStats" endpoint="/run/csi-proxy/csi-proxy-disk-v1.sock"}: retrying the call attempt=2 backoff_ms=50 error=/v1.Disk/GetDiskStats on /run/csi-proxy/csi-proxy-disk-v1.sock failed with Unavailable: ...
+//! ```
+//!
 //! # Two modes: through the proxy, or on the host itself
 //!
 //! The same [`node::Node`] works in either mode, so a driver has one code
@@ -274,7 +308,7 @@ pub use error::{Error, ErrorKind, HostCode, RpcError, codes};
 /// re-exported so that callers use the same version.
 pub use tonic;
 #[cfg(feature = "client")]
-pub use transport::ConnectOptions;
+pub use transport::{ConnectOptions, RetryPolicy};
 pub use version::{ApiVersion, GroupVersion, Stage};
 
 #[cfg(feature = "server")]

@@ -112,7 +112,7 @@ use crate::Error;
 use crate::GroupVersion;
 use crate::host::{Host, HostConfig, HostError, NodeSeed, ProxyRelease, temporary_sandbox};
 use crate::server::{ProxyService, deadline};
-use crate::transport::Connection;
+use crate::transport::{Connection, RetryPolicy};
 
 /// The endpoint named in errors of mock calls.
 pub use crate::transport::IN_PROCESS;
@@ -532,6 +532,7 @@ pub struct MockHostBuilder {
     working_dirs: Vec<String>,
     id_seed: Option<u64>,
     request_timeout: Option<Duration>,
+    retry: Option<RetryPolicy>,
     release: ProxyRelease,
 }
 
@@ -588,6 +589,20 @@ impl MockHostBuilder {
         self
     }
 
+    /// Retries failed calls as `policy` says, as a [`Client`] does
+    /// ([`ConnectOptions::with_retry`]). Without it the mock makes one
+    /// attempt per call: it is where a driver tests its own handling of a
+    /// failure, so a fault injected with [`MockHost::fail_next`] reaches
+    /// the driver as injected. Give [`RetryPolicy::default()`] to see the
+    /// calls as a `Client` with default options makes them.
+    ///
+    /// [`Client`]: crate::disk::v1::Client
+    /// [`ConnectOptions::with_retry`]: crate::ConnectOptions::with_retry
+    pub fn retry(mut self, policy: RetryPolicy) -> Self {
+        self.retry = Some(policy);
+        self
+    }
+
     /// Builds the node.
     pub fn build(self) -> Result<MockHost, HostError> {
         let (sandbox, temp) = match self.sandbox {
@@ -613,8 +628,9 @@ impl MockHostBuilder {
             .into_iter()
             .map(|endpoint| {
                 let routes = Recorded::new(endpoint, endpoint.routes(&service), log.clone());
-                let connection =
-                    Connection::in_process(routes).with_request_timeout(self.request_timeout);
+                let connection = Connection::in_process(routes)
+                    .with_request_timeout(self.request_timeout)
+                    .with_retry(self.retry.unwrap_or_else(RetryPolicy::none));
                 (endpoint, connection)
             })
             .collect();

@@ -595,14 +595,17 @@ impl Node {
             .await
     }
 
-    /// Runs `work` within the operation deadline.
+    /// Runs `work` within the operation deadline, which its calls' retries
+    /// do not sleep past.
     async fn within_deadline<T>(
         &self,
         operation: &'static str,
         work: impl Future<Output = Result<T, Error>>,
     ) -> Result<T, Error> {
         let after = self.inner.options.deadline;
-        match tokio::time::timeout(after, work).await {
+        let deadline = tokio::time::Instant::now() + after;
+        let work = crate::transport::retry::within(deadline, work);
+        match tokio::time::timeout_at(deadline, work).await {
             Ok(result) => result,
             Err(_) => Err(Error::DeadlineExceeded { operation, after }),
         }

@@ -39,6 +39,30 @@ pub(super) struct Limits {
     /// Injected latency, for tests of clients: a call to a method of this
     /// name (any group version) waits this long before it is served.
     pub latency: Arc<[(String, Duration)]>,
+    /// Injected failures, for tests of clients (see [`Failure`]).
+    pub failures: Arc<Vec<Failure>>,
+}
+
+/// An injected failure: the next `remaining` calls of the method named
+/// `rpc` (any group version) are answered with `code` without reaching
+/// the host.
+#[derive(Debug)]
+pub(super) struct Failure {
+    pub rpc: String,
+    pub code: tonic::Code,
+    pub remaining: AtomicUsize,
+}
+
+impl Failure {
+    /// Takes one failure for a call of `method`, if one is left.
+    fn take(&self, method: &str) -> Option<tonic::Status> {
+        (self.rpc == method
+            && self
+                .remaining
+                .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+                .is_ok())
+        .then(|| tonic::Status::new(self.code, format!("injected failure of {method}")))
+    }
 }
 
 impl Limits {
@@ -50,6 +74,14 @@ impl Limits {
             .filter(|(name, _)| name == method)
             .map(|(_, delay)| *delay)
             .sum()
+    }
+
+    /// The injected failure of the call to `path`, if one is left.
+    fn failure_of(&self, path: &str) -> Option<tonic::Status> {
+        let method = path.rsplit('/').next().unwrap_or_default();
+        self.failures
+            .iter()
+            .find_map(|failure| failure.take(method))
     }
 }
 
@@ -76,6 +108,7 @@ impl Default for Limits {
             connections: Arc::new(Semaphore::new(MAX_CONNECTIONS)),
             shutdown_grace: SHUTDOWN_GRACE,
             latency: Arc::new([]),
+            failures: Arc::default(),
         }
     }
 }
@@ -239,13 +272,17 @@ async fn serve_connection(
             let call = InFlight::enter(&activity);
             let deadline = deadline::grpc_timeout(request.headers());
             let latency = limits.latency_of(request.uri().path());
+            let failure = limits.failure_of(request.uri().path());
             let response = tower::ServiceExt::oneshot(routes.clone(), request);
             async move {
                 let response = async {
                     if !latency.is_zero() {
                         tokio::time::sleep(latency).await;
                     }
-                    response.await
+                    match failure {
+                        Some(status) => Ok(status.into_http()),
+                        None => response.await,
+                    }
                 };
                 let response = deadline::within(deadline, response).await;
                 drop(call);

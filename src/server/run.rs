@@ -148,6 +148,30 @@ impl ServerBuilder {
         self
     }
 
+    /// Injected failures, for testing clients against a failing proxy: the
+    /// next `calls` calls of the method `rpc` (its name, in every group
+    /// version that has it, counted together) are answered with `code`
+    /// without reaching the host. Repeated for several methods.
+    ///
+    /// # Panics
+    /// If no API version has a method named `rpc`.
+    pub fn fail_next(mut self, rpc: impl Into<String>, calls: usize, code: tonic::Code) -> Self {
+        let rpc = rpc.into();
+        assert!(
+            is_rpc(&rpc),
+            "{rpc:?} is the name of no RPC of any API version"
+        );
+        // The builder holds the only reference until the server starts.
+        let failures = std::sync::Arc::get_mut(&mut self.limits.failures)
+            .expect("the failures are shared only once the server starts");
+        failures.push(super::listen::Failure {
+            rpc,
+            code,
+            remaining: calls.into(),
+        });
+        self
+    }
+
     /// Creates every endpoint, then builds the host and starts serving. If
     /// any endpoint cannot be created, the ones already created are closed
     /// and removed, and the sandbox is left as it was.

@@ -18,6 +18,7 @@ use tower::BoxError;
 use tower::util::BoxCloneSyncService;
 use tracing::Instrument;
 
+use super::retry::{self, NotSent, RetryPolicy};
 use super::{Address, unary};
 use crate::Error;
 
@@ -26,8 +27,8 @@ type Stream = tokio::net::UnixStream;
 #[cfg(windows)]
 type Stream = tokio::net::windows::named_pipe::NamedPipeClient;
 
-/// Timeouts for connecting and for each call, and how a connection is kept
-/// alive.
+/// Timeouts for connecting and for each call, how a connection is kept
+/// alive, and which failed calls are tried again ([`RetryPolicy`]).
 ///
 /// ```
 /// use std::time::Duration;
@@ -75,12 +76,13 @@ pub struct ConnectOptions {
     keepalive_interval: Option<Duration>,
     keepalive_timeout: Duration,
     keepalive_while_idle: bool,
+    retry: RetryPolicy,
 }
 
 impl Default for ConnectOptions {
     /// A 5 s connect timeout, 1 s for the first handshake, no request
     /// timeout, keepalive PINGs after 60 s of silence during a call with 20 s
-    /// to answer.
+    /// to answer, and [`RetryPolicy::default`]'s safe retries.
     fn default() -> Self {
         Self {
             connect_timeout: Duration::from_secs(5),
@@ -89,6 +91,7 @@ impl Default for ConnectOptions {
             keepalive_interval: Some(Duration::from_secs(60)),
             keepalive_timeout: Duration::from_secs(20),
             keepalive_while_idle: false,
+            retry: RetryPolicy::default(),
         }
     }
 }
@@ -111,8 +114,9 @@ impl ConnectOptions {
         self
     }
 
-    /// How long each call may take, waiting for a connection included;
-    /// a call that takes longer fails with [`Error::Timeout`] (default: none).
+    /// How long each call may take, waiting for a connection and retries
+    /// included; a call that takes longer fails with [`Error::Timeout`]
+    /// (default: none).
     pub fn with_request_timeout(mut self, timeout: Duration) -> Self {
         self.request_timeout = Some(timeout);
         self
@@ -137,6 +141,19 @@ impl ConnectOptions {
     pub fn with_keepalive_while_idle(mut self, enabled: bool) -> Self {
         self.keepalive_while_idle = enabled;
         self
+    }
+
+    /// Which failed calls are tried again, and how often (default
+    /// [`RetryPolicy::default`]; [`RetryPolicy::none`] for one attempt).
+    #[must_use]
+    pub fn with_retry(mut self, policy: RetryPolicy) -> Self {
+        self.retry = policy;
+        self
+    }
+
+    /// The retry policy.
+    pub fn retry(&self) -> &RetryPolicy {
+        &self.retry
     }
 
     /// The connect timeout.
@@ -256,10 +273,14 @@ impl Dialer {
     async fn send(&self, request: http::Request<Body>) -> Result<http::Response<Body>, BoxError> {
         let mut sender = match self.live() {
             Some(sender) => sender,
-            None => self.reconnect().await?,
+            None => self.reconnect().await.map_err(|e| NotSent(e.into()))?,
         };
-        let response = sender.send_request(request).await?;
-        Ok(response.map(Body::new))
+        match sender.try_send_request(request).await {
+            Ok(response) => Ok(response.map(Body::new)),
+            // hyper hands the request back when it never went out.
+            Err(e) if e.message().is_some() => Err(NotSent(e.into_error().into()).into()),
+            Err(e) => Err(e.into_error().into()),
+        }
     }
 
     /// The current connection, unless it has closed.
@@ -428,13 +449,16 @@ const AUTHORITY: &str = "csi-proxy";
 /// attributes: `rpc.system` (`grpc`), `rpc.service` (`v1.Disk`),
 /// `rpc.method` (`GetDiskStats`), `rpc.grpc.status_code` (0 on success;
 /// 4, `DEADLINE_EXCEEDED`, for [`Error::Timeout`]; 14, `UNAVAILABLE`, for
-/// a failed connection), `otel.name`, `otel.kind`, and `endpoint` and
-/// `duration_us`.
+/// a failed connection), `otel.name`, `otel.kind`, and `endpoint`,
+/// `duration_us` and `rpc.retries` (how many times the call was tried
+/// again; each retry is an event in the span, with the attempt number, the
+/// backoff and the error: see [`RetryPolicy`]).
 #[derive(Clone)]
 pub struct Connection {
     backend: Backend,
     endpoint: Arc<str>,
     request_timeout: Option<Duration>,
+    retry: RetryPolicy,
 }
 
 impl std::fmt::Debug for Connection {
@@ -442,6 +466,7 @@ impl std::fmt::Debug for Connection {
         f.debug_struct("Connection")
             .field("endpoint", &self.endpoint)
             .field("request_timeout", &self.request_timeout)
+            .field("retry", &self.retry)
             .finish_non_exhaustive()
     }
 }
@@ -464,6 +489,7 @@ impl Connection {
             backend: Backend::Http2(Arc::new(dialer)),
             endpoint: address.to_string().into(),
             request_timeout: options.request_timeout,
+            retry: options.retry,
         })
     }
 
@@ -504,6 +530,7 @@ impl Connection {
             backend: Backend::Service(service),
             endpoint: endpoint.into(),
             request_timeout: None,
+            retry: RetryPolicy::none(),
         }
     }
 
@@ -518,36 +545,61 @@ impl Connection {
         self.request_timeout
     }
 
+    /// The same connection with `policy` for retries (those of
+    /// [`Connection::open`] follow its options; in-process connections and
+    /// wrapped channels make one attempt unless given a policy here).
+    #[must_use]
+    pub fn with_retry(mut self, policy: RetryPolicy) -> Self {
+        self.retry = policy;
+        self
+    }
+
+    /// The retry policy.
+    pub fn retry(&self) -> &RetryPolicy {
+        &self.retry
+    }
+
     /// The endpoint, as shown in errors.
     pub fn endpoint(&self) -> &str {
         &self.endpoint
     }
 
-    /// One unary call of `path` (`/v1.Disk/GetDiskStats`), in its own span.
+    /// One unary call of `path` (`/v1.Disk/GetDiskStats`), in its own span,
+    /// tried again as the [retry policy](RetryPolicy) allows.
     pub async fn unary<Req, Resp>(&self, path: &'static str, message: Req) -> Result<Resp, Error>
     where
         Req: prost::Message + Send + Sync + 'static,
         Resp: prost::Message + Default + Send + Sync + 'static,
     {
         let span = rpc_span(path, &self.endpoint);
+        let attempts = retry::run(&self.retry, path, self.request_timeout, |budget| {
+            self.call(path, &message, budget)
+        });
         if span.is_disabled() {
-            return self.call(path, message).await;
+            return attempts.await.0;
         }
         let start = std::time::Instant::now();
-        let result = self.call(path, message).instrument(span.clone()).await;
+        let (result, retries) = attempts.instrument(span.clone()).await;
         span.record("rpc.grpc.status_code", status_code(&result));
         span.record("duration_us", start.elapsed().as_micros() as u64);
+        span.record("rpc.retries", retries);
         result
     }
 
-    async fn call<Req, Resp>(&self, path: &'static str, message: Req) -> Result<Resp, Error>
+    /// One attempt, within `budget` (what is left of the request timeout).
+    async fn call<Req, Resp>(
+        &self,
+        path: &'static str,
+        message: &Req,
+        budget: Option<Duration>,
+    ) -> Result<Resp, Error>
     where
         Req: prost::Message + Send + Sync + 'static,
         Resp: prost::Message + Default + Send + Sync + 'static,
     {
         // `grpc-timeout`: the server may stop working on the call when the
         // client has stopped waiting for it.
-        let request = unary::request(self.uri(path), &message, self.request_timeout);
+        let request = unary::request(self.uri(path), message, budget);
         let call = async {
             use tower::{Service, ServiceExt};
             let mut backend = self.backend.clone();
@@ -563,11 +615,11 @@ impl Connection {
                 .await
                 .map_err(|status| self.status_error(path, status))
         };
-        match self.request_timeout {
-            None => call.await,
-            Some(timeout) => tokio::time::timeout(timeout, call)
+        match (budget, self.request_timeout) {
+            (Some(budget), Some(timeout)) => tokio::time::timeout(budget, call)
                 .await
                 .unwrap_or_else(|_| Err(self.timeout_error(path, timeout))),
+            _ => call.await,
         }
     }
 
@@ -629,6 +681,7 @@ fn rpc_span(path: &'static str, endpoint: &str) -> tracing::Span {
         rpc.grpc.status_code = tracing::field::Empty,
         endpoint,
         duration_us = tracing::field::Empty,
+        rpc.retries = tracing::field::Empty,
     )
 }
 

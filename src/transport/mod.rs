@@ -27,8 +27,12 @@ mod address;
 #[cfg(feature = "client")]
 mod connection;
 #[cfg(feature = "client")]
+pub(crate) mod retry;
+#[cfg(feature = "client")]
 mod unary;
 
 pub use address::{Address, SOCKET_DIR_ENV};
 #[cfg(feature = "client")]
 pub use connection::{ConnectOptions, Connection, IN_PROCESS};
+#[cfg(feature = "client")]
+pub use retry::{RetryPolicy, RpcEffect, rpc_effect};

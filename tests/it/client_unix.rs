@@ -7,7 +7,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use csi_proxy_client::{ConnectOptions, Error, disk, filesystem, iscsi, smb, system, volume};
+use csi_proxy_client::{
+    ConnectOptions, Error, RetryPolicy, disk, filesystem, iscsi, smb, system, volume,
+};
 use tokio::net::UnixListener;
 use tokio::sync::oneshot;
 use tokio_stream::wrappers::UnixListenerStream;
@@ -575,7 +577,9 @@ fn pinging() -> ConnectOptions {
 async fn a_server_that_stops_answering_fails_the_call_and_the_next_call_redials() {
     let dir = tempfile::tempdir().unwrap();
     let (front, _server, address) = fronted(&dir, 0).await;
-    let disk = disk::v1::Client::connect_with(&address, &pinging())
+    // No retries, so that the failed call is seen.
+    let options = pinging().with_retry(RetryPolicy::none());
+    let disk = disk::v1::Client::connect_with(&address, &options)
         .await
         .unwrap();
     assert_eq!(stats(&disk, 1).await.unwrap(), 1 << 30);
@@ -585,6 +589,22 @@ async fn a_server_that_stops_answering_fails_the_call_and_the_next_call_redials(
     let err = stats(&disk, 2).await.unwrap_err();
     assert!(matches!(err, Error::Transport { .. }), "{err:?}");
     // The next call dials again.
+    assert_eq!(stats(&disk, 2).await.unwrap(), 2 << 30);
+    assert_eq!(front.accepted(), 2);
+}
+
+#[tokio::test]
+async fn a_read_on_a_server_that_stops_answering_is_retried_on_a_new_connection() {
+    let dir = tempfile::tempdir().unwrap();
+    let (front, _server, address) = fronted(&dir, 0).await;
+    let disk = disk::v1::Client::connect_with(&address, &pinging())
+        .await
+        .unwrap();
+    assert_eq!(stats(&disk, 1).await.unwrap(), 1 << 30);
+
+    front.wedge();
+    // GetDiskStats only reads: the attempt the unanswered PING ended is
+    // made again on a new connection (the default retry policy).
     assert_eq!(stats(&disk, 2).await.unwrap(), 2 << 30);
     assert_eq!(front.accepted(), 2);
 }

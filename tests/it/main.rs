@@ -41,6 +41,7 @@ mod node_errors;
 mod node_scenarios;
 mod public_shape;
 mod quirks;
+mod retries;
 mod rpc_matrix;
 mod server_process;
 mod windows_pipes;

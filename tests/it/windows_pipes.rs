@@ -23,7 +23,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use csi_proxy_client::system::v1alpha1::{self as system, SystemApi, system_server};
-use csi_proxy_client::{ConnectOptions, Error};
+use csi_proxy_client::{ConnectOptions, Error, RetryPolicy};
 use pipe::PipeListener;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::windows::named_pipe::{ClientOptions, ServerOptions};
@@ -695,7 +695,9 @@ async fn a_pipe_server_that_stops_answering_fails_the_call_and_the_next_call_red
         .with_request_timeout(Duration::from_secs(30))
         .with_keepalive_interval(Some(Duration::from_millis(200)))
         .with_keepalive_timeout(Duration::from_secs(1));
-    let client = system::Client::connect_with(&path, &options).await.unwrap();
+    // No retries, so that the failed call is seen.
+    let once = options.clone().with_retry(RetryPolicy::none());
+    let client = system::Client::connect_with(&path, &once).await.unwrap();
     assert_eq!(serial(&client).await.unwrap(), "SN-behind");
 
     front.wedge();
@@ -704,5 +706,11 @@ async fn a_pipe_server_that_stops_answering_fails_the_call_and_the_next_call_red
     assert!(matches!(err, Error::Transport { .. }), "{err:?}");
     assert_eq!(serial(&client).await.unwrap(), "SN-behind");
     assert_eq!(front.accepted(), 2);
+
+    // With the default retries the read is made again on a new connection.
+    let retrying = system::Client::connect_with(&path, &options).await.unwrap();
+    front.wedge();
+    assert_eq!(serial(&retrying).await.unwrap(), "SN-behind");
+    assert_eq!(front.accepted(), 4);
     proxy.kill();
 }

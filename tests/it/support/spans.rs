@@ -1,5 +1,5 @@
 //! `Spans`: a `tracing` layer that keeps every span opened (name, parent,
-//! fields as recorded), for tests of the spans the crate opens.
+//! fields as recorded, the events inside it), for tests of the spans the crate opens.
 
 use std::collections::BTreeMap;
 use std::fmt::Debug;
@@ -19,6 +19,9 @@ pub struct Captured {
     /// The index in [`Spans::all`] of the parent span, if any.
     pub parent: Option<usize>,
     pub fields: BTreeMap<String, String>,
+    /// The fields of each event emitted in this span, in order (the
+    /// message as `message`).
+    pub events: Vec<BTreeMap<String, String>>,
 }
 
 impl Captured {
@@ -78,7 +81,20 @@ where
             name: attributes.metadata().name(),
             parent,
             fields,
+            events: Vec::new(),
         });
+    }
+
+    fn on_event(&self, event: &tracing::Event<'_>, ctx: Context<'_, S>) {
+        let Some(span) = ctx.event_span(event) else {
+            return;
+        };
+        let mut spans = self.0.lock().unwrap();
+        if let Some(index) = Self::index_of(&spans, &span.id()) {
+            let mut fields = BTreeMap::new();
+            event.record(&mut Fields(&mut fields));
+            spans[index].events.push(fields);
+        }
     }
 
     fn on_record(&self, id: &Id, values: &Record<'_>, _: Context<'_, S>) {
