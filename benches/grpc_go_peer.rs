@@ -13,7 +13,8 @@
 //! Each client prints `RESULT client=... seq_us p50_us p99_us conc_cps
 //! cli_cpu_seq_us srv_cpu_seq_us cli_cpu_conc_us srv_cpu_conc_us`, the CPU
 //! figures read from `/proc` (this process, and `SERVER_PID` if set) in µs
-//! per call. `cargo bench` runs this target without arguments: it then only
+//! per call. `PEER_KEEPALIVE=off` connects without keepalive PINGs, as
+//! grpc-go's client does by default. `cargo bench` runs this target without arguments: it then only
 //! says how to use it.
 
 #[cfg(unix)]
@@ -162,7 +163,13 @@ mod unix {
     }
 
     async fn client(socket: &str, n: usize) {
-        let client = disk::Client::connect(&format!("unix://{socket}"))
+        // PEER_KEEPALIVE=off: no keepalive PINGs, like grpc-go's client by
+        // default (ours sends them during calls unless told not to).
+        let mut options = csi_proxy_client::ConnectOptions::default();
+        if std::env::var("PEER_KEEPALIVE").as_deref() == Ok("off") {
+            options = options.with_keepalive_interval(None);
+        }
+        let client = disk::Client::connect_with(&format!("unix://{socket}"), &options)
             .await
             .expect("connect");
         let call = |client: disk::Client| async move {
