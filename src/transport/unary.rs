@@ -223,8 +223,7 @@ mod tests {
             &frame.into_data().unwrap()[..],
             &[0, 0, 0, 0, 3, 0x08, 0xac, 0x02]
         );
-        // Ended right after its one chunk, so hyper sends that chunk with
-        // END_STREAM, not an empty DATA frame after it.
+        // Ended with its one chunk: no empty DATA frame follows it.
         assert!(http_body::Body::is_end_stream(&*body));
     }
 
