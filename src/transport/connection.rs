@@ -1,17 +1,17 @@
 //! [`Connection`]: one gRPC connection to a pipe, a socket or a service in
 //! memory, and the options of connecting to it.
 
-use std::future::Future;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use bytes::Bytes;
 use http::uri::{Authority, PathAndQuery, Scheme};
-use hyper::client::conn::http2;
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::sync::oneshot;
+use tokio::task::AbortHandle;
 use tonic::body::Body;
 use tonic::transport::Channel;
 use tower::BoxError;
@@ -186,14 +186,21 @@ impl ConnectOptions {
         self.keepalive_while_idle
     }
 
-    /// hyper's HTTP/2 client settings for these options.
-    fn http2(&self) -> http2::Builder<TokioExecutor> {
-        let mut builder = http2::Builder::new(TokioExecutor::new());
+    /// h2's client settings: the windows and limits hyper's HTTP/2 client
+    /// used (this crate's client before it drove h2 directly), so that
+    /// servers see the same SETTINGS as before.
+    fn http2(&self) -> h2::client::Builder {
+        const MIB: u32 = 1024 * 1024;
+        let mut builder = h2::client::Builder::new();
         builder
-            .timer(TokioTimer::new())
-            .keep_alive_interval(self.keepalive_interval)
-            .keep_alive_timeout(self.keepalive_timeout)
-            .keep_alive_while_idle(self.keepalive_while_idle);
+            .initial_max_send_streams(100)
+            .initial_window_size(2 * MIB)
+            .initial_connection_window_size(5 * MIB)
+            .max_frame_size(16 * 1024)
+            .max_header_list_size(16 * 1024)
+            .max_send_buffer_size(MIB as usize)
+            .max_local_error_reset_streams(Some(1024))
+            .enable_push(false);
         builder
     }
 }
@@ -201,39 +208,12 @@ impl ConnectOptions {
 /// A service in memory, or a tonic channel, behind a connection.
 type BoxService = BoxCloneSyncService<http::Request<Body>, http::Response<Body>, BackendError>;
 
-/// What a connection sends its HTTP requests to: an HTTP/2 connection of
-/// its own to a pipe or socket, or a service.
+/// What a connection sends its calls to: an HTTP/2 connection of its own
+/// to a pipe or socket, or a service.
 #[derive(Clone)]
 enum Backend {
     Http2(Arc<Dialer>),
     Service(BoxService),
-}
-
-type BackendFuture =
-    Pin<Box<dyn Future<Output = Result<http::Response<Body>, BackendError>> + Send>>;
-
-impl tower::Service<http::Request<Body>> for Backend {
-    type Response = http::Response<Body>;
-    type Error = BackendError;
-    type Future = BackendFuture;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BackendError>> {
-        match self {
-            // hyper queues requests until the connection can take them.
-            Backend::Http2(_) => Poll::Ready(Ok(())),
-            Backend::Service(service) => service.poll_ready(cx),
-        }
-    }
-
-    fn call(&mut self, request: http::Request<Body>) -> BackendFuture {
-        match self {
-            Backend::Http2(dialer) => {
-                let dialer = dialer.clone();
-                Box::pin(async move { dialer.send(request).await.map_err(BackendError) })
-            }
-            Backend::Service(service) => service.call(request),
-        }
-    }
 }
 
 /// A backend's failure, wrapping it as its source so that tonic still finds
@@ -255,62 +235,162 @@ impl std::error::Error for BackendError {
     }
 }
 
-/// The HTTP/2 connection of a [`Connection`] to a pipe or socket: hyper's
-/// `SendRequest`, cloned for each call, and a new one dialed when the
-/// connection has closed (the server went away, or stopped answering
-/// keepalive PINGs).
+/// The HTTP/2 connection of a [`Connection`] to a pipe or socket, driven
+/// with h2 directly: each call clones its `SendRequest`, and a new
+/// connection is dialed once that one has closed (the server went away, or
+/// stopped answering keepalive PINGs).
 struct Dialer {
     address: Address,
     options: ConnectOptions,
-    http2: http2::Builder<TokioExecutor>,
-    current: Mutex<Option<http2::SendRequest<Body>>>,
+    http2: h2::client::Builder,
+    current: Mutex<Option<Live>>,
     /// Held while dialing, so that the calls that find the connection
     /// closed at once make one new connection, not one each.
     redial: tokio::sync::Mutex<()>,
 }
 
+/// One open HTTP/2 connection.
+#[derive(Clone)]
+struct Live {
+    sender: h2::client::SendRequest<Bytes>,
+    shared: Arc<Shared>,
+}
+
+/// What a connection's calls and its keepalive task share.
+struct Shared {
+    /// Calls whose response has not been read to its end.
+    calls: AtomicUsize,
+    /// The task driving the connection: finished once the connection has
+    /// closed; aborting it closes the connection (h2 then fails the calls
+    /// on it).
+    driver: AbortHandle,
+}
+
 impl Dialer {
-    async fn send(&self, request: http::Request<Body>) -> Result<http::Response<Body>, BoxError> {
-        let mut sender = match self.live() {
-            Some(sender) => sender,
+    /// Sends one call's request (its body whole) and returns the response
+    /// once its headers have come; errors before the request was queued
+    /// are [`NotSent`].
+    async fn send(
+        &self,
+        request: http::Request<Bytes>,
+    ) -> Result<http::Response<Incoming>, BoxError> {
+        let live = match self.live() {
+            Some(live) => live,
             None => self.reconnect().await.map_err(|e| NotSent(e.into()))?,
         };
-        match sender.try_send_request(request).await {
-            Ok(response) => Ok(response.map(Body::new)),
-            // hyper hands the request back when it never went out.
-            Err(e) if e.message().is_some() => Err(NotSent(e.into_error().into()).into()),
-            Err(e) => Err(e.into_error().into()),
-        }
+        let call = InFlight::new(live.shared);
+        let (head, message) = request.into_parts();
+        let mut sender = live.sender.ready().await.map_err(|e| NotSent(e.into()))?;
+        let (response, mut stream) = sender
+            .send_request(http::Request::from_parts(head, ()), false)
+            .map_err(|e| NotSent(e.into()))?;
+        // Queued right behind the HEADERS, before the connection task next
+        // writes: both frames go to the server in one write.
+        stream.send_data(message, true)?;
+        let response = response.await?;
+        Ok(response.map(|body| Incoming {
+            body,
+            data_done: false,
+            _call: call,
+        }))
     }
 
     /// The current connection, unless it has closed.
-    fn live(&self) -> Option<http2::SendRequest<Body>> {
+    fn live(&self) -> Option<Live> {
         let current = self.current.lock().unwrap_or_else(PoisonError::into_inner);
         current
             .as_ref()
-            .filter(|sender| !sender.is_closed())
+            .filter(|live| !live.shared.driver.is_finished())
             .cloned()
     }
 
-    async fn reconnect(&self) -> Result<http2::SendRequest<Body>, Error> {
+    async fn reconnect(&self) -> Result<Live, Error> {
         let _dialing = self.redial.lock().await;
-        if let Some(sender) = self.live() {
-            return Ok(sender);
+        if let Some(live) = self.live() {
+            return Ok(live);
         }
-        let sender = handshake(&self.address, &self.options, &self.http2).await?;
-        *self.current.lock().unwrap_or_else(PoisonError::into_inner) = Some(sender.clone());
-        Ok(sender)
+        let live = handshake(&self.address, &self.options, &self.http2).await?;
+        *self.current.lock().unwrap_or_else(PoisonError::into_inner) = Some(live.clone());
+        Ok(live)
+    }
+}
+
+impl Drop for Dialer {
+    /// Closes the connection: h2 does not end it when its last
+    /// `SendRequest` goes while the connection task waits for the server.
+    fn drop(&mut self) {
+        let current = self
+            .current
+            .get_mut()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some(live) = current.take() {
+            live.shared.driver.abort();
+        }
+    }
+}
+
+/// A call in flight on a connection, from sending to the end of its
+/// response (or its failure).
+struct InFlight(Arc<Shared>);
+
+impl InFlight {
+    fn new(shared: Arc<Shared>) -> Self {
+        shared.calls.fetch_add(1, Ordering::Relaxed);
+        Self(shared)
+    }
+}
+
+impl Drop for InFlight {
+    fn drop(&mut self) {
+        self.0.calls.fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+/// A response body from h2: its DATA frames (their flow-control capacity
+/// given back as they are read), then its trailers.
+struct Incoming {
+    body: h2::RecvStream,
+    data_done: bool,
+    _call: InFlight,
+}
+
+impl http_body::Body for Incoming {
+    type Data = Bytes;
+    type Error = h2::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Bytes>, h2::Error>>> {
+        let this = &mut *self;
+        if !this.data_done {
+            match std::task::ready!(this.body.poll_data(cx)) {
+                Some(Ok(data)) => {
+                    // Cannot fail: exactly what was received is released.
+                    let _ = this.body.flow_control().release_capacity(data.len());
+                    return Poll::Ready(Some(Ok(http_body::Frame::data(data))));
+                }
+                Some(Err(error)) => return Poll::Ready(Some(Err(error))),
+                None => this.data_done = true,
+            }
+        }
+        this.body.poll_trailers(cx).map(|trailers| {
+            trailers
+                .transpose()
+                .map(|t| t.map(http_body::Frame::trailers))
+        })
     }
 }
 
 /// Dials `address` and starts HTTP/2 on the stream, redialing while the
 /// server stays silent (see [`ConnectOptions`]'s liveness), within the
-/// connect timeout.
+/// connect timeout; the connection is driven by a task of its own, and
+/// watched by a keepalive task when PINGs are on.
 async fn handshake(
     address: &Address,
     options: &ConnectOptions,
-    builder: &http2::Builder<TokioExecutor>,
-) -> Result<http2::SendRequest<Body>, Error> {
+    builder: &h2::client::Builder,
+) -> Result<Live, Error> {
     let endpoint = address.to_string();
     let fail = |kind, message: String| Error::Connect {
         endpoint: endpoint.clone(),
@@ -322,18 +402,21 @@ async fn handshake(
     for attempt in 1.. {
         let stream = dial(address, budget.saturating_sub(start.elapsed())).await?;
         let (spoke, first_frame) = oneshot::channel();
-        let io = TokioIo::new(Watched {
+        let reads = Arc::new(AtomicU64::new(0));
+        let io = Watched {
             stream,
             spoke: Some(spoke),
-        });
+            reads: reads.clone(),
+        };
         let deadline =
             tokio::time::Instant::now() + wait.min(budget.saturating_sub(start.elapsed()));
-        let (sender, connection) =
-            match tokio::time::timeout_at(deadline, builder.handshake(io)).await {
+        let (sender, mut connection) =
+            match tokio::time::timeout_at(deadline, builder.handshake::<_, Bytes>(io)).await {
                 Ok(Ok(pair)) => pair,
                 Ok(Err(e)) => return Err(fail(std::io::ErrorKind::Other, e.to_string())),
                 Err(_) => return Err(silent(&endpoint, budget, attempt)),
             };
+        let ping = connection.ping_pong();
         let driver = tokio::spawn({
             let endpoint = endpoint.clone();
             async move {
@@ -343,7 +426,26 @@ async fn handshake(
             }
         });
         match tokio::time::timeout_at(deadline, first_frame).await {
-            Ok(Ok(())) => return Ok(sender),
+            Ok(Ok(())) => {
+                let shared = Arc::new(Shared {
+                    calls: AtomicUsize::new(0),
+                    driver: driver.abort_handle(),
+                });
+                if let (Some(interval), Some(ping)) = (options.keepalive_interval, ping) {
+                    tokio::spawn(keepalive(
+                        Keepalive {
+                            interval,
+                            timeout: options.keepalive_timeout,
+                            while_idle: options.keepalive_while_idle,
+                        },
+                        ping,
+                        reads,
+                        shared.clone(),
+                        endpoint.clone(),
+                    ));
+                }
+                return Ok(Live { sender, shared });
+            }
             Ok(Err(_)) => {
                 return Err(fail(
                     std::io::ErrorKind::ConnectionAborted,
@@ -366,6 +468,62 @@ async fn handshake(
     unreachable!("the attempts end within the connect timeout")
 }
 
+/// The keepalive settings of one connection.
+struct Keepalive {
+    interval: Duration,
+    timeout: Duration,
+    while_idle: bool,
+}
+
+/// Checks that the server still answers (see [`ConnectOptions`]'s
+/// liveness): every `interval`, if nothing was read from the connection
+/// since the last look and a call is in flight (or idle PINGs are on), sends
+/// a PING, and closes the connection when its answer does not come within
+/// the timeout. Ends when the connection has closed.
+async fn keepalive(
+    settings: Keepalive,
+    mut ping: h2::PingPong,
+    reads: Arc<AtomicU64>,
+    shared: Arc<Shared>,
+    endpoint: String,
+) {
+    let first = tokio::time::Instant::now() + settings.interval;
+    let mut ticks = tokio::time::interval_at(first, settings.interval);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut seen = reads.load(Ordering::Relaxed);
+    loop {
+        ticks.tick().await;
+        if shared.driver.is_finished() {
+            return;
+        }
+        let now = reads.load(Ordering::Relaxed);
+        if now != seen {
+            seen = now;
+            continue;
+        }
+        if !settings.while_idle && shared.calls.load(Ordering::Relaxed) == 0 {
+            continue;
+        }
+        match tokio::time::timeout(settings.timeout, ping.ping(h2::Ping::opaque())).await {
+            // The PONG was read too.
+            Ok(Ok(_)) => seen = reads.load(Ordering::Relaxed),
+            Ok(Err(error)) => {
+                tracing::debug!(%endpoint, %error, "keepalive PING failed: the connection ended");
+                return;
+            }
+            Err(_) => {
+                tracing::warn!(
+                    %endpoint,
+                    timeout = ?settings.timeout,
+                    "no answer to a keepalive PING: closing the connection"
+                );
+                shared.driver.abort();
+                return;
+            }
+        }
+    }
+}
+
 /// The connect error of a server that never spoke.
 fn silent(endpoint: &str, budget: Duration, attempts: u32) -> Error {
     Error::Connect {
@@ -381,9 +539,11 @@ fn silent(endpoint: &str, budget: Duration, attempts: u32) -> Error {
 
 /// A stream that reports when its first bytes arrive: an HTTP/2 server's
 /// first frame is its SETTINGS, so that is when the server has spoken.
+/// It also counts the reads that brought bytes, for the keepalive task.
 struct Watched<S> {
     stream: S,
     spoke: Option<oneshot::Sender<()>>,
+    reads: Arc<AtomicU64>,
 }
 
 impl<S: AsyncRead + Unpin> AsyncRead for Watched<S> {
@@ -394,10 +554,11 @@ impl<S: AsyncRead + Unpin> AsyncRead for Watched<S> {
     ) -> Poll<std::io::Result<()>> {
         let before = buf.filled().len();
         let result = Pin::new(&mut self.stream).poll_read(cx, buf);
-        if buf.filled().len() > before
-            && let Some(spoke) = self.spoke.take()
-        {
-            let _ = spoke.send(());
+        if buf.filled().len() > before {
+            self.reads.fetch_add(1, Ordering::Relaxed);
+            if let Some(spoke) = self.spoke.take() {
+                let _ = spoke.send(());
+            }
         }
         result
     }
@@ -601,19 +762,29 @@ impl Connection {
         // client has stopped waiting for it.
         let request = unary::request(self.uri(path), message, budget);
         let call = async {
-            use tower::{Service, ServiceExt};
-            let mut backend = self.backend.clone();
-            let ready = backend
-                .ready()
-                .await
-                .map_err(|source| self.transport_error(source.0))?;
-            let response = ready
-                .call(request)
-                .await
-                .map_err(|source| self.transport_error(source.0))?;
-            unary::response(response)
-                .await
-                .map_err(|status| self.status_error(path, status))
+            let response = match &self.backend {
+                Backend::Http2(dialer) => {
+                    let response = dialer
+                        .send(request)
+                        .await
+                        .map_err(|source| self.transport_error(source))?;
+                    unary::response(response).await
+                }
+                Backend::Service(service) => {
+                    use tower::{Service, ServiceExt};
+                    let mut service = service.clone();
+                    let ready = service
+                        .ready()
+                        .await
+                        .map_err(|source| self.transport_error(source.0))?;
+                    let response = ready
+                        .call(unary::in_body(request))
+                        .await
+                        .map_err(|source| self.transport_error(source.0))?;
+                    unary::response(response).await
+                }
+            };
+            response.map_err(|status| self.status_error(path, status))
         };
         match (budget, self.request_timeout) {
             (Some(budget), Some(timeout)) => tokio::time::timeout(budget, call)

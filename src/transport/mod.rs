@@ -5,9 +5,10 @@
 //! pipe or socket and completes the HTTP/2 handshake up front (so a missing
 //! proxy fails at connect time with an error naming the endpoint, as
 //! upstream's Go client does, and a proxy that accepts but never speaks is
-//! dialed again), then hands each call to hyper's HTTP/2 connection
-//! directly (no tower `Buffer` worker in between, as a tonic `Channel`
-//! has), framed by the crate (the whole message in one DATA frame with
+//! dialed again), then hands each call to h2's HTTP/2 client directly (no
+//! tower `Buffer` worker in between, as a tonic `Channel` has, and the
+//! request's HEADERS and DATA frames queued together so that they leave in
+//! one write), framed by the crate (the whole message in one DATA frame with
 //! END_STREAM, the response read to its `grpc-status`), not by tonic's
 //! streaming client. When that
 //! connection has closed (the server went away, or stopped answering

@@ -20,8 +20,8 @@ use crate::Error;
 /// do something twice:
 ///
 /// - the request cannot have reached the server: dialing failed (nothing
-///   listening, pipe busy, a silent server), hyper handed the request back
-///   unsent because the connection had closed, the server refused the
+///   listening, pipe busy, a silent server), h2 would not take the request
+///   because the connection had closed, the server refused the
 ///   stream (HTTP/2 `REFUSED_STREAM`), or its GOAWAY did not cover the
 ///   stream. This holds for every RPC;
 /// - or the RPC only reads ([`RpcEffect::Reads`]) and the attempt failed
@@ -224,7 +224,8 @@ fn reads_only(path: &str) -> bool {
 }
 
 /// A failure of a request that certainly did not leave the client: the
-/// connection could not be made, or hyper handed the request back.
+/// connection could not be made, or h2 refused the request before queueing
+/// it.
 #[derive(Debug)]
 pub(super) struct NotSent(pub(super) Box<dyn StdError + Send + Sync>);
 

@@ -3,13 +3,14 @@
 //! response is read to its end and checked for `grpc-status`.
 //!
 //! tonic's general client (`tonic::client::Grpc::unary`) streams the request
-//! body through an encoder, which hyper pipes to the HTTP/2 stream from a task
-//! of its own whenever the body is not ready at once, and ends the stream with
-//! an empty DATA frame; a unary call needs none of that. Here hyper finds the
-//! whole body ready and sends it with END_STREAM in one DATA frame, right
-//! behind the HEADERS frame.
+//! body through an encoder and ends the stream with an empty DATA frame; a
+//! unary call needs none of that. Here the body is whole from the start: a
+//! pipe or socket connection hands it to h2 with END_STREAM right behind the
+//! HEADERS (see `connection.rs`), a service in memory gets it as a one-chunk
+//! [`Body`] ([`in_body`]). Both read the response with [`response`].
 
 use std::convert::Infallible;
+use std::error::Error as StdError;
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -29,12 +30,13 @@ const PREFIX: usize = 5;
 const MAX_RESPONSE: usize = 4 * 1024 * 1024;
 
 /// The HTTP request of a call of `uri` carrying `message`, with the deadline
-/// as `grpc-timeout` when there is one.
+/// as `grpc-timeout` when there is one; the body is the whole prefixed
+/// message.
 pub(super) fn request(
     uri: http::Uri,
     message: &impl prost::Message,
     timeout: Option<Duration>,
-) -> http::Request<Body> {
+) -> http::Request<Bytes> {
     let len = message.encoded_len();
     let mut buf = BytesMut::with_capacity(PREFIX + len);
     buf.put_u8(0);
@@ -44,7 +46,7 @@ pub(super) fn request(
     message
         .encode(&mut buf)
         .expect("a BytesMut grows to fit the message");
-    let mut request = http::Request::new(Body::new(Whole(Some(buf.freeze()))));
+    let mut request = http::Request::new(buf.freeze());
     *request.method_mut() = http::Method::POST;
     *request.uri_mut() = uri;
     *request.version_mut() = http::Version::HTTP_2;
@@ -60,13 +62,22 @@ pub(super) fn request(
     request
 }
 
+/// A request made by [`request`], for a service in memory: its message as a
+/// body of one chunk.
+pub(super) fn in_body(request: http::Request<Bytes>) -> http::Request<Body> {
+    request.map(|message| Body::new(Whole(Some(message))))
+}
+
 /// The message of a call's response, or its status: one the server sent
 /// (no source), one made here for a malformed response (no source), or one
 /// from a failure to read the response (with the failure as its source, as
-/// tonic's body gives it).
-pub(super) async fn response<M: prost::Message + Default>(
-    response: http::Response<Body>,
-) -> Result<M, Status> {
+/// tonic makes it from an h2 error).
+pub(super) async fn response<M, B>(response: http::Response<B>) -> Result<M, Status>
+where
+    M: prost::Message + Default,
+    B: http_body::Body<Data = Bytes> + Unpin,
+    B::Error: Into<Box<dyn StdError + Send + Sync>>,
+{
     let (head, mut body) = response.into_parts();
     // A status in the headers is a "trailers-only" response: no message.
     if let Some(status) = Status::from_header_map(&head.headers) {
@@ -80,7 +91,8 @@ pub(super) async fn response<M: prost::Message + Default>(
     let mut more = BytesMut::new();
     let mut trailers = None;
     while let Some(frame) = body.frame().await {
-        match frame?.into_data() {
+        let frame = frame.map_err(|e| Status::from_error(e.into()))?;
+        match frame.into_data() {
             Ok(chunk) if data.is_none() => data = Some(chunk),
             Ok(chunk) => {
                 if more.is_empty() {
@@ -200,7 +212,8 @@ mod tests {
         assert_eq!(request.headers()["content-type"], "application/grpc");
         assert_eq!(request.headers()["grpc-timeout"], "100000u");
         assert!(request.headers().get("content-length").is_none());
-        let mut body = std::pin::pin!(request.into_body());
+        assert_eq!(&request.body()[..], &[0, 0, 0, 0, 3, 0x08, 0xac, 0x02]);
+        let mut body = std::pin::pin!(in_body(request).into_body());
         let mut cx = Context::from_waker(std::task::Waker::noop());
         let Poll::Ready(Some(Ok(frame))) = http_body::Body::poll_frame(body.as_mut(), &mut cx)
         else {
@@ -210,8 +223,7 @@ mod tests {
             &frame.into_data().unwrap()[..],
             &[0, 0, 0, 0, 3, 0x08, 0xac, 0x02]
         );
-        // Ended right after its one chunk, so hyper sends that chunk with
-        // END_STREAM, not an empty DATA frame after it.
+        // Ended with its one chunk: no empty DATA frame follows it.
         assert!(http_body::Body::is_end_stream(&*body));
     }
 

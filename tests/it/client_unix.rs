@@ -155,10 +155,22 @@ impl volume::v2alpha1::volume_server::Volume for Fake {
         ))
     }
 
+    /// An ID of [`LARGE`] bytes: a response larger than the client's
+    /// HTTP/2 stream window.
+    async fn get_volume_id_from_target_path(
+        &self,
+        _: Request<volume::v2alpha1::GetVolumeIdFromTargetPathRequest>,
+    ) -> Result<Response<volume::v2alpha1::GetVolumeIdFromTargetPathResponse>, Status> {
+        Ok(Response::new(
+            volume::v2alpha1::GetVolumeIdFromTargetPathResponse {
+                volume_id: "v".repeat(LARGE),
+            },
+        ))
+    }
+
     unserved! {
         format_volume(volume::v2alpha1::FormatVolumeRequest) -> volume::v2alpha1::FormatVolumeResponse;
         get_disk_number_from_volume_id(volume::v2alpha1::GetDiskNumberFromVolumeIdRequest) -> volume::v2alpha1::GetDiskNumberFromVolumeIdResponse;
-        get_volume_id_from_target_path(volume::v2alpha1::GetVolumeIdFromTargetPathRequest) -> volume::v2alpha1::GetVolumeIdFromTargetPathResponse;
         get_volume_stats(volume::v2alpha1::GetVolumeStatsRequest) -> volume::v2alpha1::GetVolumeStatsResponse;
         is_volume_formatted(volume::v2alpha1::IsVolumeFormattedRequest) -> volume::v2alpha1::IsVolumeFormattedResponse;
         list_volumes_on_disk(volume::v2alpha1::ListVolumesOnDiskRequest) -> volume::v2alpha1::ListVolumesOnDiskResponse;
@@ -267,6 +279,33 @@ async fn one_rpc_of_each_group_round_trips() {
         found.volume_id,
         r"\\?\Volume{00000006-0000-0000-0000-000000000000}\"
     );
+}
+
+/// 3 MiB: over the client's 2 MiB stream window, two of them over its
+/// 5 MiB connection window, under the 4 MiB message limit.
+const LARGE: usize = 3 << 20;
+
+#[tokio::test]
+async fn responses_larger_than_the_flow_control_windows_are_read_whole() {
+    use volume::v2alpha1::VolumeApi;
+    let dir = tempfile::tempdir().unwrap();
+    let (path, address) = socket(&dir);
+    let _server = serve(&path, Fake::default()).await;
+    // A client that stopped giving back window would stall, not fail.
+    let options = ConnectOptions::default().with_request_timeout(Duration::from_secs(20));
+    let volume = volume::v2alpha1::Client::connect_with(&address, &options)
+        .await
+        .unwrap();
+    for _ in 0..3 {
+        let request = volume::v2alpha1::GetVolumeIdFromTargetPathRequest {
+            target_path: "C:\\big".into(),
+        };
+        let found = volume
+            .get_volume_id_from_target_path(request)
+            .await
+            .unwrap();
+        assert_eq!(found.volume_id.len(), LARGE);
+    }
 }
 
 #[tokio::test]
