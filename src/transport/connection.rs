@@ -53,12 +53,13 @@ type Stream = tokio::net::windows::named_pipe::NamedPipeClient;
 /// may do to its first client) costs a redial, not a call's whole deadline.
 ///
 /// Once connected, HTTP/2 PING frames check that the server still answers:
-/// when nothing has been received for the [keepalive
-/// interval](Self::with_keepalive_interval), a PING is sent, and a server
-/// that does not answer it within the [keepalive
+/// once every [keepalive interval](Self::with_keepalive_interval), if
+/// nothing has been received since the last look, a PING is sent, and a
+/// server that does not answer it within the [keepalive
 /// timeout](Self::with_keepalive_timeout) is taken as gone: the connection is
 /// closed, the calls on it fail with [`Error::Transport`], and the next call
-/// dials again.
+/// dials again. A server that falls silent is so noticed between one and two
+/// intervals after its last frame, plus the timeout.
 ///
 /// The defaults (PING after 60 s of silence during a call, 20 s to answer,
 /// no PING while no call is in flight) suit csi-proxy, whose grpc-go server
