@@ -207,7 +207,7 @@ impl ConnectOptions {
 }
 
 /// A service in memory, or a tonic channel, behind a connection.
-type BoxService = BoxCloneSyncService<http::Request<Body>, http::Response<Body>, BackendError>;
+type BoxService = BoxCloneSyncService<http::Request<Body>, http::Response<Body>, BoxError>;
 
 /// What a connection sends its calls to: an HTTP/2 connection of its own
 /// to a pipe or socket, or a service.
@@ -215,25 +215,6 @@ type BoxService = BoxCloneSyncService<http::Request<Body>, http::Response<Body>,
 enum Backend {
     Http2(Arc<Dialer>),
     Service(BoxService),
-}
-
-/// A backend's failure, wrapping it as its source so that tonic still finds
-/// a status or connect error in the chain. (A named error type, not
-/// `BoxError` itself, which trips the compiler's lifetime inference in the
-/// async trait methods that call through it.)
-#[derive(Debug)]
-struct BackendError(BoxError);
-
-impl std::fmt::Display for BackendError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("the connection failed")
-    }
-}
-
-impl std::error::Error for BackendError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        Some(&*self.0)
-    }
 }
 
 /// The HTTP/2 connection of a [`Connection`] to a pipe or socket, driven
@@ -687,7 +668,7 @@ impl Connection {
         S::Future: Send + 'static,
     {
         use tower::ServiceExt;
-        let service = BoxCloneSyncService::new(service.map_err(|e| BackendError(e.into())));
+        let service = BoxCloneSyncService::new(service.map_err(Into::into));
         Self {
             backend: Backend::Service(service),
             endpoint: endpoint.into(),
@@ -777,11 +758,11 @@ impl Connection {
                     let ready = service
                         .ready()
                         .await
-                        .map_err(|source| self.transport_error(source.0))?;
+                        .map_err(|source| self.transport_error(source))?;
                     let response = ready
                         .call(unary::in_body(request))
                         .await
-                        .map_err(|source| self.transport_error(source.0))?;
+                        .map_err(|source| self.transport_error(source))?;
                     unary::response(response).await
                 }
             };
