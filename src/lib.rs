@@ -282,6 +282,8 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod error;
+#[cfg(any(feature = "client", feature = "server"))]
+mod h2io;
 pub mod transport;
 mod version;
 

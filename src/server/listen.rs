@@ -1,22 +1,20 @@
 //! Endpoints and their connections: a Unix socket per group version, or on
 //! Windows a named pipe; HTTP/2 served on each connection with the limits
-//! and the shutdown of [`Limits`].
+//! and the shutdown of [`Limits`] (each connection in `connection`).
 
 use std::io;
 #[cfg(unix)]
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use hyper_util::rt::{TokioExecutor, TokioIo, TokioTimer};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinSet;
-use tokio::time::Instant;
 use tonic::service::Routes;
 
-use super::deadline;
+use super::connection::{self, stopped};
 use crate::authority::LocalAuthority;
 use crate::transport::Address;
 
@@ -67,7 +65,7 @@ impl Failure {
 
 impl Limits {
     /// The injected latency of the call to `path` (`/v1.Disk/PartitionDisk`).
-    fn latency_of(&self, path: &str) -> Duration {
+    pub(super) fn latency_of(&self, path: &str) -> Duration {
         let method = path.rsplit('/').next().unwrap_or_default();
         self.latency
             .iter()
@@ -77,7 +75,7 @@ impl Limits {
     }
 
     /// The injected failure of the call to `path`, if one is left.
-    fn failure_of(&self, path: &str) -> Option<tonic::Status> {
+    pub(super) fn failure_of(&self, path: &str) -> Option<tonic::Status> {
         let method = path.rsplit('/').next().unwrap_or_default();
         self.failures
             .iter()
@@ -234,7 +232,7 @@ impl Listener {
                         Ok(permit) => {
                             let (routes, limits, stop) = (routes.clone(), limits.clone(), stop_connection.clone());
                             connections.spawn(async move {
-                                serve_connection(io, routes, &limits, stop).await;
+                                connection::serve(LocalAuthority::new(io), routes, &limits, stop).await;
                                 drop(permit);
                             });
                         }
@@ -254,140 +252,6 @@ impl Listener {
         }
         drop(self);
         while connections.join_next().await.is_some() {}
-    }
-}
-
-/// Serves HTTP/2 on one connection until the client leaves, it has been
-/// idle for the idle timeout, or the server stops (then within the grace).
-async fn serve_connection(
-    io: Box<dyn Connection>,
-    routes: Routes,
-    limits: &Limits,
-    mut stop: watch::Receiver<bool>,
-) {
-    let activity = Arc::new(Activity::new());
-    let service = {
-        let activity = activity.clone();
-        hyper::service::service_fn(move |request| {
-            let call = InFlight::enter(&activity);
-            let deadline = deadline::grpc_timeout(request.headers());
-            let latency = limits.latency_of(request.uri().path());
-            let failure = limits.failure_of(request.uri().path());
-            let response = tower::ServiceExt::oneshot(routes.clone(), request);
-            async move {
-                let response = async {
-                    if !latency.is_zero() {
-                        tokio::time::sleep(latency).await;
-                    }
-                    match failure {
-                        Some(status) => Ok(status.into_http()),
-                        None => response.await,
-                    }
-                };
-                let response = deadline::within(deadline, response).await;
-                drop(call);
-                response
-            }
-        })
-    };
-    let mut builder = hyper::server::conn::http2::Builder::new(TokioExecutor::new());
-    builder
-        .timer(TokioTimer::new())
-        .max_concurrent_streams(limits.max_concurrent_streams)
-        .keep_alive_interval(limits.keepalive_interval)
-        .keep_alive_timeout(limits.keepalive_timeout);
-    let connection = builder.serve_connection(TokioIo::new(LocalAuthority::new(io)), service);
-    tokio::pin!(connection);
-
-    let stopping = tokio::select! {
-        result = connection.as_mut() => {
-            if let Err(e) = result {
-                tracing::debug!(error = %e, "connection ended with an error");
-            }
-            return;
-        }
-        () = stopped(&mut stop) => true,
-        () = activity.idle(limits.idle_timeout) => false,
-    };
-    tracing::debug!(stopping, "closing connection");
-    connection.as_mut().graceful_shutdown();
-    if tokio::time::timeout(limits.shutdown_grace, connection)
-        .await
-        .is_err()
-    {
-        tracing::info!("connection still busy after the grace period; closed");
-    }
-}
-
-/// Completes once the server stops.
-async fn stopped(stop: &mut watch::Receiver<bool>) {
-    let _ = stop.wait_for(|stop| *stop).await;
-}
-
-/// The calls in flight on one connection and when the last one ended.
-///
-/// A call only counts itself and stamps its end; nothing wakes the
-/// connection's task. (A `watch` channel did: its receiver, polled in the
-/// same task as the connection, woke that task twice a call, and every time
-/// the count fell to zero a new idle timer was armed.) The idle timer
-/// instead sleeps until the earliest moment the connection could be idle
-/// and looks again.
-struct Activity {
-    in_flight: AtomicUsize,
-    /// When the connection was opened: `last_end` counts from it.
-    opened: Instant,
-    /// Nanoseconds from `opened` to the end of the latest call.
-    last_end: AtomicU64,
-}
-
-impl Activity {
-    fn new() -> Self {
-        Self {
-            in_flight: AtomicUsize::new(0),
-            opened: Instant::now(),
-            last_end: AtomicU64::new(0),
-        }
-    }
-
-    /// Completes once no call has been in flight for `timeout`.
-    async fn idle(&self, timeout: Duration) {
-        loop {
-            let now = Instant::now();
-            let idle_from = if self.in_flight.load(Ordering::SeqCst) == 0 {
-                self.opened + Duration::from_nanos(self.last_end.load(Ordering::SeqCst))
-            } else {
-                now
-            };
-            let due = idle_from + timeout;
-            if due <= now {
-                return;
-            }
-            tokio::time::sleep_until(due).await;
-        }
-    }
-}
-
-/// One call in flight on a connection, counted while it lives.
-struct InFlight(Arc<Activity>);
-
-impl InFlight {
-    fn enter(activity: &Arc<Activity>) -> Self {
-        activity.in_flight.fetch_add(1, Ordering::SeqCst);
-        Self(activity.clone())
-    }
-}
-
-impl Drop for InFlight {
-    fn drop(&mut self) {
-        let activity = &self.0;
-        // The end is stamped before the count falls, so whoever sees no
-        // call in flight also sees when the last one ended.
-        let since_open = activity.opened.elapsed().as_nanos();
-        activity.last_end.store(
-            u64::try_from(since_open).unwrap_or(u64::MAX),
-            Ordering::SeqCst,
-        );
-        activity.in_flight.fetch_sub(1, Ordering::SeqCst);
     }
 }
 

@@ -8,6 +8,7 @@
 //! implementation. Host failures become gRPC statuses in one place,
 //! [`status`].
 
+mod connection;
 mod convert;
 pub(crate) mod deadline;
 mod disk;

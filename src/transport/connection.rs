@@ -9,7 +9,6 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http::uri::{Authority, PathAndQuery, Scheme};
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::sync::oneshot;
 use tokio::task::AbortHandle;
 use tonic::body::Body;
@@ -21,6 +20,7 @@ use tracing::Instrument;
 use super::retry::{self, NotSent, RetryPolicy};
 use super::{Address, unary};
 use crate::Error;
+use crate::h2io::{RecvBody, Watched};
 
 #[cfg(unix)]
 type Stream = tokio::net::UnixStream;
@@ -271,8 +271,7 @@ impl Dialer {
         stream.send_data(message, true)?;
         let response = response.await?;
         Ok(response.map(|body| Incoming {
-            body,
-            data_done: false,
+            body: RecvBody::new(body),
             _call: call,
         }))
     }
@@ -328,11 +327,10 @@ impl Drop for InFlight {
     }
 }
 
-/// A response body from h2: its DATA frames (their flow-control capacity
-/// given back as they are read), then its trailers.
+/// A response body from h2 ([`RecvBody`]), counted as a call in flight
+/// until it is dropped.
 struct Incoming {
-    body: h2::RecvStream,
-    data_done: bool,
+    body: RecvBody,
     _call: InFlight,
 }
 
@@ -344,23 +342,11 @@ impl http_body::Body for Incoming {
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<http_body::Frame<Bytes>, h2::Error>>> {
-        let this = &mut *self;
-        if !this.data_done {
-            match std::task::ready!(this.body.poll_data(cx)) {
-                Some(Ok(data)) => {
-                    // Cannot fail: exactly what was received is released.
-                    let _ = this.body.flow_control().release_capacity(data.len());
-                    return Poll::Ready(Some(Ok(http_body::Frame::data(data))));
-                }
-                Some(Err(error)) => return Poll::Ready(Some(Err(error))),
-                None => this.data_done = true,
-            }
-        }
-        this.body.poll_trailers(cx).map(|trailers| {
-            trailers
-                .transpose()
-                .map(|t| t.map(http_body::Frame::trailers))
-        })
+        Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
     }
 }
 
@@ -385,11 +371,7 @@ async fn handshake(
         let stream = dial(address, budget.saturating_sub(start.elapsed())).await?;
         let (spoke, first_frame) = oneshot::channel();
         let reads = Arc::new(AtomicU64::new(0));
-        let io = Watched {
-            stream,
-            spoke: Some(spoke),
-            reads: reads.clone(),
-        };
+        let io = Watched::new(stream, reads.clone()).on_first_read(spoke);
         let deadline =
             tokio::time::Instant::now() + wait.min(budget.saturating_sub(start.elapsed()));
         let (sender, mut connection) =
@@ -516,63 +498,6 @@ fn silent(endpoint: &str, budget: Duration, attempts: u32) -> Error {
                 "no HTTP/2 SETTINGS from the server within {budget:?} ({attempts} connections tried)"
             ),
         ),
-    }
-}
-
-/// A stream that reports when its first bytes arrive: an HTTP/2 server's
-/// first frame is its SETTINGS, so that is when the server has spoken.
-/// It also counts the reads that brought bytes, for the keepalive task.
-struct Watched<S> {
-    stream: S,
-    spoke: Option<oneshot::Sender<()>>,
-    reads: Arc<AtomicU64>,
-}
-
-impl<S: AsyncRead + Unpin> AsyncRead for Watched<S> {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<std::io::Result<()>> {
-        let before = buf.filled().len();
-        let result = Pin::new(&mut self.stream).poll_read(cx, buf);
-        if buf.filled().len() > before {
-            self.reads.fetch_add(1, Ordering::Relaxed);
-            if let Some(spoke) = self.spoke.take() {
-                let _ = spoke.send(());
-            }
-        }
-        result
-    }
-}
-
-impl<S: AsyncWrite + Unpin> AsyncWrite for Watched<S> {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.stream).poll_write(cx, buf)
-    }
-
-    fn poll_write_vectored(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[std::io::IoSlice<'_>],
-    ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.stream).poll_write_vectored(cx, bufs)
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        self.stream.is_write_vectored()
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.stream).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.stream).poll_shutdown(cx)
     }
 }
 
