@@ -13,16 +13,16 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicU8, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
+use futures_util::StreamExt as _;
+use futures_util::stream::FuturesUnordered;
 use http_body::Body as _;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::watch;
 use tokio::time::Instant;
-use futures_util::StreamExt as _;
-use futures_util::stream::FuturesUnordered;
 use tonic::service::Routes;
 
 use super::deadline;
@@ -240,7 +240,12 @@ async fn call(
 /// every `interval`, if nothing was read since the last look, a PING is
 /// sent (also while no call is in flight, as hyper's server did). Never
 /// completes once the connection has ended (the accept loop notices that).
-async fn keepalive(mut ping: h2::PingPong, reads: &AtomicU64, interval: Duration, timeout: Duration) {
+async fn keepalive(
+    mut ping: h2::PingPong,
+    reads: &AtomicU64,
+    interval: Duration,
+    timeout: Duration,
+) {
     let mut ticks = tokio::time::interval_at(Instant::now() + interval, interval);
     ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
     let mut seen = reads.load(Ordering::Relaxed);
@@ -423,5 +428,128 @@ impl Drop for InFlight {
             Ordering::SeqCst,
         );
         activity.in_flight.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::AtomicUsize;
+    use std::task::{Context, Poll, Wake, Waker};
+
+    /// Counts the wakes of the task that polls a [`Coalesced`].
+    #[derive(Default)]
+    struct Task(AtomicUsize);
+
+    impl Wake for Task {
+        fn wake(self: Arc<Self>) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// A future that wakes itself during its first `wakes` polls, then
+    /// hands out its waker and waits; ready once `done` is set.
+    struct Inner {
+        polls: Arc<AtomicUsize>,
+        wakes: usize,
+        waker: Arc<std::sync::Mutex<Option<Waker>>>,
+        done: Arc<std::sync::atomic::AtomicBool>,
+    }
+
+    impl Future for Inner {
+        type Output = ();
+
+        fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+            let polls = self.polls.fetch_add(1, Ordering::SeqCst) + 1;
+            if self.done.load(Ordering::SeqCst) {
+                return Poll::Ready(());
+            }
+            if polls <= self.wakes {
+                cx.waker().wake_by_ref();
+            } else {
+                *self.waker.lock().unwrap() = Some(cx.waker().clone());
+            }
+            Poll::Pending
+        }
+    }
+
+    fn setup(
+        wakes: usize,
+    ) -> (
+        Coalesced<Inner>,
+        Arc<AtomicUsize>,
+        Arc<std::sync::Mutex<Option<Waker>>>,
+        Arc<std::sync::atomic::AtomicBool>,
+    ) {
+        let polls = Arc::new(AtomicUsize::new(0));
+        let waker = Arc::new(std::sync::Mutex::new(None));
+        let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let inner = Inner {
+            polls: polls.clone(),
+            wakes,
+            waker: waker.clone(),
+            done: done.clone(),
+        };
+        (Coalesced::new(Box::pin(inner)), polls, waker, done)
+    }
+
+    #[test]
+    fn a_wake_during_the_poll_is_another_round_not_a_wake_of_the_task() {
+        let (mut future, polls, _, _) = setup(3);
+        let task = Arc::new(Task::default());
+        let waker = Waker::from(task.clone());
+        let polled = Pin::new(&mut future).poll(&mut Context::from_waker(&waker));
+        assert!(polled.is_pending());
+        assert_eq!(polls.load(Ordering::SeqCst), 4, "three rounds more");
+        assert_eq!(task.0.load(Ordering::SeqCst), 0, "the task was woken");
+    }
+
+    #[test]
+    fn a_wake_from_elsewhere_wakes_the_task_once_and_is_polled() {
+        let (mut future, polls, inner_waker, done) = setup(0);
+        let task = Arc::new(Task::default());
+        let waker = Waker::from(task.clone());
+        assert!(
+            Pin::new(&mut future)
+                .poll(&mut Context::from_waker(&waker))
+                .is_pending()
+        );
+        let inner_waker = inner_waker.lock().unwrap().take().unwrap();
+        let other = std::thread::spawn({
+            let inner_waker = inner_waker.clone();
+            move || inner_waker.wake_by_ref()
+        });
+        other.join().unwrap();
+        inner_waker.wake_by_ref();
+        assert_eq!(
+            task.0.load(Ordering::SeqCst),
+            1,
+            "woken once for both wakes"
+        );
+        done.store(true, Ordering::SeqCst);
+        assert!(
+            Pin::new(&mut future)
+                .poll(&mut Context::from_waker(&waker))
+                .is_ready()
+        );
+        assert_eq!(polls.load(Ordering::SeqCst), 2);
+    }
+
+    #[test]
+    fn a_future_that_keeps_waking_itself_yields_after_its_rounds() {
+        let (mut future, polls, _, _) = setup(usize::MAX);
+        let task = Arc::new(Task::default());
+        let waker = Waker::from(task.clone());
+        assert!(
+            Pin::new(&mut future)
+                .poll(&mut Context::from_waker(&waker))
+                .is_pending()
+        );
+        assert_eq!(polls.load(Ordering::SeqCst), MAX_ROUNDS);
+        assert_eq!(
+            task.0.load(Ordering::SeqCst),
+            1,
+            "woken to be polled again after other tasks"
+        );
     }
 }

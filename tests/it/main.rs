@@ -43,5 +43,6 @@ mod public_shape;
 mod quirks;
 mod retries;
 mod rpc_matrix;
+mod server_connection;
 mod server_process;
 mod windows_pipes;
