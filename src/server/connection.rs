@@ -473,29 +473,31 @@ mod tests {
         }
     }
 
-    fn setup(
-        wakes: usize,
-    ) -> (
-        Coalesced<Inner>,
-        Arc<AtomicUsize>,
-        Arc<std::sync::Mutex<Option<Waker>>>,
-        Arc<std::sync::atomic::AtomicBool>,
-    ) {
-        let polls = Arc::new(AtomicUsize::new(0));
-        let waker = Arc::new(std::sync::Mutex::new(None));
-        let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let inner = Inner {
-            polls: polls.clone(),
-            wakes,
-            waker: waker.clone(),
-            done: done.clone(),
+    /// What a test sees of its [`Inner`].
+    struct Probe {
+        polls: Arc<AtomicUsize>,
+        waker: Arc<std::sync::Mutex<Option<Waker>>>,
+        done: Arc<std::sync::atomic::AtomicBool>,
+    }
+
+    fn setup(wakes: usize) -> (Coalesced<Inner>, Probe) {
+        let probe = Probe {
+            polls: Arc::default(),
+            waker: Arc::default(),
+            done: Arc::default(),
         };
-        (Coalesced::new(Box::pin(inner)), polls, waker, done)
+        let inner = Inner {
+            polls: probe.polls.clone(),
+            wakes,
+            waker: probe.waker.clone(),
+            done: probe.done.clone(),
+        };
+        (Coalesced::new(Box::pin(inner)), probe)
     }
 
     #[test]
     fn a_wake_during_the_poll_is_another_round_not_a_wake_of_the_task() {
-        let (mut future, polls, _, _) = setup(3);
+        let (mut future, Probe { polls, .. }) = setup(3);
         let task = Arc::new(Task::default());
         let waker = Waker::from(task.clone());
         let polled = Pin::new(&mut future).poll(&mut Context::from_waker(&waker));
@@ -506,7 +508,12 @@ mod tests {
 
     #[test]
     fn a_wake_from_elsewhere_wakes_the_task_once_and_is_polled() {
-        let (mut future, polls, inner_waker, done) = setup(0);
+        let (mut future, probe) = setup(0);
+        let Probe {
+            polls,
+            waker: inner_waker,
+            done,
+        } = probe;
         let task = Arc::new(Task::default());
         let waker = Waker::from(task.clone());
         assert!(
@@ -537,7 +544,7 @@ mod tests {
 
     #[test]
     fn a_future_that_keeps_waking_itself_yields_after_its_rounds() {
-        let (mut future, polls, _, _) = setup(usize::MAX);
+        let (mut future, Probe { polls, .. }) = setup(usize::MAX);
         let task = Arc::new(Task::default());
         let waker = Waker::from(task.clone());
         assert!(
