@@ -2,7 +2,8 @@
 //! changes never once they may have been sent, any call after a connection
 //! that could not be made, all within the deadline, each retry in the call's
 //! span. Against the reference server on a Unix socket and against
-//! `MockHost`, in paused time.
+//! `MockHost`, in paused time; a change refused on the wire (`REFUSED_STREAM`,
+//! a GOAWAY that does not cover it) against a bare h2 server.
 
 #![cfg(all(unix, feature = "mock"))]
 
@@ -288,4 +289,126 @@ async fn a_node_operation_ends_with_the_last_failure_rather_than_sleep_past_its_
     let error = node_layer.exists(DIR).await.unwrap_err();
     assert_eq!(error.code(), Some(Code::Unavailable), "{error}");
     assert!(start.elapsed() < deadline, "{:?}", start.elapsed());
+}
+
+// ------------------------------------- a server that refuses over HTTP/2
+
+/// What the peer of [`refusing_server`] does with the first stream of its
+/// first connection.
+#[derive(Clone, Copy)]
+enum Refusal {
+    /// Resets it with `REFUSED_STREAM`.
+    RefusedStream,
+    /// Sends GOAWAY with last stream id 0 before reading it, and closes.
+    GoAway,
+}
+
+/// A bare h2 server on `path` that refuses the first call as `refusal`
+/// says and answers every other one with an empty message (which is the
+/// whole of a `MkdirResponse`); counts the calls that reached it.
+fn refusing_server(
+    path: std::path::PathBuf,
+    refusal: Refusal,
+) -> (
+    std::sync::Arc<std::sync::atomic::AtomicUsize>,
+    tokio::task::JoinHandle<()>,
+) {
+    use std::sync::atomic::Ordering;
+    let answered = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let listener = tokio::net::UnixListener::bind(path).unwrap();
+    let task = tokio::spawn({
+        let answered = answered.clone();
+        async move {
+            let mut first = true;
+            while let Ok((mut socket, _)) = listener.accept().await {
+                if std::mem::take(&mut first) && matches!(refusal, Refusal::GoAway) {
+                    go_away_at_first_headers(&mut socket).await;
+                    continue;
+                }
+                let mut connection = h2::server::handshake(socket).await.unwrap();
+                let answered = answered.clone();
+                let mut refuse = matches!(refusal, Refusal::RefusedStream);
+                tokio::spawn(async move {
+                    while let Some(Ok((request, mut respond))) = connection.accept().await {
+                        if std::mem::take(&mut refuse) {
+                            respond.send_reset(h2::Reason::REFUSED_STREAM);
+                            continue;
+                        }
+                        answered.fetch_add(1, Ordering::SeqCst);
+                        drop(request);
+                        let head = http::Response::builder()
+                            .header("content-type", "application/grpc")
+                            .body(())
+                            .unwrap();
+                        let mut send = respond.send_response(head, false).unwrap();
+                        send.send_data(bytes::Bytes::from_static(&[0; 5]), false)
+                            .unwrap();
+                        let mut trailers = http::HeaderMap::new();
+                        trailers.insert("grpc-status", "0".parse().unwrap());
+                        send.send_trailers(trailers).unwrap();
+                    }
+                });
+            }
+        }
+    });
+    (answered, task)
+}
+
+/// Speaks HTTP/2 by hand up to the client's first HEADERS, and answers it
+/// with GOAWAY (last stream id 0, `NO_ERROR`) without processing it; h2's
+/// server cannot, as it counts a stream processed once it has read it.
+async fn go_away_at_first_headers(socket: &mut tokio::net::UnixStream) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut preface = [0; 24];
+    socket.read_exact(&mut preface).await.unwrap();
+    // An empty SETTINGS frame: the server has spoken.
+    socket
+        .write_all(&[0, 0, 0, 4, 0, 0, 0, 0, 0])
+        .await
+        .unwrap();
+    loop {
+        let mut header = [0; 9];
+        socket.read_exact(&mut header).await.unwrap();
+        let length =
+            usize::from(header[0]) << 16 | usize::from(header[1]) << 8 | usize::from(header[2]);
+        let mut payload = vec![0; length];
+        socket.read_exact(&mut payload).await.unwrap();
+        if header[3] == 0x1 {
+            break;
+        }
+    }
+    // GOAWAY: last stream id 0, error code NO_ERROR.
+    let go_away = [0, 0, 8, 7, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
+    socket.write_all(&go_away).await.unwrap();
+    socket.shutdown().await.unwrap();
+}
+
+/// A change the server refused with `REFUSED_STREAM` never reached it
+/// (RFC 9113 §8.7), so it is sent again, on the real protocol.
+#[tokio::test]
+async fn a_change_refused_with_refused_stream_is_sent_again() {
+    let sockets = tempfile::tempdir().unwrap();
+    let path = sockets.path().join("csi-proxy-filesystem-v1.sock");
+    let (answered, server) = refusing_server(path.clone(), Refusal::RefusedStream);
+    let client = fs::Client::connect(&format!("unix://{}", path.display()))
+        .await
+        .unwrap();
+    mkdir(&client).await.unwrap();
+    assert_eq!(answered.load(std::sync::atomic::Ordering::SeqCst), 1);
+    server.abort();
+}
+
+/// A change on a stream above the last one a server's GOAWAY covers was
+/// not processed, so it is sent again on a new connection.
+#[tokio::test]
+async fn a_change_a_goaway_did_not_cover_is_sent_again_on_a_new_connection() {
+    let sockets = tempfile::tempdir().unwrap();
+    let path = sockets.path().join("csi-proxy-filesystem-v1.sock");
+    let (answered, server) = refusing_server(path.clone(), Refusal::GoAway);
+    let client = fs::Client::connect(&format!("unix://{}", path.display()))
+        .await
+        .unwrap();
+    mkdir(&client).await.unwrap();
+    assert_eq!(answered.load(std::sync::atomic::Ordering::SeqCst), 1);
+    server.abort();
 }
