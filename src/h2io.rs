@@ -89,22 +89,25 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Watched<S> {
 
 /// The body of an h2 stream: its DATA frames, their flow-control capacity
 /// given back as they are read (without that the peer stalls once the
-/// windows are spent), then its trailers.
-pub(crate) struct RecvBody {
+/// windows are spent), then its trailers. `G` is held as long as the body
+/// (the client counts a call in flight until its response is dropped).
+pub(crate) struct RecvBody<G = ()> {
     body: h2::RecvStream,
     data_done: bool,
+    _guard: G,
 }
 
-impl RecvBody {
-    pub(crate) fn new(body: h2::RecvStream) -> Self {
+impl<G> RecvBody<G> {
+    pub(crate) fn new(body: h2::RecvStream, guard: G) -> Self {
         Self {
             body,
             data_done: false,
+            _guard: guard,
         }
     }
 }
 
-impl http_body::Body for RecvBody {
+impl<G: Unpin> http_body::Body for RecvBody<G> {
     type Data = Bytes;
     type Error = h2::Error;
 

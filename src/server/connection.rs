@@ -178,7 +178,7 @@ async fn call(
     let deadline = deadline::grpc_timeout(request.headers());
     let latency = limits.latency_of(request.uri().path());
     let failure = limits.failure_of(request.uri().path());
-    let request = request.map(RecvBody::new);
+    let request = request.map(|body| RecvBody::new(body, ()));
     let answer = async {
         if !latency.is_zero() {
             tokio::time::sleep(latency).await;

@@ -1,10 +1,8 @@
 //! [`Connection`]: one gRPC connection to a pipe, a socket or a service in
 //! memory, and the options of connecting to it.
 
-use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
-use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -270,10 +268,7 @@ impl Dialer {
         // writes: both frames go to the server in one write.
         stream.send_data(message, true)?;
         let response = response.await?;
-        Ok(response.map(|body| Incoming {
-            body: RecvBody::new(body),
-            _call: call,
-        }))
+        Ok(response.map(|body| RecvBody::new(body, call)))
     }
 
     /// The current connection, unless it has closed.
@@ -327,28 +322,8 @@ impl Drop for InFlight {
     }
 }
 
-/// A response body from h2 ([`RecvBody`]), counted as a call in flight
-/// until it is dropped.
-struct Incoming {
-    body: RecvBody,
-    _call: InFlight,
-}
-
-impl http_body::Body for Incoming {
-    type Data = Bytes;
-    type Error = h2::Error;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<http_body::Frame<Bytes>, h2::Error>>> {
-        Pin::new(&mut self.body).poll_frame(cx)
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.body.is_end_stream()
-    }
-}
+/// A response body from h2, counted as a call in flight until dropped.
+type Incoming = RecvBody<InFlight>;
 
 /// Dials `address` and starts HTTP/2 on the stream, redialing while the
 /// server stays silent (see [`ConnectOptions`]'s liveness), within the

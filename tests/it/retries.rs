@@ -383,13 +383,12 @@ async fn go_away_at_first_headers(socket: &mut tokio::net::UnixStream) {
     socket.shutdown().await.unwrap();
 }
 
-/// A change the server refused with `REFUSED_STREAM` never reached it
-/// (RFC 9113 §8.7), so it is sent again, on the real protocol.
-#[tokio::test]
-async fn a_change_refused_with_refused_stream_is_sent_again() {
+/// Makes one change against a [`refusing_server`]: it must be sent again
+/// and reach the server once.
+async fn a_refused_change_is_sent_again(refusal: Refusal) {
     let sockets = tempfile::tempdir().unwrap();
     let path = sockets.path().join("csi-proxy-filesystem-v1.sock");
-    let (answered, server) = refusing_server(path.clone(), Refusal::RefusedStream);
+    let (answered, server) = refusing_server(path.clone(), refusal);
     let client = fs::Client::connect(&format!("unix://{}", path.display()))
         .await
         .unwrap();
@@ -398,17 +397,16 @@ async fn a_change_refused_with_refused_stream_is_sent_again() {
     server.abort();
 }
 
+/// A change the server refused with `REFUSED_STREAM` never reached it
+/// (RFC 9113 §8.7), so it is sent again, on the real protocol.
+#[tokio::test]
+async fn a_change_refused_with_refused_stream_is_sent_again() {
+    a_refused_change_is_sent_again(Refusal::RefusedStream).await;
+}
+
 /// A change on a stream above the last one a server's GOAWAY covers was
 /// not processed, so it is sent again on a new connection.
 #[tokio::test]
 async fn a_change_a_goaway_did_not_cover_is_sent_again_on_a_new_connection() {
-    let sockets = tempfile::tempdir().unwrap();
-    let path = sockets.path().join("csi-proxy-filesystem-v1.sock");
-    let (answered, server) = refusing_server(path.clone(), Refusal::GoAway);
-    let client = fs::Client::connect(&format!("unix://{}", path.display()))
-        .await
-        .unwrap();
-    mkdir(&client).await.unwrap();
-    assert_eq!(answered.load(std::sync::atomic::Ordering::SeqCst), 1);
-    server.abort();
+    a_refused_change_is_sent_again(Refusal::GoAway).await;
 }
