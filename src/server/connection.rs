@@ -107,7 +107,8 @@ where
             biased;
             accepted = connection.accept() => match accepted {
                 Some(Ok((request, respond))) => {
-                    calls.push(Box::pin(call(request, respond, routes.clone(), limits, &activity)));
+                    let call = call(request, respond, routes.clone(), limits, &activity);
+                    calls.push(Box::pin(isolated(call)));
                 }
                 Some(Err(error)) => {
                     tracing::debug!(%error, "connection ended with an error");
@@ -161,6 +162,22 @@ fn finish_ready(
         std::task::Poll::Ready(())
     } else {
         std::task::Poll::Pending
+    }
+}
+
+/// Runs a call so that a panic in it ends that call alone, as when each
+/// call was a task of its own: its stream is reset (h2 resets a stream
+/// whose response is dropped unsent) and the connection's other calls go
+/// on.
+async fn isolated(call: impl Future<Output = ()>) {
+    use futures_util::FutureExt as _;
+    if let Err(panic) = std::panic::AssertUnwindSafe(call).catch_unwind().await {
+        let text = panic
+            .downcast_ref::<&str>()
+            .copied()
+            .or_else(|| panic.downcast_ref::<String>().map(String::as_str))
+            .unwrap_or("a non-text payload");
+        tracing::error!(panic = text, "a call panicked; its stream was reset");
     }
 }
 
@@ -558,5 +575,61 @@ mod tests {
             1,
             "woken to be polled again after other tasks"
         );
+    }
+
+    /// A service whose first call panics; later calls answer `OK`.
+    #[derive(Clone, Default)]
+    struct PanicsFirst(Arc<AtomicUsize>);
+
+    impl tonic::server::NamedService for PanicsFirst {
+        const NAME: &'static str = "test.PanicsFirst";
+    }
+
+    impl tower::Service<http::Request<tonic::body::Body>> for PanicsFirst {
+        type Response = http::Response<tonic::body::Body>;
+        type Error = std::convert::Infallible;
+        type Future = std::future::Ready<Result<Self::Response, Self::Error>>;
+
+        fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+            Poll::Ready(Ok(()))
+        }
+
+        fn call(&mut self, _: http::Request<tonic::body::Body>) -> Self::Future {
+            assert_ne!(
+                self.0.fetch_add(1, Ordering::SeqCst),
+                0,
+                "the first call panics"
+            );
+            let ok = http::Response::builder()
+                .header("content-type", "application/grpc")
+                .header("grpc-status", "0")
+                .body(tonic::body::Body::empty())
+                .unwrap();
+            std::future::ready(Ok(ok))
+        }
+    }
+
+    #[tokio::test]
+    async fn a_call_that_panics_resets_its_stream_and_the_connection_goes_on() {
+        let (client, server) = tokio::io::duplex(64 * 1024);
+        let routes = Routes::new(PanicsFirst::default());
+        let (_stop, stop) = watch::channel(false);
+        let served = tokio::spawn(async move {
+            serve(server, routes, &Limits::default(), stop).await;
+        });
+        let (mut sender, connection) = h2::client::handshake(client).await.unwrap();
+        tokio::spawn(connection);
+        let mut call = || {
+            let request = http::Request::post("http://localhost/test.PanicsFirst/Call")
+                .header("content-type", "application/grpc")
+                .body(())
+                .unwrap();
+            sender.send_request(request, true).unwrap().0
+        };
+        let panicked = call().await.expect_err("the panicking call was answered");
+        assert_eq!(panicked.reason(), Some(h2::Reason::CANCEL), "{panicked}");
+        let answered = call().await.expect("the connection did not go on");
+        assert_eq!(answered.headers()["grpc-status"], "0");
+        assert!(!served.is_finished());
     }
 }
