@@ -97,9 +97,11 @@ impl ServerBuilder {
         self
     }
 
-    /// HTTP/2 keepalive: a PING after `interval` without a frame from the
-    /// client, the connection closed if the answer takes longer than
-    /// `timeout` (defaults 60 s and 20 s).
+    /// HTTP/2 keepalive: every `interval`, if nothing has come from the
+    /// client since the last look, a PING (also while no call is in
+    /// flight), and the connection closed if the answer takes longer than
+    /// `timeout` (defaults 60 s and 20 s). A client that has gone silent is
+    /// noticed one to two intervals after its last frame, plus the timeout.
     pub fn keepalive(mut self, interval: Duration, timeout: Duration) -> Self {
         self.limits.keepalive_interval = interval;
         self.limits.keepalive_timeout = timeout;
