@@ -512,13 +512,17 @@ mod tests {
         (Coalesced::new(Box::pin(inner)), probe)
     }
 
+    /// Polls `future` once as the task `task`.
+    fn poll_as(future: &mut Coalesced<Inner>, task: &Arc<Task>) -> Poll<()> {
+        let waker = Waker::from(task.clone());
+        Pin::new(future).poll(&mut Context::from_waker(&waker))
+    }
+
     #[test]
     fn a_wake_during_the_poll_is_another_round_not_a_wake_of_the_task() {
         let (mut future, Probe { polls, .. }) = setup(3);
         let task = Arc::new(Task::default());
-        let waker = Waker::from(task.clone());
-        let polled = Pin::new(&mut future).poll(&mut Context::from_waker(&waker));
-        assert!(polled.is_pending());
+        assert!(poll_as(&mut future, &task).is_pending());
         assert_eq!(polls.load(Ordering::SeqCst), 4, "three rounds more");
         assert_eq!(task.0.load(Ordering::SeqCst), 0, "the task was woken");
     }
@@ -532,12 +536,7 @@ mod tests {
             done,
         } = probe;
         let task = Arc::new(Task::default());
-        let waker = Waker::from(task.clone());
-        assert!(
-            Pin::new(&mut future)
-                .poll(&mut Context::from_waker(&waker))
-                .is_pending()
-        );
+        assert!(poll_as(&mut future, &task).is_pending());
         let inner_waker = inner_waker.lock().unwrap().take().unwrap();
         let other = std::thread::spawn({
             let inner_waker = inner_waker.clone();
@@ -551,11 +550,7 @@ mod tests {
             "woken once for both wakes"
         );
         done.store(true, Ordering::SeqCst);
-        assert!(
-            Pin::new(&mut future)
-                .poll(&mut Context::from_waker(&waker))
-                .is_ready()
-        );
+        assert!(poll_as(&mut future, &task).is_ready());
         assert_eq!(polls.load(Ordering::SeqCst), 2);
     }
 
@@ -563,12 +558,7 @@ mod tests {
     fn a_future_that_keeps_waking_itself_yields_after_its_rounds() {
         let (mut future, Probe { polls, .. }) = setup(usize::MAX);
         let task = Arc::new(Task::default());
-        let waker = Waker::from(task.clone());
-        assert!(
-            Pin::new(&mut future)
-                .poll(&mut Context::from_waker(&waker))
-                .is_pending()
-        );
+        assert!(poll_as(&mut future, &task).is_pending());
         assert_eq!(polls.load(Ordering::SeqCst), MAX_ROUNDS);
         assert_eq!(
             task.0.load(Ordering::SeqCst),
