@@ -1,10 +1,12 @@
 //! What the client and the server share over h2: a byte stream that counts
-//! its reads (for keepalive PINGs), and a body read from an h2 stream.
+//! its reads, the keepalive watch built on that count, and a body read from
+//! an h2 stream.
 
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use bytes::Bytes;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -136,5 +138,52 @@ impl<G: Unpin> http_body::Body for RecvBody<G> {
 
     fn is_end_stream(&self) -> bool {
         self.body.is_end_stream()
+    }
+}
+
+/// How a [`watch_silence`] ended.
+pub(crate) enum Silence {
+    /// A PING had no answer within the timeout: the peer is taken as gone.
+    Unanswered,
+    /// The connection has ended (its PING failed with this error), or the
+    /// caller said so.
+    Ended(Option<h2::Error>),
+}
+
+/// Watches a connection for a peer gone silent: every `interval`, unless
+/// `ended` says the connection is gone, if nothing was read since the last
+/// look and `wanted` says so, sends a PING; returns when one has no answer
+/// within `timeout`, or when the connection has ended.
+pub(crate) async fn watch_silence(
+    ping: &mut h2::PingPong,
+    reads: &AtomicU64,
+    interval: Duration,
+    timeout: Duration,
+    ended: impl Fn() -> bool,
+    wanted: impl Fn() -> bool,
+) -> Silence {
+    let first = tokio::time::Instant::now() + interval;
+    let mut ticks = tokio::time::interval_at(first, interval);
+    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut seen = reads.load(Ordering::Relaxed);
+    loop {
+        ticks.tick().await;
+        if ended() {
+            return Silence::Ended(None);
+        }
+        let now = reads.load(Ordering::Relaxed);
+        if now != seen {
+            seen = now;
+            continue;
+        }
+        if !wanted() {
+            continue;
+        }
+        match tokio::time::timeout(timeout, ping.ping(h2::Ping::opaque())).await {
+            // The PONG was read too.
+            Ok(Ok(_)) => seen = reads.load(Ordering::Relaxed),
+            Ok(Err(error)) => return Silence::Ended(Some(error)),
+            Err(_) => return Silence::Unanswered,
+        }
     }
 }

@@ -27,7 +27,7 @@ use tonic::service::Routes;
 
 use super::deadline;
 use super::listen::Limits;
-use crate::h2io::{RecvBody, Watched};
+use crate::h2io::{RecvBody, Silence, Watched, watch_silence};
 
 /// hyper's server defaults, kept when the server moved onto h2 directly:
 /// 1 MiB flow-control windows for a stream and for the connection ...
@@ -263,20 +263,11 @@ async fn keepalive(
     interval: Duration,
     timeout: Duration,
 ) {
-    let mut ticks = tokio::time::interval_at(Instant::now() + interval, interval);
-    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut seen = reads.load(Ordering::Relaxed);
-    loop {
-        ticks.tick().await;
-        let now = reads.load(Ordering::Relaxed);
-        if now != seen {
-            seen = now;
-            continue;
-        }
-        match tokio::time::timeout(timeout, ping.ping(h2::Ping::opaque())).await {
-            Ok(Ok(_)) => seen = reads.load(Ordering::Relaxed),
-            Ok(Err(_)) => std::future::pending().await,
-            Err(_) => return,
+    match watch_silence(&mut ping, reads, interval, timeout, || false, || true).await {
+        Silence::Unanswered => {}
+        Silence::Ended(error) => {
+            tracing::debug!(?error, "keepalive PING failed: the connection ended");
+            std::future::pending().await
         }
     }
 }

@@ -18,7 +18,7 @@ use tracing::Instrument;
 use super::retry::{self, NotSent, RetryPolicy};
 use super::{Address, unary};
 use crate::Error;
-use crate::h2io::{RecvBody, Watched};
+use crate::h2io::{RecvBody, Silence, Watched, watch_silence};
 
 #[cfg(unix)]
 type Stream = tokio::net::UnixStream;
@@ -426,39 +426,26 @@ async fn keepalive(
     shared: Arc<Shared>,
     endpoint: String,
 ) {
-    let first = tokio::time::Instant::now() + settings.interval;
-    let mut ticks = tokio::time::interval_at(first, settings.interval);
-    ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut seen = reads.load(Ordering::Relaxed);
-    loop {
-        ticks.tick().await;
-        if shared.driver.is_finished() {
-            return;
+    let silence = watch_silence(
+        &mut ping,
+        &reads,
+        settings.interval,
+        settings.timeout,
+        || shared.driver.is_finished(),
+        || settings.while_idle || shared.calls.load(Ordering::Relaxed) > 0,
+    );
+    match silence.await {
+        Silence::Ended(Some(error)) => {
+            tracing::debug!(%endpoint, %error, "keepalive PING failed: the connection ended");
         }
-        let now = reads.load(Ordering::Relaxed);
-        if now != seen {
-            seen = now;
-            continue;
-        }
-        if !settings.while_idle && shared.calls.load(Ordering::Relaxed) == 0 {
-            continue;
-        }
-        match tokio::time::timeout(settings.timeout, ping.ping(h2::Ping::opaque())).await {
-            // The PONG was read too.
-            Ok(Ok(_)) => seen = reads.load(Ordering::Relaxed),
-            Ok(Err(error)) => {
-                tracing::debug!(%endpoint, %error, "keepalive PING failed: the connection ended");
-                return;
-            }
-            Err(_) => {
-                tracing::warn!(
-                    %endpoint,
-                    timeout = ?settings.timeout,
-                    "no answer to a keepalive PING: closing the connection"
-                );
-                shared.driver.abort();
-                return;
-            }
+        Silence::Ended(None) => {}
+        Silence::Unanswered => {
+            tracing::warn!(
+                %endpoint,
+                timeout = ?settings.timeout,
+                "no answer to a keepalive PING: closing the connection"
+            );
+            shared.driver.abort();
         }
     }
 }
