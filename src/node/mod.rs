@@ -46,6 +46,7 @@
 //! target as "already published" when the same volume is behind it.
 
 mod groups;
+mod host_work;
 mod options;
 mod path;
 mod smb_store;
@@ -62,8 +63,8 @@ use groups::{
     VolumeGroup,
 };
 pub use options::{
-    DEFAULT_DEADLINE, DEFAULT_FIND_DISK_INTERVAL, DEFAULT_FIND_DISK_TIMEOUT, NodeOptions,
-    NodeVersions,
+    DEFAULT_DEADLINE, DEFAULT_FIND_DISK_INTERVAL, DEFAULT_FIND_DISK_TIMEOUT,
+    DEFAULT_MAX_CONCURRENT_FORMATS, NodeOptions, NodeVersions,
 };
 pub use smb_store::SmbStore;
 
@@ -275,6 +276,10 @@ struct Inner {
     versions: NodeVersions,
     options: NodeOptions,
     smb_locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    /// Format tasks running, by volume id (`host_work`).
+    formats: host_work::Running,
+    /// Formats allowed at once ([`NodeOptions::max_concurrent_formats`]).
+    format_permits: tokio::sync::Semaphore,
 }
 
 /// A Windows node through the CSI Proxy, version-independent. Cheap to
@@ -414,6 +419,7 @@ impl Node {
             iscsi: version(iscsi.as_ref().map(IscsiGroup::version)),
             system: version(system.as_ref().map(SystemGroup::version)),
         };
+        let formats_at_once = options.max_concurrent_formats;
         Node {
             inner: Arc::new(Inner {
                 disk,
@@ -426,6 +432,8 @@ impl Node {
                 versions,
                 options,
                 smb_locks: Mutex::default(),
+                formats: Mutex::default(),
+                format_permits: tokio::sync::Semaphore::new(formats_at_once),
             }),
         }
     }
@@ -798,10 +806,9 @@ impl Node {
         let Some(id) = volume.volumes_on_disk(number).await?.into_iter().next() else {
             return Err(Error::NoVolume { disk: number });
         };
-        if !volume.is_formatted(&id).await? {
-            tracing::info!(volume = %id, "formatting NTFS");
-            volume.format(&id).await?;
-        }
+        // A format in a task of its own: it outlives this caller at the
+        // host, and a retry must wait for it rather than format again.
+        self.ensure_formatted(&id).await?;
         fs.mkdir(path).await?;
         volume.mount(&id, path).await?;
         tracing::info!(disk = number, volume = %id, path, "staged");
