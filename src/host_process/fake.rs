@@ -347,7 +347,7 @@ impl WindowsHost for FakeWindows {
         let result = {
             self.run(|s| {
                 let id = volume_of_partition(s, disk, partition)?;
-                match s.storage.supported_size(&id) {
+                match s.storage.get_supported_size(&id) {
                     Ok((min, max)) => Ok(MethodResult {
                         code: 0,
                         out: SupportedSize { min, max },

@@ -203,3 +203,70 @@ mod format {
         f.finish().await;
     }
 }
+mod expand {
+    //! Expansion when the partition's maximum size cannot be had
+    //! (aws-ebs-csi-driver#2877, AgentBaker#3804) and v1.1's wording of
+    //! "nothing to grow".
+
+    use std::time::Duration;
+
+    use crate::node_support::*;
+    use csi_proxy_client::node::NodeOptions;
+
+    const GROWN: u64 = 20 * GIB;
+    /// What the GPT layout keeps outside the volume, rounded up.
+    const LAYOUT: u64 = 17 << 20;
+
+    /// Stages disk 2 (16 GiB) and grows the disk to 20 GiB.
+    async fn staged_and_grown(f: &Fixture) {
+        f.node.stage_disk(2u32, STAGING).await.unwrap();
+        f.host.grow_disk(2, GROWN).unwrap();
+    }
+
+    /// `StorageWMI 4` from GetSupportedSize: growing to the maximum fails,
+    /// growing to the size asked for does not need it.
+    async fn without_the_maximum_the_size_asked_for_is_grown_to(f: &Fixture) {
+        staged_and_grown(f).await;
+        f.host.lock().storage.fail_supported_size(Some(4));
+        let err = f.node.expand(STAGING).await.unwrap_err();
+        assert!(err.to_string().to_lowercase().contains("sizemin"), "{err}");
+        let size = f.node.expand_to(STAGING, GROWN - LAYOUT).await.unwrap();
+        assert_eq!(size, GROWN - LAYOUT);
+    }
+
+    crate::node_tests!(without_the_maximum_the_size_asked_for_is_grown_to);
+
+    /// GetSupportedSize taking minutes (AgentBaker#3804): after half the
+    /// deadline the volume grows to the size asked for. Real time: the
+    /// fake's calls run on blocking threads.
+    #[cfg(feature = "host-process")]
+    #[tokio::test]
+    async fn a_maximum_size_that_takes_minutes_is_not_waited_for_host_process() {
+        let options = NodeOptions::default().deadline(Duration::from_millis(1000));
+        let f = Fixture::host_process(Family::V1, options).await;
+        staged_and_grown(&f).await;
+        let fake = f.fake().unwrap();
+        fake.add_latency("partition_supported_size", Duration::from_millis(2500));
+        let size = f.node.expand_to(STAGING, GROWN - LAYOUT).await.unwrap();
+        assert_eq!(size, GROWN - LAYOUT);
+        // The query goes on at the host and grows the rest of the way.
+        tokio::time::sleep(Duration::from_millis(3000)).await;
+        f.finish().await;
+    }
+
+    /// csi-proxy v1.1 quotes PowerShell's "The size of the extent is less
+    /// than the minimum of 1MB." when the volume already fills its
+    /// partition; only v1.3's "extent less than the minimum" was known.
+    #[tokio::test]
+    async fn v1_1s_nothing_to_grow_is_not_a_failure() {
+        let f = Fixture::mock(Family::V1, NodeOptions::default()).await;
+        f.node.stage_disk(2u32, STAGING).await.unwrap();
+        let text = "error resizing volume. cmd: Get-Volume -UniqueId \"$Env:volumeID\" | Get-Partition | Resize-Partition -Size 17162043392, output: Resize-Partition : Size Not Supported\r\n\r\nExtended information:\r\nThe size of the extent is less than the minimum of 1MB.\r\n, error: exit status 1";
+        f.mock
+            .as_ref()
+            .unwrap()
+            .fail_next("ResizeVolume", tonic::Code::Unknown, text);
+        f.node.expand(STAGING).await.unwrap();
+        f.finish().await;
+    }
+}
