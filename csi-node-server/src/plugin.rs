@@ -437,6 +437,7 @@ pub fn status_of(e: Error) -> Status {
         _ if unreachable(&e) => Code::Unavailable,
         ErrorKind::InvalidArgument if !from_proxy => Code::InvalidArgument,
         ErrorKind::NotFound if !from_proxy => Code::NotFound,
+        ErrorKind::FailedPrecondition if !from_proxy => Code::FailedPrecondition,
         _ => Code::Internal,
     };
     Status::new(code, e.to_string())

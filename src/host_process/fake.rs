@@ -36,6 +36,9 @@ use crate::host::{Host, HostError, HostState};
 
 /// `WBEM_E_NOT_FOUND`: the object a method was called on is gone.
 pub const WBEM_E_NOT_FOUND: u32 = 0x8004_1002;
+/// `MSFT_Disk.SetAttributes`' "the disk is offline" (Windows' storage
+/// management documentation of the method).
+pub const DISK_OFFLINE: u32 = 41003;
 /// `WBEM_E_INVALID_PARAMETER`: a method's argument was refused.
 pub const WBEM_E_INVALID_PARAMETER: u32 = 0x8004_1008;
 
@@ -241,6 +244,11 @@ impl WindowsHost for FakeWindows {
                         PartitionStyle::Mbr => 1,
                         PartitionStyle::Gpt => 2,
                     },
+                    is_read_only: d.is_read_only,
+                    // The model has one flag for the disk that boots the
+                    // node and holds Windows.
+                    is_system: d.is_system,
+                    is_boot: d.is_system,
                 })
                 .collect())
         })
@@ -281,6 +289,18 @@ impl WindowsHost for FakeWindows {
     fn disk_set_online(&self, number: u32, online: bool) -> Result<MethodResult> {
         let result = self.run(|s| method(s.storage.set_online(number, online)));
         self.answer("disk_set_online", result)
+    }
+
+    fn disk_set_read_only(&self, number: u32, read_only: bool) -> Result<MethodResult> {
+        let result = self.run(|s| match s.storage.disk_mut_any(number) {
+            Some(d) if d.is_offline => Ok(MethodResult::code(DISK_OFFLINE)),
+            Some(d) => {
+                d.is_read_only = read_only;
+                Ok(MethodResult::code(0))
+            }
+            None => Err(Failure::com(WBEM_E_NOT_FOUND, "no such disk")),
+        });
+        self.answer("disk_set_read_only", result)
     }
 
     fn disk_refresh(&self, number: u32) -> Result<MethodResult> {
