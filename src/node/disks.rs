@@ -401,7 +401,9 @@ mod tests {
     #[test]
     fn vsphere_uuid_ignores_case_and_dashes() {
         let d = disk(|d| d.page83 = Some("6000c29a98d05e384a43f0ef189aaf5a".into()));
-        assert!(DiskSelector::VsphereUuid("6000C29A-98D0-5E38-4A43-F0EF189AAF5A".into()).matches(&d));
+        assert!(
+            DiskSelector::VsphereUuid("6000C29A-98D0-5E38-4A43-F0EF189AAF5A".into()).matches(&d)
+        );
         assert!(!DiskSelector::VsphereUuid("6000c29a98d05e384a43f0ef189aaf5b".into()).matches(&d));
     }
 }
