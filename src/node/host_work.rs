@@ -58,41 +58,40 @@ impl Node {
     /// already running instead of starting another (see the module docs).
     pub(super) async fn ensure_formatted(&self, id: &str) -> Result<(), Error> {
         loop {
-            let mut ended = match self.register_format(id) {
-                Ok(registration) => {
-                    let work = async move {
-                        let result = registration.node.format_if_blank(&registration.id).await;
-                        drop(registration);
-                        result
-                    };
-                    let task = tokio::spawn(work.in_current_span());
-                    return match task.await {
-                        Ok(result) => result,
-                        Err(e) => std::panic::resume_unwind(e.into_panic()),
-                    };
+            let (sender, ended) = watch::channel(());
+            // The guard ends with this block: the map is never held across
+            // an await (nor the future made !Send by it).
+            let already = {
+                let mut running = running(self);
+                match running.get(id) {
+                    Some(ended) => Some(ended.clone()),
+                    None => {
+                        running.insert(id.to_string(), ended);
+                        None
+                    }
                 }
-                Err(ended) => ended,
             };
-            tracing::info!(volume = %id, "waiting for the format already running");
-            // Only ever closed, never sent to: this returns when the task ends.
-            let _ = ended.changed().await;
+            if let Some(mut ended) = already {
+                tracing::info!(volume = %id, "waiting for the format already running");
+                // Only ever closed, never sent to: this returns when the task ends.
+                let _ = ended.changed().await;
+                continue;
+            }
+            let registration = Registration {
+                node: self.clone(),
+                id: id.to_string(),
+                _ended: sender,
+            };
+            let work = async move {
+                let result = registration.node.format_if_blank(&registration.id).await;
+                drop(registration);
+                result
+            };
+            return match tokio::spawn(work.in_current_span()).await {
+                Ok(result) => result,
+                Err(e) => std::panic::resume_unwind(e.into_panic()),
+            };
         }
-    }
-
-    /// Registers a format task for `id`, or gives the channel of the one
-    /// running (not across an await: the map's lock is not `Send`).
-    fn register_format(&self, id: &str) -> Result<Registration, watch::Receiver<()>> {
-        let mut running = running(self);
-        if let Some(ended) = running.get(id) {
-            return Err(ended.clone());
-        }
-        let (sender, ended) = watch::channel(());
-        running.insert(id.to_string(), ended);
-        Ok(Registration {
-            node: self.clone(),
-            id: id.to_string(),
-            _ended: sender,
-        })
     }
 
     /// The check and the format, within the bound of formats at once.

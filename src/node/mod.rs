@@ -222,10 +222,6 @@ struct Inner {
     versions: NodeVersions,
     options: NodeOptions,
     smb_locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
-    /// Format tasks running, by volume id (`host_work`).
-    formats: host_work::Running,
-    /// Formats allowed at once ([`NodeOptions::max_concurrent_formats`]).
-    format_permits: tokio::sync::Semaphore,
     /// Volume v2alpha1, for its one call that finds the volume of `C:\`
     /// (the OS disk through the proxy); `None` when not served.
     os_volume: Option<VolumeGroup>,
@@ -235,6 +231,10 @@ struct Inner {
     /// (`IsSystem`, `IsBoot`, `IsReadOnly`, `SetAttributes`).
     #[cfg(feature = "host-process")]
     host_process: Option<Arc<crate::host_process::HostProcess>>,
+    /// Format tasks running, by volume id (`host_work`).
+    formats: host_work::Running,
+    /// Formats allowed at once ([`NodeOptions::max_concurrent_formats`]).
+    format_permits: tokio::sync::Semaphore,
 }
 
 /// A Windows node through the CSI Proxy, version-independent. Cheap to
@@ -430,12 +430,12 @@ impl Node {
                 versions,
                 options,
                 smb_locks: Mutex::default(),
-                formats: Mutex::default(),
-                format_permits: tokio::sync::Semaphore::new(formats_at_once),
                 os_volume: None,
                 os_disk: OnceLock::new(),
                 #[cfg(feature = "host-process")]
                 host_process: None,
+                formats: Mutex::default(),
+                format_permits: tokio::sync::Semaphore::new(formats_at_once),
             }),
         }
     }
