@@ -1378,3 +1378,10 @@ const _: fn() = || {
     fn check<T: Send + Sync + Clone>() {}
     check::<Node>();
 };
+
+// So do its operations: a plugin serves them on a multi-threaded runtime.
+const _: fn(&Node) = |node| {
+    fn send<T: Send>(_: T) {}
+    send(node.stage_disk(0u32, ""));
+    send(node.expand_to("", 0));
+};
