@@ -13,9 +13,11 @@
 //!
 //! - Methods are synchronous and may block (COM is blocking). The backend
 //!   calls them from a blocking thread (never from a tokio worker), one
-//!   call at a time per thread; an implementation that needs COM
-//!   initialised on the calling thread (`CoInitializeEx`, multithreaded
-//!   apartment) does it itself, once per thread.
+//!   call at a time per thread; an implementation that needs COM sees to
+//!   it itself, and leaves nothing of COM on the thread when a call
+//!   returns: tokio's blocking threads exit when idle, and a COM object or
+//!   `CoUninitialize` left to a thread-local destructor runs after COM's
+//!   own teardown of the thread (wmi-rs#136).
 //! - A WMI method call returns its `ReturnValue` as a number ([`MethodResult`]
 //!   and its out parameters); 0 is success, and every other value goes to
 //!   the backend unchanged. Only a failure to make the call at all (COM
