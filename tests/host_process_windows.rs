@@ -17,7 +17,9 @@
 //!   written on; README ("HostProcess mode") has the commands.
 #![cfg(all(windows, feature = "host-process"))]
 
+use std::collections::HashSet;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use csi_proxy_client::host_process::WindowsHost;
 use csi_proxy_client::host_process::boundary::{
@@ -258,6 +260,128 @@ fn host_process_wmi_calls_from_many_threads() {
     });
 }
 
+/// Whether this thread has entered COM of its own: `CoInitializeEx` here
+/// would be a nested entry (`S_FALSE`) rather than the first (`S_OK`).
+/// A thread in the process's multithreaded apartment only implicitly has
+/// not. Leaves the thread as it found it.
+// The one unsafe block of the tests: two COM calls with no pointers.
+#[allow(unsafe_code)]
+fn thread_entered_com() -> bool {
+    use windows::Win32::Foundation::S_OK;
+    use windows::Win32::System::Com::{COINIT_MULTITHREADED, CoInitializeEx, CoUninitialize};
+    // SAFETY: no reserved pointer; balanced by CoUninitialize right away
+    // when it succeeded.
+    let hr = unsafe { CoInitializeEx(None, COINIT_MULTITHREADED) };
+    if hr.is_ok() {
+        // SAFETY: balances the successful CoInitializeEx above, same thread.
+        unsafe { CoUninitialize() };
+    }
+    hr != S_OK
+}
+
+/// WMI calls on tokio's blocking threads, as the backend makes them, with
+/// the threads left to exit idle between calls (a keep-alive of 100 ms
+/// instead of tokio's 10 s): every call answers, each on a new thread, and
+/// no call leaves COM entered on its thread, so no thread has anything of
+/// COM to release when it exits (wmi-rs#136: releasing it from a
+/// `thread_local!` destructor, after COM's own teardown of the thread,
+/// is an access violation on Windows). Before the fix the calls left the
+/// thread in COM and Wine 8 still did not crash when the threads exited.
+#[test]
+fn host_process_wmi_calls_on_blocking_threads_that_exit_idle_leave_no_com_behind() {
+    let _wmi = wmi_lock();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .thread_keep_alive(Duration::from_millis(100))
+        .build()
+        .unwrap();
+    let mut threads = HashSet::new();
+    runtime.block_on(async {
+        for round in 0..4 {
+            let (serials, entered, thread) = tokio::task::spawn_blocking(|| {
+                let serials = LocalHost.bios_serial_numbers();
+                (serials, thread_entered_com(), std::thread::current().id())
+            })
+            .await
+            .unwrap();
+            assert_eq!(serials.unwrap().len(), 1, "round {round}");
+            assert!(
+                !entered,
+                "round {round}: the WMI call left COM entered on its thread"
+            );
+            threads.insert(thread);
+            // Long past the keep-alive: the thread exits, its destructors run.
+            tokio::time::sleep(Duration::from_millis(600)).await;
+        }
+    });
+    assert_eq!(threads.len(), 4, "each call on a new thread: {threads:?}");
+    // And on a thread of our own that entered COM first (single-threaded
+    // apartment even): the call works there too and leaves it as it was.
+    std::thread::spawn(|| {
+        use windows::Win32::System::Com::COINIT_APARTMENTTHREADED;
+        #[allow(unsafe_code)]
+        // SAFETY: no reserved pointer; balanced below, same thread.
+        let hr =
+            unsafe { windows::Win32::System::Com::CoInitializeEx(None, COINIT_APARTMENTTHREADED) };
+        assert!(hr.is_ok(), "{hr:?}");
+        assert_eq!(LocalHost.services("Winmgmt").unwrap().len(), 1);
+        assert!(thread_entered_com());
+        #[allow(unsafe_code)]
+        // SAFETY: balances the CoInitializeEx above.
+        unsafe {
+            windows::Win32::System::Com::CoUninitialize()
+        };
+    })
+    .join()
+    .unwrap();
+}
+
+/// A path means the same with a trailing separator, in every path call:
+/// before the fix, `GetVolumeNameForVolumeMountPointW` refused a mount
+/// point without one, and `FindFirstFileW` (the reparse tag) failed on a
+/// path with one, which made a link or mount point look missing (the
+/// latter only on real Windows: Wine 8 makes no reparse points).
+#[test]
+fn host_process_a_trailing_separator_names_the_same_path() {
+    const FILE_ATTRIBUTE_DIRECTORY: u32 = 0x10;
+    let host = LocalHost;
+    let root = scratch("trailing");
+    let dir = format!(r"{root}\d");
+    let slash = |p: &str| format!(r"{p}\");
+    host.create_directory(&slash(&dir)).unwrap();
+    assert_eq!(host.file_kind(&slash(&dir)).unwrap(), FileKind::Directory);
+    let attributes = host.file_attributes(&slash(&dir)).unwrap();
+    assert_eq!(
+        attributes & FILE_ATTRIBUTE_DIRECTORY,
+        FILE_ATTRIBUTE_DIRECTORY
+    );
+    let file = format!(r"{dir}\f");
+    std::fs::write(&file, b"x").unwrap();
+    assert_eq!(host.list_directory(&slash(&dir)).unwrap(), ["f"]);
+    assert_eq!(host.file_kind(&slash(&file)).unwrap(), FileKind::File);
+    assert_eq!(
+        host.file_attributes(&slash(&file)).unwrap() & FILE_ATTRIBUTE_DIRECTORY,
+        0
+    );
+    host.delete_file(&slash(&file)).unwrap();
+    host.remove_directory(&slash(&dir)).unwrap();
+    assert_eq!(
+        win32_code(host.file_kind(&slash(&dir))),
+        ERROR_FILE_NOT_FOUND
+    );
+    assert_eq!(win32_code(host.file_attributes(&dir)), ERROR_FILE_NOT_FOUND);
+
+    // The mount point calls, given a mount point without its `\`.
+    let mount = host.volume_path_name(&root).unwrap();
+    let volume = host.volume_name_for_mount_point(&mount).unwrap();
+    assert_eq!(
+        host.volume_name_for_mount_point(mount.trim_end_matches('\\'))
+            .unwrap(),
+        volume
+    );
+    std::fs::remove_dir(&root).unwrap();
+}
+
 /// What Wine 8 offers beyond `ROOT\CIMV2`, and what a real Windows offers
 /// instead, asserted both ways: Wine's storage namespace exists with no
 /// objects and no `MSFT_StorageSetting`, there is no SMB namespace, no
@@ -302,12 +426,17 @@ fn host_process_storage_smb_mount_points_and_disk_ids_wine_or_windows() {
         // A second mount point of the system volume, and gone again.
         host.set_volume_mount_point(&mount, &system_volume).unwrap();
         let m = mount.trim_end_matches('\\');
-        assert_eq!(
-            host.file_kind(m).unwrap(),
-            FileKind::MountPoint {
-                target: system_volume.clone()
-            }
-        );
+        // With and without its trailing `\`: FindFirstFileW, which reads
+        // the reparse tag, fails on a trailing separator.
+        for spelled in [m, mount.as_str()] {
+            assert_eq!(
+                host.file_kind(spelled).unwrap(),
+                FileKind::MountPoint {
+                    target: system_volume.clone()
+                },
+                "{spelled}"
+            );
+        }
         assert_eq!(
             host.volume_name_for_mount_point(&mount).unwrap(),
             system_volume

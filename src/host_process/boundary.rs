@@ -13,21 +13,30 @@
 //!
 //! - Methods are synchronous and may block (COM is blocking). The backend
 //!   calls them from a blocking thread (never from a tokio worker), one
-//!   call at a time per thread; an implementation that needs COM
-//!   initialised on the calling thread (`CoInitializeEx`, multithreaded
-//!   apartment) does it itself, once per thread.
+//!   call at a time per thread; an implementation that needs COM sees to
+//!   it itself, and leaves nothing of COM on the thread when a call
+//!   returns: tokio's blocking threads exit when idle, and a COM object or
+//!   `CoUninitialize` left to a thread-local destructor runs after COM's
+//!   own teardown of the thread (wmi-rs#136).
 //! - A WMI method call returns its `ReturnValue` as a number ([`MethodResult`]
 //!   and its out parameters); 0 is success, and every other value goes to
 //!   the backend unchanged. Only a failure to make the call at all (COM
 //!   could not connect, the object is gone, the method is missing) is an
-//!   `Err(`[`Failure::Com`]`)` with its HRESULT.
+//!   `Err(`[`Failure::Com`]`)` with its HRESULT. A provider that fails the
+//!   call itself with a code of its own (the iSCSI initiator's `ISDSC_*`
+//!   codes, `0xEFFFxxxx`, arrive as `ExecMethod`'s HRESULT, not as a
+//!   `ReturnValue`) is passed on the same way, unchanged: reading it is
+//!   the backend's business.
 //! - A WMI query returns the instances it found, an empty `Vec` when none
 //!   matched; a failure to query is [`Failure::Com`].
 //! - A Win32 call that fails is [`Failure::Win32`] with `GetLastError()`'s
 //!   code and `FormatMessageW`'s text for it (no trailing newline).
-//! - Strings go across as Rust `String`s: paths exactly as given (the
-//!   backend has validated them; no normalisation, no `\\?\` prefix added),
-//!   volume ids in their `\\?\Volume{GUID}\` form.
+//! - Strings go across as Rust `String`s: paths as given (the backend has
+//!   validated them; no `\\?\` prefix added), volume ids in their
+//!   `\\?\Volume{GUID}\` form. A path may come with or without a trailing
+//!   `\`; the implementation spells it as each Win32 call needs
+//!   (`FindFirstFileW` fails on a trailing separator, the mount point calls
+//!   require one), so a path means the same thing either way.
 //! - WMI namespaces: storage and iSCSI classes in
 //!   `root\Microsoft\Windows\Storage`, SMB in `root\Microsoft\Windows\SMB`,
 //!   services and BIOS in `root\cimv2`.
@@ -368,10 +377,17 @@ pub trait WindowsHost: Send + Sync + 'static {
     /// `\\?\Volume{GUID}\`; `mount_point` ends with `\`.
     fn volume_name_for_mount_point(&self, mount_point: &str) -> Result<String>;
 
-    /// What is at `path`, not following a final link (`GetFileAttributesExW`,
-    /// and for a reparse point `FSCTL_GET_REPARSE_POINT`). Missing: the
+    /// What is at `path`, not following a final link: the path opened
+    /// (`CreateFileW` with `FILE_FLAG_OPEN_REPARSE_POINT`) for its
+    /// attributes, and for a reparse point its tag and target. Missing: the
     /// Win32 failure (2 or 3).
     fn file_kind(&self, path: &str) -> Result<FileKind>;
+
+    /// `GetFileAttributesW(path)`: the attribute bits (`FILE_ATTRIBUTE_*`),
+    /// asked by name without opening a handle, a final link not followed.
+    /// What csi-proxy probes a mapped share root with: a server can refuse
+    /// an open of the bare root and still answer this.
+    fn file_attributes(&self, path: &str) -> Result<u32>;
 
     /// `CreateDirectoryW(path)`: one directory, its parent must exist.
     fn create_directory(&self, path: &str) -> Result<()>;

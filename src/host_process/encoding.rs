@@ -1,6 +1,7 @@
 //! Byte and text formats the Windows implementation of the boundary reads
 //! and writes: the `STORAGE_DEVICE_ID_DESCRIPTOR` that
-//! `IOCTL_STORAGE_QUERY_PROPERTY` fills (the SMB credential string is
+//! `IOCTL_STORAGE_QUERY_PROPERTY` fills, and how a path is spelled for
+//! each kind of Win32 call (the SMB credential string is
 //! [`crate::host::credential`]).
 //!
 //! Plain Rust on bytes and strings, so it is compiled and tested on every
@@ -71,9 +72,91 @@ pub(crate) fn parse_device_id(buf: &[u8]) -> DeviceId {
     DeviceId::None
 }
 
+/// The path separators Win32 accepts.
+const SEPARATORS: [char; 2] = ['\\', '/'];
+
+/// `path` as a call that names one file, directory or link wants it: no
+/// trailing separator. `FindFirstFileW` fails on one (documented), so a
+/// link or mount point given with one would look missing; every other
+/// call gets the same spelling, so that a path means one thing. A root
+/// keeps one separator: `C:\`, `\\?\C:\` and `\\?\Volume{GUID}\` are the
+/// volume's root directory, while `C:` is the drive's current directory
+/// and `\\?\Volume{GUID}` the volume device.
+pub(crate) fn without_trailing_separator(path: &str) -> &str {
+    let trimmed = path.trim_end_matches(SEPARATORS);
+    if trimmed.len() < path.len() && (trimmed.is_empty() || names_a_volume(trimmed)) {
+        &path[..trimmed.len() + 1]
+    } else {
+        trimmed
+    }
+}
+
+/// `path` as the mount point calls (`SetVolumeMountPointW`,
+/// `DeleteVolumeMountPointW`, `GetVolumeNameForVolumeMountPointW`) require
+/// it: ending with exactly one `\`.
+pub(crate) fn with_trailing_separator(path: &str) -> String {
+    format!("{}\\", path.trim_end_matches(SEPARATORS))
+}
+
+/// Whether `path` (no trailing separator) names a drive or a volume
+/// itself rather than a directory: `C:`, `\\?\C:`, `\\.\C:`,
+/// `\\?\Volume{GUID}`.
+fn names_a_volume(path: &str) -> bool {
+    let device = path
+        .strip_prefix(r"\\?\")
+        .or_else(|| path.strip_prefix(r"\\.\"));
+    let rest = device.unwrap_or(path);
+    let drive = matches!(rest.as_bytes(), [letter, b':'] if letter.is_ascii_alphabetic());
+    let volume = device.is_some()
+        && rest.len() > 7
+        && rest[..7].eq_ignore_ascii_case("Volume{")
+        && rest.ends_with('}')
+        && !rest.contains(SEPARATORS);
+    drive || volume
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_path_loses_its_trailing_separators_but_a_root_keeps_one() {
+        for (given, spelled) in [
+            (r"C:\var\lib\kubelet\mount\", r"C:\var\lib\kubelet\mount"),
+            (r"C:\var\lib\kubelet\mount\\/", r"C:\var\lib\kubelet\mount"),
+            (r"C:\var\lib\kubelet\mount", r"C:\var\lib\kubelet\mount"),
+            (r"\\server\share\", r"\\server\share"),
+            (r"\\?\UNC\server\share\dir\", r"\\?\UNC\server\share\dir"),
+            (r"C:\", r"C:\"),
+            (r"c:\\", r"c:\"),
+            ("C:/", "C:/"),
+            (r"\\?\C:\", r"\\?\C:\"),
+            (r"\\.\C:\", r"\\.\C:\"),
+            (
+                r"\\?\Volume{8ae4a6a8-0000-0000-0000-100000000000}\",
+                r"\\?\Volume{8ae4a6a8-0000-0000-0000-100000000000}\",
+            ),
+            (
+                r"\\?\Volume{8ae4a6a8-0000-0000-0000-100000000000}\dir\",
+                r"\\?\Volume{8ae4a6a8-0000-0000-0000-100000000000}\dir",
+            ),
+            // A directory that only looks like a drive or a volume.
+            (r"C:\x:\", r"C:\x:"),
+            (r"C:\Volume{1}\", r"C:\Volume{1}"),
+            (r"\", r"\"),
+            ("", ""),
+        ] {
+            assert_eq!(without_trailing_separator(given), spelled, "{given}");
+        }
+    }
+
+    #[test]
+    fn a_mount_point_ends_with_one_separator() {
+        assert_eq!(with_trailing_separator(r"C:\m"), r"C:\m\");
+        assert_eq!(with_trailing_separator(r"C:\m\"), r"C:\m\");
+        assert_eq!(with_trailing_separator(r"C:\m\\/"), r"C:\m\");
+        assert_eq!(with_trailing_separator(r"C:"), r"C:\");
+    }
 
     /// A descriptor as the ioctl fills it: header, then each identifier
     /// (code set, type, bytes, association), each padded to 4 bytes.

@@ -14,7 +14,15 @@
 //!
 //! [`FakeWindows::answer_next`] makes the next call of a WMI method report
 //! a return code after doing its work, as Windows does when it creates a
-//! partition but cannot give it an access path (42002).
+//! partition but cannot give it an access path (42002);
+//! [`FakeWindows::method_calls`] counts the calls of each WMI method;
+//! [`FakeWindows::refuse_open`] makes opening one path fail while its
+//! attributes can still be read, as an SMB server that refuses a handle on
+//! its share root does.
+//!
+//! iSCSI methods fail as Windows' initiator provider fails them: an
+//! `ISDSC_*` code (`0xEFFFxxxx`) is the HRESULT of the call
+//! ([`Failure::Com`]), not a `ReturnValue`.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -48,6 +56,8 @@ pub const WBEM_E_INVALID_PARAMETER: u32 = 0x8004_1008;
 pub struct FakeWindows {
     host: Host,
     answers: Arc<Mutex<HashMap<&'static str, u32>>>,
+    calls: Arc<Mutex<HashMap<&'static str, usize>>>,
+    refused_opens: Arc<Mutex<Vec<String>>>,
     latency: Arc<Mutex<HashMap<&'static str, Duration>>>,
 }
 
@@ -57,8 +67,33 @@ impl FakeWindows {
         FakeWindows {
             host,
             answers: Arc::default(),
+            calls: Arc::default(),
+            refused_opens: Arc::default(),
             latency: Arc::default(),
         }
+    }
+
+    /// How many times the WMI method `name` (as for
+    /// [`answer_next`](Self::answer_next)) was called.
+    pub fn method_calls(&self, name: &str) -> usize {
+        let calls = self.calls.lock().unwrap_or_else(|p| p.into_inner());
+        calls.get(name).copied().unwrap_or(0)
+    }
+
+    /// From now on, opening `path` (spelled as given, case ignored) for
+    /// [`WindowsHost::file_kind`] fails with `ERROR_ACCESS_DENIED`, while
+    /// [`WindowsHost::file_attributes`] still answers: what an SMB server
+    /// that refuses a handle on its bare share root does.
+    pub fn refuse_open(&self, path: &str) {
+        self.refused_opens
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(path.to_string());
+    }
+
+    fn open_refused(&self, path: &str) -> bool {
+        let refused = self.refused_opens.lock().unwrap_or_else(|p| p.into_inner());
+        refused.iter().any(|r| r.eq_ignore_ascii_case(path))
     }
 
     /// The next call of the WMI method `name` (the [`WindowsHost`] method's
@@ -105,6 +140,12 @@ impl FakeWindows {
         name: &'static str,
         result: Result<MethodResult<T>>,
     ) -> Result<MethodResult<T>> {
+        *self
+            .calls
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(name)
+            .or_default() += 1;
         let set = self
             .answers
             .lock()
@@ -152,13 +193,29 @@ fn iscsi_failure(code: u32) -> Failure {
     }
 }
 
-/// An iSCSI WMI method's outcome: its code, unless the call could not be
-/// made at all (the initiator service is stopped).
+/// An iSCSI WMI method's outcome: its code (before
+/// [`iscsi_delivered`]), unless the call could not be made at all (the
+/// initiator service is stopped).
 fn iscsi_method(result: std::result::Result<(), u32>) -> Result<MethodResult> {
     match result {
         Ok(()) => Ok(MethodResult::code(0)),
         Err(ISDSC_SERVICE_NOT_RUNNING) => Err(iscsi_failure(ISDSC_SERVICE_NOT_RUNNING)),
         Err(code) => Ok(MethodResult::code(code)),
+    }
+}
+
+/// Whether `code` is one of the iSCSI initiator's own (`ISDSC_*`).
+fn is_isdsc(code: u32) -> bool {
+    code & 0xFFFF_0000 == 0xEFFF_0000
+}
+
+/// An iSCSI method's result as Windows delivers it: the initiator's
+/// `ISDSC_*` codes fail the call (they are `ExecMethod`'s HRESULT), they
+/// are never a `ReturnValue`.
+fn iscsi_delivered(result: Result<MethodResult>) -> Result<MethodResult> {
+    match result {
+        Ok(r) if is_isdsc(r.code) => Err(iscsi_failure(r.code)),
+        other => other,
     }
 }
 
@@ -479,6 +536,9 @@ impl WindowsHost for FakeWindows {
 
     fn file_kind(&self, path: &str) -> Result<FileKind> {
         let p = parse(path)?;
+        if self.open_refused(path) {
+            return Err(win32(Win32Error::new(Win32Error::ACCESS_DENIED)));
+        }
         self.run(|s| {
             Ok(match s.ns.lstat(s.ctx(), &p).map_err(win32)? {
                 Entry::Dir => FileKind::Directory,
@@ -492,6 +552,21 @@ impl WindowsHost for FakeWindows {
                         FileKind::MountPoint { target: l.target }
                     }
                 },
+            })
+        })
+    }
+
+    fn file_attributes(&self, path: &str) -> Result<u32> {
+        const DIRECTORY: u32 = 0x10;
+        const NORMAL: u32 = 0x80;
+        const REPARSE_POINT: u32 = 0x400;
+        let p = parse(path)?;
+        self.run(|s| {
+            Ok(match s.ns.lstat(s.ctx(), &p).map_err(win32)? {
+                Entry::Dir => DIRECTORY,
+                Entry::File { .. } => NORMAL,
+                Entry::Link(l) if l.kind == LinkKind::File => REPARSE_POINT,
+                Entry::Link(_) => REPARSE_POINT | DIRECTORY,
             })
         })
     }
@@ -606,7 +681,7 @@ impl WindowsHost for FakeWindows {
     fn iscsi_new_portal(&self, address: &str, port: u32) -> Result<MethodResult> {
         let port = iscsi_port(port)?;
         let result = iscsi_method(self.iscsi(|i, d| i.wmi_new_portal(d, address, port)));
-        self.answer("iscsi_new_portal", result)
+        iscsi_delivered(self.answer("iscsi_new_portal", result))
     }
 
     fn iscsi_remove_portal(&self, address: &str, port: u32) -> Result<MethodResult> {
@@ -616,7 +691,7 @@ impl WindowsHost for FakeWindows {
             Ok(false) => Err(Failure::com(WBEM_E_NOT_FOUND, "no such target portal")),
             Err(code) => Err(iscsi_failure(code)),
         };
-        self.answer("iscsi_remove_portal", result)
+        iscsi_delivered(self.answer("iscsi_remove_portal", result))
     }
 
     fn iscsi_targets(&self, address: &str, port: u32) -> Result<Vec<TargetObject>> {
@@ -652,7 +727,7 @@ impl WindowsHost for FakeWindows {
         let result = iscsi_method(
             self.iscsi(|i, d| i.wmi_connect(d, address, port, iqn, auth, chap_user, chap_secret)),
         );
-        self.answer("iscsi_connect", result)
+        iscsi_delivered(self.answer("iscsi_connect", result))
     }
 
     fn iscsi_sessions(&self, iqn: &str) -> Result<Vec<SessionObject>> {
@@ -670,12 +745,12 @@ impl WindowsHost for FakeWindows {
 
     fn iscsi_unregister_session(&self, identifier: &str) -> Result<MethodResult> {
         let result = iscsi_method(self.iscsi(|i, d| i.wmi_unregister(d, identifier)));
-        self.answer("iscsi_unregister_session", result)
+        iscsi_delivered(self.answer("iscsi_unregister_session", result))
     }
 
     fn iscsi_disconnect(&self, iqn: &str, session: &str) -> Result<MethodResult> {
         let result = iscsi_method(self.iscsi(|i, d| i.wmi_disconnect(d, iqn, session)));
-        self.answer("iscsi_disconnect", result)
+        iscsi_delivered(self.answer("iscsi_disconnect", result))
     }
 
     fn iscsi_target_disks(&self, iqn: &str) -> Result<Vec<u32>> {
@@ -685,7 +760,7 @@ impl WindowsHost for FakeWindows {
 
     fn iscsi_set_chap_secret(&self, secret: &str) -> Result<MethodResult> {
         let result = iscsi_method(self.iscsi(|i, d| i.wmi_set_chap_secret(d, secret)));
-        self.answer("iscsi_set_chap_secret", result)
+        iscsi_delivered(self.answer("iscsi_set_chap_secret", result))
     }
 
     fn bios_serial_numbers(&self) -> Result<Vec<String>> {

@@ -7,7 +7,7 @@
 //! 16 bits.
 
 use super::backend::{Ctx, ENDPOINT, HostProcess};
-use super::boundary::{IscsiAuthType, MethodResult, PortalObject, TargetObject};
+use super::boundary::{Failure, IscsiAuthType, MethodResult, PortalObject, TargetObject};
 use crate::Error;
 use crate::iscsi::v1alpha2 as api;
 
@@ -17,6 +17,10 @@ const ISDSC_TARGET_ALREADY_LOGGED_IN: u32 = 0xEFFF_003F;
 /// `ISDSC_INVALID_SESSION_ID`: `Disconnect` found no such session (it
 /// ended between our look and our call).
 const ISDSC_INVALID_SESSION_ID: u32 = 0xEFFF_001C;
+
+/// `ISDSC_SERVICE_NOT_RUNNING`: the initiator service is stopped, the
+/// call could not be made at all.
+const ISDSC_SERVICE_NOT_RUNNING: u32 = 0xEFFF_003E;
 
 /// `Connect`: logged in, and already logged in.
 const CONNECT_OK: [u32; 2] = [0, ISDSC_TARGET_ALREADY_LOGGED_IN];
@@ -96,6 +100,23 @@ fn find_target(ctx: &Ctx, portal: &Portal, iqn: &str, gist: &str) -> Result<Targ
         .ok_or_else(|| fail("not found".into()))
 }
 
+/// An iSCSI method's outcome with the initiator's own code read where
+/// Windows puts it: the provider fails the call with its `ISDSC_*` code
+/// (`0xEFFFxxxx`) as `ExecMethod`'s HRESULT instead of returning it as
+/// `ReturnValue`, so such a failure is the method's code here, for
+/// [`accept`] and for the error text (`code=N`, as the proxy words it).
+/// A stopped initiator service stays a failure to call.
+fn outcome(result: Result<MethodResult, Failure>) -> Result<MethodResult, Failure> {
+    match result {
+        Err(Failure::Com { hresult, .. })
+            if hresult & 0xFFFF_0000 == 0xEFFF_0000 && hresult != ISDSC_SERVICE_NOT_RUNNING =>
+        {
+            Ok(MethodResult::code(hresult))
+        }
+        other => other,
+    }
+}
+
 /// A method whose codes in `ok` count as done.
 fn accept(
     ok: &[u32],
@@ -124,10 +145,8 @@ fn add_portal(ctx: &Ctx, portal: &Portal) -> Result<(), String> {
         return Ok(());
     }
     let fail = |e: String| format!("{gist}. err: {e}");
-    let result = ctx
-        .host()
-        .iscsi_new_portal(&portal.address, portal.port)
-        .map_err(|e| fail(e.to_string()))?;
+    let result = ctx.host().iscsi_new_portal(&portal.address, portal.port);
+    let result = outcome(result).map_err(|e| fail(e.to_string()))?;
     accept(
         &[0],
         "MSFT_iSCSITargetPortal.New",
@@ -159,10 +178,8 @@ fn remove_portal(ctx: &Ctx, portal: &Portal) -> Result<(), String> {
         ));
     }
     let fail = |e: String| format!("{gist}. err: {e}");
-    let result = ctx
-        .host()
-        .iscsi_remove_portal(&portal.address, portal.port)
-        .map_err(|e| fail(e.to_string()))?;
+    let result = ctx.host().iscsi_remove_portal(&portal.address, portal.port);
+    let result = outcome(result).map_err(|e| fail(e.to_string()))?;
     let target = || {
         format!(
             "MSFT_iSCSITargetPortal (TargetPortalAddress = \"{}\", TargetPortalPortNumber = {})",
@@ -190,17 +207,15 @@ fn connect(ctx: &Ctx, portal: &Portal, request: &api::ConnectTargetRequest) -> R
         return Ok(());
     }
     let fail = |e: String| format!("{gist}. err: {e}");
-    let result = ctx
-        .host()
-        .iscsi_connect(
-            &portal.address,
-            portal.port,
-            iqn,
-            auth,
-            &request.chap_username,
-            &request.chap_secret,
-        )
-        .map_err(|e| fail(e.to_string()))?;
+    let result = ctx.host().iscsi_connect(
+        &portal.address,
+        portal.port,
+        iqn,
+        auth,
+        &request.chap_username,
+        &request.chap_secret,
+    );
+    let result = outcome(result).map_err(|e| fail(e.to_string()))?;
     accept(
         &CONNECT_OK,
         "MSFT_iSCSITarget.Connect",
@@ -228,20 +243,16 @@ fn disconnect(ctx: &Ctx, portal: &Portal, iqn: &str) -> Result<(), String> {
         let fail = |e: String| {
             format!("error unregister session on target {iqn} from target portal at {at}. err: {e}")
         };
-        let result = ctx
-            .host()
-            .iscsi_unregister_session(id)
-            .map_err(|e| fail(e.to_string()))?;
+        let result =
+            outcome(ctx.host().iscsi_unregister_session(id)).map_err(|e| fail(e.to_string()))?;
         let target = || format!("MSFT_iSCSISession (SessionIdentifier = \"{id}\")");
         accept(&[0], "MSFT_iSCSISession.Unregister", target, result).map_err(fail)?;
     }
     let fail = |e: String| {
         format!("error disconnecting target {iqn} from target portal at {at}. err: {e}")
     };
-    let result = ctx
-        .host()
-        .iscsi_disconnect(iqn, id)
-        .map_err(|e| fail(e.to_string()))?;
+    let result = ctx.host().iscsi_disconnect(iqn, id);
+    let result = outcome(result).map_err(|e| fail(e.to_string()))?;
     let target = || format!("MSFT_iSCSITarget (NodeAddress = \"{iqn}\")");
     accept(
         &DISCONNECT_OK,
@@ -368,10 +379,11 @@ impl api::IscsiApi for HostProcess {
     ) -> Result<api::SetMutualChapSecretResponse, Error> {
         self.run("/v1alpha2.Iscsi/SetMutualChapSecret", move |ctx| {
             let fail = |e: String| format!("error setting mutual chap secret. err: {e}");
-            let result = ctx
-                .host()
-                .iscsi_set_chap_secret(&request.mutual_chap_secret)
-                .map_err(|e| fail(e.to_string()))?;
+            let result = outcome(
+                ctx.host()
+                    .iscsi_set_chap_secret(&request.mutual_chap_secret),
+            )
+            .map_err(|e| fail(e.to_string()))?;
             accept(
                 &[0],
                 "MSFT_iSCSISession.SetCHAPSecret",

@@ -63,8 +63,13 @@ fn new_mapping(ctx: &Ctx, request: &api::NewSmbGlobalMappingRequest) -> Result<(
     let remote = parse_remote(&request.remote_path)?;
     let root = &remote.root;
     let mut mapped = is_mapped(ctx, root);
-    // A mapping whose share cannot be reached now (password changed) is made again.
-    if mapped && ctx.host().file_kind(root).is_err() {
+    // A mapping whose share cannot be reached now (password changed) is
+    // made again. Probed as csi-proxy's library-development branch does
+    // (pkg/utils/utils.go IsPathValid, called from pkg/smb/smb.go
+    // NewSMBGlobalMapping): `GetFileAttributesW` on the share root. An
+    // open of the bare root (`file_kind`) is refused by some servers that
+    // answer this, and every stage would then remove a mapping in use.
+    if mapped && ctx.host().file_attributes(root).is_err() {
         tracing::debug!(root, "mapped root not valid; remapping");
         remove_mapping(ctx, root)?;
         mapped = false;

@@ -314,10 +314,58 @@ mod iscsi_rules {
             .disk_i_ds
     }
 
+    /// The fake delivers the code as Windows does: the call fails with it
+    /// as its HRESULT, there is no `ReturnValue` to read.
+    #[test]
+    fn host_process_iscsi_codes_arrive_as_the_calls_hresult() {
+        use csi_proxy_client::host_process::{Failure, WindowsHost, boundary::IscsiAuthType};
+        let f = fixture();
+        f.host
+            .lock()
+            .system
+            .set_status("MSiSCSI", ServiceStatus::Running)
+            .unwrap();
+        assert_eq!(f.fake.iscsi_new_portal("10.0.0.20", 3260).unwrap().code, 0);
+        let login = || {
+            f.fake.iscsi_connect(
+                "10.0.0.20",
+                3260,
+                CHAP_TARGET,
+                IscsiAuthType::OneWayChap,
+                "someuser",
+                "verysecretpass",
+            )
+        };
+        assert_eq!(login().unwrap().code, 0);
+        assert!(
+            matches!(
+                login(),
+                Err(Failure::Com {
+                    hresult: ALREADY_LOGGED_IN,
+                    ..
+                })
+            ),
+            "{:?}",
+            login()
+        );
+        f.fake.answer_next("iscsi_disconnect", INVALID_SESSION_ID);
+        let session = f.fake.iscsi_sessions(CHAP_TARGET).unwrap()[0]
+            .identifier
+            .clone();
+        assert!(matches!(
+            f.fake.iscsi_disconnect(CHAP_TARGET, &session),
+            Err(Failure::Com {
+                hresult: INVALID_SESSION_ID,
+                ..
+            })
+        ));
+    }
+
     #[tokio::test]
     async fn host_process_iscsi_login_takes_already_logged_in_as_done() {
         let f = with_portal().await;
-        // Another login got there between the look and the call.
+        // Another login got there between the look and the call; Windows
+        // fails the call with the code (see the test above).
         f.fake.answer_next("iscsi_connect", ALREADY_LOGGED_IN);
         f.backend
             .connect_target(login("verysecretpass"))
@@ -481,5 +529,74 @@ mod iscsi_rules {
             f.host.lock().iscsi.mutual_chap_secret(),
             Some("twelve-bytes")
         );
+    }
+}
+
+// ------------------------------------------------------------ SMB
+
+mod smb_rules {
+    use super::*;
+    use csi_proxy_client::host::smb::{
+        DEFAULT_SMB_PASSWORD, DEFAULT_SMB_SERVER, DEFAULT_SMB_SHARE, DEFAULT_SMB_USER,
+    };
+    use csi_proxy_client::smb::v1::{self as smb, SmbApi};
+
+    fn root() -> String {
+        format!(r"\\{DEFAULT_SMB_SERVER}\{DEFAULT_SMB_SHARE}")
+    }
+
+    fn map(dir: &str, password: &str) -> smb::NewSmbGlobalMappingRequest {
+        smb::NewSmbGlobalMappingRequest {
+            remote_path: format!(r"{}\{dir}", root()),
+            local_path: String::new(),
+            username: DEFAULT_SMB_USER.into(),
+            password: password.into(),
+        }
+    }
+
+    /// A server that refuses a handle on its bare share root still answers
+    /// `GetFileAttributesW` there, which is what csi-proxy probes a mapping
+    /// with: the next volume of the share reuses the mapping, in use by the
+    /// first, instead of removing it and mapping again.
+    #[tokio::test]
+    async fn host_process_smb_mapping_in_use_is_kept_when_the_server_refuses_opening_its_root() {
+        let f = fixture();
+        f.backend
+            .new_smb_global_mapping(map("pv-a", DEFAULT_SMB_PASSWORD))
+            .await
+            .unwrap();
+        f.fake.refuse_open(&root());
+        f.backend
+            .new_smb_global_mapping(map("pv-b", DEFAULT_SMB_PASSWORD))
+            .await
+            .unwrap();
+        assert_eq!(f.fake.method_calls("smb_remove_global_mapping"), 0);
+        assert_eq!(f.fake.method_calls("smb_new_global_mapping"), 1);
+        assert!(f.host.lock().smb.is_mapped(&root().to_lowercase()));
+    }
+
+    /// The probe still finds a mapping that cannot reach its share: after
+    /// the password changed on the server, the mapping is made again with
+    /// the new one (upstream's reason for the probe).
+    #[tokio::test]
+    async fn host_process_smb_mapping_that_cannot_reach_its_share_is_made_again() {
+        let f = fixture();
+        f.backend
+            .new_smb_global_mapping(map("pv-a", DEFAULT_SMB_PASSWORD))
+            .await
+            .unwrap();
+        let changed = "N3w-Passw0rd!";
+        f.host
+            .lock()
+            .smb
+            .set_account_password(DEFAULT_SMB_SERVER, DEFAULT_SMB_USER, changed)
+            .unwrap();
+        f.backend
+            .new_smb_global_mapping(map("pv-b", changed))
+            .await
+            .unwrap();
+        assert_eq!(f.fake.method_calls("smb_remove_global_mapping"), 1);
+        assert_eq!(f.fake.method_calls("smb_new_global_mapping"), 2);
+        assert!(f.host.lock().smb.is_mapped(&root().to_lowercase()));
     }
 }

@@ -1,15 +1,12 @@
-//! WMI on the calling thread: one COM apartment and one connection per
-//! namespace per thread, kept for the thread's life, and the few shapes of
-//! call the boundary needs (a query, an instance's path, a method call, a
-//! property read), with COM failures turned into [`Failure::Com`].
-
-use std::cell::RefCell;
-use std::collections::HashMap;
-use std::collections::hash_map::Entry;
+//! WMI on the calling thread: a connection per call, made and released
+//! inside [`with`], in the multithreaded apartment the process holds
+//! (`win32::hold_process_mta`), and the few shapes of call the boundary
+//! needs (a query, an instance's path, a method call, a property read),
+//! with COM failures turned into [`Failure::Com`].
 
 use wmi::{AuthLevel, IWbemClassWrapper, Variant, WMIConnection, WMIError};
 
-use super::win32::ComApartment;
+use super::win32::hold_process_mta;
 use crate::host_process::boundary::{Failure, Result};
 
 /// `WBEM_E_NOT_FOUND`.
@@ -18,7 +15,7 @@ pub(super) const WBEM_E_NOT_FOUND: u32 = 0x8004_1002;
 const E_FAIL: u32 = 0x8000_4005;
 
 /// The WMI namespaces the boundary uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) enum Namespace {
     /// Disks, partitions, volumes, iSCSI.
     Storage,
@@ -38,59 +35,19 @@ impl Namespace {
     }
 }
 
-/// A thread's COM apartment and its connections. The connections are
-/// declared first so that they are released before COM is uninitialised.
-struct Session {
-    connections: HashMap<Namespace, WMIConnection>,
-    _com: ComApartment,
-}
-
-thread_local! {
-    static SESSION: RefCell<Option<Session>> = const { RefCell::new(None) };
-}
-
-/// HRESULTs after which a cached connection is useless (the WMI service
-/// restarted or the RPC channel broke): the connection is dropped, so the
-/// next call on this thread connects again.
-const BROKEN_CONNECTION: &[u32] = &[
-    0x8001_0108, // RPC_E_DISCONNECTED
-    0x8007_06BA, // RPC_S_SERVER_UNAVAILABLE
-    0x8007_06BE, // RPC_S_CALL_FAILED
-    0x8004_1006, // WBEM_E_OUT_OF_MEMORY
-    0x8004_1033, // WBEM_E_SHUTTING_DOWN
-];
-
-/// Runs `f` with this thread's connection to `namespace`, entering COM
-/// (multithreaded apartment) and connecting first if this thread has not.
+/// Runs `f` with a new connection to `namespace`, and releases the
+/// connection, and every object `f` got through it, before returning, on
+/// this thread: nothing of COM outlives the call (see the module docs of
+/// `super` for why).
 pub(super) fn with<T>(
     namespace: Namespace,
     f: impl FnOnce(&WMIConnection) -> Result<T>,
 ) -> Result<T> {
-    SESSION.with(|cell| {
-        let mut session = cell.borrow_mut();
-        if session.is_none() {
-            *session = Some(Session {
-                connections: HashMap::new(),
-                _com: ComApartment::enter()?,
-            });
-        }
-        let connections = &mut session.as_mut().expect("just set").connections;
-        let connection = match connections.entry(namespace) {
-            Entry::Occupied(known) => known.into_mut(),
-            Entry::Vacant(new) => new.insert(connect(namespace)?),
-        };
-        let result = f(connection);
-        if let Err(Failure::Com { hresult, .. }) = &result
-            && BROKEN_CONNECTION.contains(hresult)
-        {
-            tracing::debug!(
-                namespace = namespace.path(),
-                "WMI connection lost (HRESULT 0x{hresult:08X}); the next call reconnects"
-            );
-            connections.remove(&namespace);
-        }
-        result
-    })
+    hold_process_mta()?;
+    let connection = connect(namespace)?;
+    let result = f(&connection);
+    drop(connection);
+    result
 }
 
 fn connect(namespace: Namespace) -> Result<WMIConnection> {

@@ -6,13 +6,37 @@
 //! # Threads and COM
 //!
 //! Every method runs on the thread that calls it, which the backend keeps
-//! off the tokio runtime. The first WMI call on a thread enters COM's
-//! multithreaded apartment there and connects to the namespace it needs;
-//! the apartment and the connections stay with the thread until it ends,
-//! so the backend's blocking threads connect once, not per call. A
-//! connection that broke (the WMI service restarted) is dropped after the
-//! failing call, and the next call on that thread connects again. Nothing
-//! here retries or waits: the backend's deadline is the only clock.
+//! off the tokio runtime: tokio's blocking threads, which exit after 10 s
+//! idle. Nothing of COM may be left for such a thread's exit. Rust runs
+//! `thread_local!` destructors after COM has done its own per-thread
+//! teardown, so a WMI object or a `CoUninitialize` kept in thread-local
+//! storage is released too late, the access violation of wmi-rs#136 (a
+//! `WMIConnection` in a `thread_local!` of a tokio thread). This module
+//! therefore keeps no COM state per thread:
+//!
+//! - The process holds COM's multithreaded apartment
+//!   (`CoIncrementMTAUsage`, once, never released, with
+//!   `CoInitializeSecurity`): every thread that did not enter COM itself
+//!   is in that apartment implicitly, so no thread calls `CoInitializeEx`
+//!   or has a `CoUninitialize` to run. The `wmi` crate (0.18) does the same
+//!   when it finds COM uninitialised; doing it here first keeps the
+//!   security setting this backend needs.
+//! - Each WMI call connects to its namespace, and the connection and every
+//!   object obtained through it are released before the call returns, on
+//!   the calling thread, as csi-proxy's `library-development` branch does
+//!   (`pkg/wmi/wmi.go`: `WithCOMThread` and `WithWMIService` per call).
+//!
+//! Chosen over keeping connections in owned worker threads, which would
+//! save a local `ConnectServer` per call at the price of a thread pool,
+//! a queue and an explicit shutdown, a saving upstream does not make
+//! either. A broken connection (the WMI service restarted) is simply not
+//! reused. Nothing here retries or waits: the backend's deadline is the
+//! only clock.
+//!
+//! Paths are spelled as each Win32 call needs them (one trailing `\` for
+//! the mount point calls, none for the others: `FindFirstFileW` fails on
+//! one and would make a link or mount point look missing), so a path means
+//! the same with or without a trailing separator.
 //!
 //! # Facts this follows
 //!
@@ -28,7 +52,7 @@
 //! # What ran where
 //!
 //! Nothing here has run on a real Windows host yet. Under Wine 8
-//! (`scripts/test-windows.sh --test host_process_windows`, 8 tests):
+//! (`scripts/test-windows.sh --test host_process_windows`, 10 tests):
 //!
 //! - ran for real: `CreateDirectoryW`, `RemoveDirectoryW`, `DeleteFileW`,
 //!   directory listing, file kinds and the Win32 codes of failures (2, 3,
@@ -39,6 +63,19 @@
 //!   a service; COM entered on many threads, one after another (Wine's
 //!   in-process WMI corrupts its heap when two threads query services at
 //!   once, so the tests take turns).
+//! - COM: WMI calls on tokio's blocking threads left to exit idle between
+//!   calls (a keep-alive of 100 ms), each on a new thread, all answered,
+//!   none leaving COM entered on its thread; and on a thread already in a
+//!   single-threaded apartment. With the former per-thread apartment and
+//!   connections the threads exited with COM entered and Wine 8 did not
+//!   crash: it does not reproduce the ordering that crashes Windows
+//!   (wmi-rs#136), so only a real node shows that crash gone.
+//! - Trailing separators: files and directories given with a `\` (Wine 8
+//!   refused `file\` with 123 before), and a mount point given without one
+//!   to `GetVolumeNameForVolumeMountPointW`. A mount point or link with
+//!   one, the case `FindFirstFileW` failed on, only on real Windows.
+//! - `GetFileAttributesW` on directories, files and missing paths (no SMB
+//!   share root: Wine has no SMB client mappings).
 //! - Wine lacks, and the tests assert it does: its storage namespace
 //!   answers `MSFT_Disk`, `MSFT_Volume` and `MSFT_iSCSITargetPortal` queries
 //!   with nothing and has no `MSFT_StorageSetting`; there is no SMB
@@ -74,7 +111,7 @@ use super::boundary::{
     PortalObject, Result, ServiceObject, SessionObject, SmbMappingObject, SupportedSize,
     TargetObject, VolumeObject, WindowsHost,
 };
-use super::encoding::parse_device_id;
+use super::encoding::{parse_device_id, without_trailing_separator};
 use crate::Error;
 use crate::host::credential;
 
@@ -454,6 +491,7 @@ impl WindowsHost for LocalHost {
     }
 
     fn file_kind(&self, path: &str) -> Result<FileKind> {
+        let path = without_trailing_separator(path);
         let meta = std::fs::symlink_metadata(path).map_err(io_failure)?;
         let attributes = meta.file_attributes();
         if attributes & FILE_ATTRIBUTE_REPARSE_POINT != 0 {
@@ -482,20 +520,24 @@ impl WindowsHost for LocalHost {
         })
     }
 
+    fn file_attributes(&self, path: &str) -> Result<u32> {
+        win32::file_attributes(path)
+    }
+
     fn create_directory(&self, path: &str) -> Result<()> {
-        std::fs::create_dir(path).map_err(io_failure)
+        std::fs::create_dir(without_trailing_separator(path)).map_err(io_failure)
     }
 
     fn remove_directory(&self, path: &str) -> Result<()> {
-        std::fs::remove_dir(path).map_err(io_failure)
+        std::fs::remove_dir(without_trailing_separator(path)).map_err(io_failure)
     }
 
     fn delete_file(&self, path: &str) -> Result<()> {
-        std::fs::remove_file(path).map_err(io_failure)
+        std::fs::remove_file(without_trailing_separator(path)).map_err(io_failure)
     }
 
     fn list_directory(&self, path: &str) -> Result<Vec<String>> {
-        std::fs::read_dir(path)
+        std::fs::read_dir(without_trailing_separator(path))
             .map_err(io_failure)?
             .map(|entry| {
                 entry
@@ -507,7 +549,9 @@ impl WindowsHost for LocalHost {
 
     fn create_symbolic_link(&self, link: &str, target: &str, directory: bool) -> Result<()> {
         // std calls CreateSymbolicLinkW with ALLOW_UNPRIVILEGED_CREATE (and
-        // again without it on systems that do not know the flag).
+        // again without it on systems that do not know the flag). The
+        // target is stored as given (an SMB link's keeps its `\`).
+        let link = without_trailing_separator(link);
         let made = if directory {
             std::os::windows::fs::symlink_dir(target, link)
         } else {

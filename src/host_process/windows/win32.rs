@@ -1,6 +1,9 @@
 //! The Win32 and COM calls that std does not offer: volume mount points,
-//! volume names, a reparse point's tag, the disk id ioctl, and COM's
-//! per-thread initialisation.
+//! volume names, file attributes, a reparse point's tag, the disk id
+//! ioctl, and the process's hold on COM's multithreaded apartment.
+//!
+//! Paths are spelled as each call needs (`super::super::encoding`): the
+//! mount point calls get one trailing `\`, the others none.
 //!
 //! The one module of the crate allowed `unsafe`: each of these is an FFI
 //! call through the `windows` crate, on buffers this module owns, sized
@@ -8,16 +11,17 @@
 //! leaves the module.
 #![allow(unsafe_code)]
 
-use std::sync::Once;
+use std::sync::Mutex;
 
-use windows::Win32::Foundation::{HANDLE, RPC_E_CHANGED_MODE};
+use windows::Win32::Foundation::HANDLE;
 use windows::Win32::Storage::FileSystem::{
-    DeleteVolumeMountPointW, FindClose, FindFirstFileW, GetVolumeNameForVolumeMountPointW,
-    GetVolumePathNameW, SetVolumeMountPointW, WIN32_FIND_DATAW,
+    DeleteVolumeMountPointW, FindClose, FindFirstFileW, GetFileAttributesW,
+    GetVolumeNameForVolumeMountPointW, GetVolumePathNameW, INVALID_FILE_ATTRIBUTES,
+    SetVolumeMountPointW, WIN32_FIND_DATAW,
 };
 use windows::Win32::System::Com::{
-    COINIT_MULTITHREADED, CoInitializeEx, CoInitializeSecurity, CoUninitialize, EOAC_NONE,
-    RPC_C_AUTHN_LEVEL_DEFAULT, RPC_C_IMP_LEVEL_IMPERSONATE,
+    CoIncrementMTAUsage, CoInitializeSecurity, EOAC_NONE, RPC_C_AUTHN_LEVEL_DEFAULT,
+    RPC_C_IMP_LEVEL_IMPERSONATE,
 };
 use windows::Win32::System::IO::DeviceIoControl;
 use windows::Win32::System::Ioctl::{
@@ -27,6 +31,7 @@ use windows::Win32::System::Ioctl::{
 use windows::core::HSTRING;
 
 use crate::host_process::boundary::{Failure, Result};
+use crate::host_process::encoding::{with_trailing_separator, without_trailing_separator};
 
 /// Longest path the volume calls are given room for (the long-path limit).
 const PATH_CHARS: usize = 32_768;
@@ -54,17 +59,18 @@ fn until_nul(buf: &[u16]) -> String {
     String::from_utf16_lossy(&buf[..end])
 }
 
-/// `SetVolumeMountPointW`.
+/// `SetVolumeMountPointW` (the mount point with its trailing `\`).
 pub(super) fn set_volume_mount_point(mount_point: &str, volume: &str) -> Result<()> {
+    let mount_point = wide(&with_trailing_separator(mount_point));
     // SAFETY: both arguments are NUL-terminated wide strings that outlive the call.
-    unsafe { SetVolumeMountPointW(&wide(mount_point), &wide(volume)) }
-        .map_err(|e| win32_failure(&e))
+    unsafe { SetVolumeMountPointW(&mount_point, &wide(volume)) }.map_err(|e| win32_failure(&e))
 }
 
-/// `DeleteVolumeMountPointW`.
+/// `DeleteVolumeMountPointW` (the mount point with its trailing `\`).
 pub(super) fn delete_volume_mount_point(mount_point: &str) -> Result<()> {
+    let mount_point = wide(&with_trailing_separator(mount_point));
     // SAFETY: a NUL-terminated wide string that outlives the call.
-    unsafe { DeleteVolumeMountPointW(&wide(mount_point)) }.map_err(|e| win32_failure(&e))
+    unsafe { DeleteVolumeMountPointW(&mount_point) }.map_err(|e| win32_failure(&e))
 }
 
 /// `GetVolumePathNameW`.
@@ -75,24 +81,38 @@ pub(super) fn volume_path_name(path: &str) -> Result<String> {
     Ok(until_nul(&buf))
 }
 
-/// `GetVolumeNameForVolumeMountPointW`.
+/// `GetVolumeNameForVolumeMountPointW` (the mount point with its trailing `\`).
 pub(super) fn volume_name_for_mount_point(mount_point: &str) -> Result<String> {
+    let mount_point = wide(&with_trailing_separator(mount_point));
     // A volume GUID path is 49 characters and a NUL; the documented
     // recommendation is 50, more costs nothing.
     let mut buf = vec![0u16; 260];
     // SAFETY: the output slice is ours and its length is passed with it.
-    unsafe { GetVolumeNameForVolumeMountPointW(&wide(mount_point), &mut buf) }
+    unsafe { GetVolumeNameForVolumeMountPointW(&mount_point, &mut buf) }
         .map_err(|e| win32_failure(&e))?;
     Ok(until_nul(&buf))
 }
 
+/// `GetFileAttributesW` (no trailing separator).
+pub(super) fn file_attributes(path: &str) -> Result<u32> {
+    let path = wide(without_trailing_separator(path));
+    // SAFETY: a NUL-terminated wide string that outlives the call.
+    let attributes = unsafe { GetFileAttributesW(&path) };
+    if attributes == INVALID_FILE_ATTRIBUTES {
+        return Err(win32_failure(&windows::core::Error::from_thread()));
+    }
+    Ok(attributes)
+}
+
 /// The reparse tag of the reparse point at `path` (`FindFirstFileW` puts
 /// it in `dwReserved0` when the file has `FILE_ATTRIBUTE_REPARSE_POINT`).
+/// `FindFirstFileW` fails on a trailing separator: it is cut.
 pub(super) fn reparse_tag(path: &str) -> Result<u32> {
+    let path = wide(without_trailing_separator(path));
     let mut data = WIN32_FIND_DATAW::default();
     // SAFETY: `data` is a properly sized, writable WIN32_FIND_DATAW.
     let handle: HANDLE =
-        unsafe { FindFirstFileW(&wide(path), &mut data) }.map_err(|e| win32_failure(&e))?;
+        unsafe { FindFirstFileW(&path, &mut data) }.map_err(|e| win32_failure(&e))?;
     // SAFETY: `handle` came from FindFirstFileW and is closed once.
     let _ = unsafe { FindClose(handle) };
     Ok(data.dwReserved0)
@@ -128,61 +148,44 @@ pub(super) fn storage_device_id(device: HANDLE) -> Result<Vec<u8>> {
     Ok(buf)
 }
 
-/// COM initialised on the current thread, in the multithreaded apartment,
-/// for as long as the value lives; uninitialised when it is dropped (on the
-/// same thread: the value is not `Send`).
-pub(super) struct ComApartment {
-    // Not Send: CoUninitialize must run on the thread that initialised.
-    _thread_bound: std::marker::PhantomData<*mut ()>,
-}
-
-impl ComApartment {
-    /// `CoInitializeEx(COINIT_MULTITHREADED)` on this thread, and once per
-    /// process `CoInitializeSecurity` with impersonation (what WMI's
-    /// storage and SMB providers need to act for the caller). A thread
-    /// already in a single-threaded apartment is refused: WMI objects made
-    /// there could not be used from the threads the backend calls from.
-    pub(super) fn enter() -> Result<ComApartment> {
-        // SAFETY: no reserved pointer; balanced by CoUninitialize in Drop,
-        // only when this call succeeded (S_OK or S_FALSE).
-        let hr = unsafe { CoInitializeEx(None, COINIT_MULTITHREADED) };
-        if hr == RPC_E_CHANGED_MODE {
-            return Err(Failure::com(
-                hr.0 as u32,
-                "this thread is already in a single-threaded COM apartment",
-            ));
-        }
-        hr.ok()
-            .map_err(|e| Failure::com(hr.0 as u32, e.message()))?;
-        static SECURITY: Once = Once::new();
-        SECURITY.call_once(|| {
-            // SAFETY: every pointer argument is None; called once, after
-            // COM is initialised. RPC_E_TOO_LATE (the process, or COM on
-            // its behalf, set security first) leaves that setting in place.
-            let _ = unsafe {
-                CoInitializeSecurity(
-                    None,
-                    -1,
-                    None,
-                    None,
-                    RPC_C_AUTHN_LEVEL_DEFAULT,
-                    RPC_C_IMP_LEVEL_IMPERSONATE,
-                    None,
-                    EOAC_NONE,
-                    None,
-                )
-            };
-        });
-        Ok(ComApartment {
-            _thread_bound: std::marker::PhantomData,
-        })
+/// Makes sure the process holds COM's multithreaded apartment
+/// (`CoIncrementMTAUsage`), taking the hold on the first call and keeping
+/// it for the life of the process, and sets the process's COM security
+/// once (`CoInitializeSecurity`, impersonation: what WMI's storage and SMB
+/// providers need to act for the caller).
+///
+/// While the hold lasts, every thread that has not entered COM itself is
+/// in the multithreaded apartment implicitly, so the blocking threads the
+/// backend calls from need no `CoInitializeEx` and have no
+/// `CoUninitialize` to run when they exit. The hold is never released: a
+/// release at process exit would race COM's own teardown, which is what
+/// this avoids (see the module docs of `super`).
+pub(super) fn hold_process_mta() -> Result<()> {
+    static HELD: Mutex<bool> = Mutex::new(false);
+    let mut held = HELD.lock().unwrap_or_else(|p| p.into_inner());
+    if *held {
+        return Ok(());
     }
-}
-
-impl Drop for ComApartment {
-    fn drop(&mut self) {
-        // SAFETY: balances the successful CoInitializeEx of `enter`, on the
-        // same thread (the type is not Send).
-        unsafe { CoUninitialize() }
-    }
+    // SAFETY: no arguments; the cookie is deliberately never passed to
+    // CoDecrementMTAUsage (the hold lasts until the process ends).
+    let _cookie = unsafe { CoIncrementMTAUsage() }
+        .map_err(|e| Failure::com(e.code().0 as u32, e.message()))?;
+    // SAFETY: every pointer argument is None; called once, with COM
+    // initialised. RPC_E_TOO_LATE (the process, or COM on its behalf, set
+    // security first) leaves that setting in place.
+    let _ = unsafe {
+        CoInitializeSecurity(
+            None,
+            -1,
+            None,
+            None,
+            RPC_C_AUTHN_LEVEL_DEFAULT,
+            RPC_C_IMP_LEVEL_IMPERSONATE,
+            None,
+            EOAC_NONE,
+            None,
+        )
+    };
+    *held = true;
+    Ok(())
 }
