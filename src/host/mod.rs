@@ -67,6 +67,7 @@ pub mod filesystem;
 pub mod hotplug;
 #[cfg(feature = "server")]
 pub mod iscsi;
+pub mod latency;
 pub mod location;
 #[cfg(feature = "server")]
 pub mod namespace;
@@ -94,6 +95,7 @@ pub use hotplug::{HotAttach, HotDisk, HotplugError};
 
 #[cfg(feature = "server")]
 pub use iscsi::NodeDisks;
+pub use latency::LatencyProfile;
 pub use release::ProxyRelease;
 #[cfg(feature = "server")]
 pub use seed::{HostConfig, NodeSeed};

@@ -31,6 +31,7 @@ mod client_unix;
 mod concurrency;
 mod confinement;
 mod errors;
+mod field_time;
 mod flows;
 mod host_process;
 mod mock;
