@@ -555,6 +555,13 @@ impl MockHostBuilder {
         self
     }
 
+    /// The node laid out as a cloud lays it out ([`Layout`](crate::host::Layout):
+    /// `azure`, `azure-nvme`, `gce`, `aws`, `vsphere`); replaces any seed.
+    pub fn layout(mut self, layout: crate::host::Layout) -> Self {
+        self.seed = layout.seed();
+        self
+    }
+
     /// Reads the node from a seed file (the server's `--seed` format).
     pub fn seed_file(self, path: impl AsRef<std::path::Path>) -> Result<Self, HostError> {
         Ok(self.seed(NodeSeed::from_file(path)?))

@@ -42,6 +42,11 @@ struct Args {
     #[arg(long, value_name = "FILE")]
     seed: Option<PathBuf>,
 
+    /// Lay the node out as a cloud does: default, azure, azure-nvme, gce,
+    /// aws or vsphere (not together with --seed).
+    #[arg(long, value_name = "NAME", conflicts_with = "seed")]
+    layout: Option<csi_proxy_client::host::Layout>,
+
     /// Answer failures in the words of this csi-proxy release: 1.3 (WMI
     /// era, the default) or 1.1 (PowerShell era).
     #[arg(long, value_name = "RELEASE", default_value = "1.3")]
@@ -181,7 +186,7 @@ async fn run(args: Args) -> Result<(), String> {
         Some(path) => Some(
             NodeSeed::from_file(path).map_err(|e| format!("seed file {}: {e}", path.display()))?,
         ),
-        None => None,
+        None => args.layout.and_then(|l| l.seed()),
     };
     let temp_sandbox;
     let sandbox = match args.sandbox {

@@ -68,6 +68,7 @@ pub mod hotplug;
 #[cfg(feature = "server")]
 pub mod iscsi;
 pub mod latency;
+pub mod layout;
 pub mod location;
 #[cfg(feature = "server")]
 pub mod namespace;
@@ -96,6 +97,7 @@ pub use hotplug::{HotAttach, HotDisk, HotplugError};
 #[cfg(feature = "server")]
 pub use iscsi::NodeDisks;
 pub use latency::LatencyProfile;
+pub use layout::Layout;
 pub use release::ProxyRelease;
 #[cfg(feature = "server")]
 pub use seed::{HostConfig, NodeSeed};

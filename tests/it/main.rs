@@ -30,6 +30,7 @@ mod node_support;
 mod client_unix;
 mod concurrency;
 mod confinement;
+mod discovery;
 mod errors;
 mod field_time;
 mod flows;
