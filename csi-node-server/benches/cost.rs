@@ -35,7 +35,7 @@ use csi_node_server::{Driver, Plugin, Volume, VolumeRequest};
 use csi_proxy_client::host::seed::NodeSeed;
 use csi_proxy_client::host::{LatencyProfile, ProxyRelease};
 use csi_proxy_client::mock::MockHost;
-use csi_proxy_client::node::{DiskSelector, Node};
+use csi_proxy_client::node::{DEFAULT_MAX_CONCURRENT_FORMATS, DiskSelector, Node};
 use csi_proxy_client::{Error, disk, filesystem, smb, volume};
 use tonic::{Request, Status};
 
@@ -50,11 +50,8 @@ const GROWN_SIZE: u64 = 20 * GIB;
 /// The boot storm: volumes staged at once, and shares for the SMB one.
 const STORM: u32 = 32;
 const SHARES: u32 = 4;
-/// Formats the node layer runs at once. None bounds them on this branch
-/// (every format of the storm may run at once); the target for the
-/// storm, (volumes / bound + 1) single stages, then takes the bound as the
-/// number of volumes.
-const FORMAT_BOUND: Option<u32> = None;
+/// Formats a node runs at once (the plugin's node has default options).
+const FORMAT_BOUND: usize = DEFAULT_MAX_CONCURRENT_FORMATS;
 
 /// The profiles, oldest first: host time per RPC as the real csi-proxy
 /// takes it (figures and sources in docs/latency-profiles.md), each with
@@ -91,9 +88,11 @@ const CALLS: &[(&str, &[&str])] = &[
 /// finds them), blank except `formatted` (GPT, one NTFS volume, not
 /// mounted); shares `share1`..`share4` on one server.
 fn seed(disks: u32, formatted: &[u32]) -> NodeSeed {
-    // Disk 0 holds C:, where the kubelet directory is.
+    // Disk 0 holds C:, where the kubelet directory is, on an adapter of its
+    // own as on the default node (discovery never selects the OS disk, nor
+    // a disk beside it).
     let mut toml = format!(
-        "[[disks]]\nnumber = 0\nsize = {}\npartition_style = \"gpt\"\nsystem = true\n",
+        "[[disks]]\nnumber = 0\nlocation = \"Integrated : Adapter 0 : Port 0 : Target 0 : LUN 0\"\nsize = {}\npartition_style = \"gpt\"\nsystem = true\n",
         128 * GIB
     );
     for n in 1..=disks {
@@ -728,16 +727,13 @@ async fn storm(profile: (LatencyProfile, ProxyRelease), kind: &str) {
     // The target for the disks: at most (volumes / format bound
     // + 1) single stages; none is set for shares (no format).
     let (shares, target) = match kind {
-        "disk" => {
-            let bound = FORMAT_BOUND.unwrap_or(STORM);
-            (0, format!("{:.0}", f64::from(STORM / bound) + 1.0))
-        }
+        "disk" => (0, (STORM as usize / FORMAT_BOUND + 1).to_string()),
         _ => (SHARES, "-".to_string()),
     };
     println!(
         "STORM kind={kind} profile={} volumes={STORM} shares={shares} format_bound={} total_ms={:.1} single_ms={:.1} ratio={:.2} target_ratio={target} calls={} single_calls={} errors={errors} real_ms={:.1}",
         profile.0,
-        FORMAT_BOUND.map_or("none".to_string(), |b| b.to_string()),
+        FORMAT_BOUND,
         all.ms,
         one.ms,
         all.ms / one.ms,
