@@ -76,7 +76,10 @@ impl Layout {
         match self {
             Layout::Default => return None,
             Layout::Azure => {
-                os_disk(&mut seed, "Integrated : Adapter 0 : Port 0 : Target 0 : LUN 0");
+                os_disk(
+                    &mut seed,
+                    "Integrated : Adapter 0 : Port 0 : Target 0 : LUN 0",
+                );
                 seed.disks.push(DiskSeed {
                     number: Some(1),
                     location: Some("Integrated : Adapter 0 : Port 0 : Target 0 : LUN 1".into()),
@@ -120,7 +123,10 @@ impl Layout {
                 }
             }
             Layout::Gce => {
-                os_disk(&mut seed, "PCI Slot 3 : Adapter 0 : Port 0 : Target 1 : LUN 0");
+                os_disk(
+                    &mut seed,
+                    "PCI Slot 3 : Adapter 0 : Port 0 : Target 1 : LUN 0",
+                );
                 seed.disks[0].page83 = Some("ascii:Google  persistent-disk-0".into());
                 seed.disks.push(DiskSeed {
                     number: Some(1),
@@ -131,9 +137,7 @@ impl Layout {
                 });
                 seed.disks.push(DiskSeed {
                     number: Some(2),
-                    location: Some(
-                        "PCI Slot 4 : Bus 0 : Device 0 : Function 0 : Adapter 1".into(),
-                    ),
+                    location: Some("PCI Slot 4 : Bus 0 : Device 0 : Function 0 : Adapter 1".into()),
                     page83: Some("ascii:eui.10CC9636B6E3CE3B0000000000000000".into()),
                     serial: Some("10CC_9636_B6E3_CE3B_0000_0000_0000_0000.".into()),
                     device_path: Some(nvme_path("google", "7c8d9e0f", 1)),
@@ -160,7 +164,10 @@ impl Layout {
                 });
             }
             Layout::Vsphere => {
-                os_disk(&mut seed, "PCI Slot 160 : Adapter 0 : Port 0 : Target 0 : LUN 0");
+                os_disk(
+                    &mut seed,
+                    "PCI Slot 160 : Adapter 0 : Port 0 : Target 0 : LUN 0",
+                );
                 seed.disks[0].page83 = Some("hex:6000c2912345678990abcdef01234567".into());
                 seed.disks.push(DiskSeed {
                     number: Some(1),

@@ -122,16 +122,16 @@ impl DiskInfo {
     pub(crate) fn describe(&self) -> String {
         let mut s = format!("disk {}", self.number);
         let mut parts = Vec::new();
+        match (self.lun, self.nvme_namespace) {
+            (Some(l), _) => parts.push(format!("LUN {l}")),
+            (None, Some(ns)) => parts.push(format!("LUN none, NVMe namespace {ns}")),
+            (None, None) => parts.push("LUN none".into()),
+        }
         if let Some(a) = self.adapter {
             parts.push(format!("adapter {a}"));
         }
         if let Some(t) = self.target {
             parts.push(format!("target {t}"));
-        }
-        match (self.lun, self.nvme_namespace) {
-            (Some(l), _) => parts.push(format!("LUN {l}")),
-            (None, Some(ns)) => parts.push(format!("NVMe namespace {ns}")),
-            (None, None) => parts.push("no LUN".into()),
         }
         parts.push(format!("page83 {:?}", self.page83.as_deref().unwrap_or("")));
         parts.push(format!(
@@ -401,7 +401,9 @@ mod tests {
     #[test]
     fn vsphere_uuid_ignores_case_and_dashes() {
         let d = disk(|d| d.page83 = Some("6000c29a98d05e384a43f0ef189aaf5a".into()));
-        assert!(DiskSelector::VsphereUuid("6000C29A-98D0-5E38-4A43-F0EF189AAF5A".into()).matches(&d));
+        assert!(
+            DiskSelector::VsphereUuid("6000C29A-98D0-5E38-4A43-F0EF189AAF5A".into()).matches(&d)
+        );
         assert!(!DiskSelector::VsphereUuid("6000c29a98d05e384a43f0ef189aaf5b".into()).matches(&d));
     }
 }

@@ -260,7 +260,11 @@ impl VolumeGroup {
                 let request = volume::v2alpha1::GetClosestVolumeIdFromTargetPathRequest {
                     target_path: path.to_string(),
                 };
-                Ok(Some(api.get_closest_volume_id_from_target_path(request).await?.volume_id))
+                Ok(Some(
+                    api.get_closest_volume_id_from_target_path(request)
+                        .await?
+                        .volume_id,
+                ))
             }
             _ => Ok(None),
         }

@@ -58,15 +58,14 @@ use std::sync::{Arc, Mutex, OnceLock};
 
 use tracing::Instrument;
 
+pub use disks::{DiskInfo, DiskPredicate, DiskSelector, PartitionStyle};
 use groups::{
-    DiskGroup, FilesystemGroup, IscsiGroup, IscsiLogin, SmbGroup, SystemGroup,
-    VolumeGroup,
+    DiskGroup, FilesystemGroup, IscsiGroup, IscsiLogin, SmbGroup, SystemGroup, VolumeGroup,
 };
 pub use options::{
     DEFAULT_DEADLINE, DEFAULT_FIND_DISK_INTERVAL, DEFAULT_FIND_DISK_TIMEOUT, NodeOptions,
     NodeVersions,
 };
-pub use disks::{DiskInfo, DiskPredicate, DiskSelector, PartitionStyle};
 pub use smb_store::SmbStore;
 
 use crate::{ApiVersion, Error, ErrorKind, Stage};
@@ -725,10 +724,7 @@ impl Node {
             let disks = self
                 .within_deadline("find_disk", self.listing(details))
                 .await?;
-            if let Some(found) = disks
-                .iter()
-                .find(|d| d.selectable() && selector.matches(d))
-            {
+            if let Some(found) = disks.iter().find(|d| d.selectable() && selector.matches(d)) {
                 tracing::debug!(%selector, number = found.number, "found disk");
                 return Ok(found.clone());
             }

@@ -50,8 +50,12 @@ impl Fixture {
                     builder = builder.seed(seed);
                 }
                 let mock = builder.build().expect("mock host");
-                let node =
-                    Node::from_mock_with_options(&mock, csi_proxy_client::node::NodeVersions::newest(), options()).unwrap();
+                let node = Node::from_mock_with_options(
+                    &mock,
+                    csi_proxy_client::node::NodeVersions::newest(),
+                    options(),
+                )
+                .unwrap();
                 Fixture {
                     node,
                     host: mock.host().clone(),
@@ -210,7 +214,10 @@ async fn azure_lun_0_stages_the_data_disk_never_the_os_disk(backend: Backend) {
     let before = os_disk_state(&f.host.snapshot());
     for selector in [DiskSelector::Lun(0), DiskSelector::AzureLun(0)] {
         let disk = f.node.find_disk(selector.clone()).await.unwrap();
-        assert_eq!(disk.number, 2, "{selector}: the data disk at adapter 3, LUN 0");
+        assert_eq!(
+            disk.number, 2,
+            "{selector}: the data disk at adapter 3, LUN 0"
+        );
     }
     // LUN 1 is the resource disk at adapter 0 and the data disk at adapter 3.
     let disk = f.node.find_disk(DiskSelector::Lun(1)).await.unwrap();
@@ -220,7 +227,10 @@ async fn azure_lun_0_stages_the_data_disk_never_the_os_disk(backend: Backend) {
     let snapshot = f.host.snapshot();
     assert_eq!(snapshot.volume(&id).unwrap().disk, 2);
     assert_eq!(os_disk_state(&snapshot), before);
-    assert_eq!(changing_calls_on_os_disk(&f, &os_volumes(&f)), Vec::<String>::new());
+    assert_eq!(
+        changing_calls_on_os_disk(&f, &os_volumes(&f)),
+        Vec::<String>::new()
+    );
     f.finish().await;
 }
 
@@ -243,7 +253,10 @@ async fn no_node_call_changes_the_os_disk(backend: Backend) {
         let Error::DiskNotFound { seen, .. } = &err else {
             panic!("{err}");
         };
-        assert!(seen.contains("disk 0 (") && seen.contains("OS disk"), "{seen}");
+        assert!(
+            seen.contains("disk 0 (") && seen.contains("OS disk"),
+            "{seen}"
+        );
     }
     let refused = |e: Error| {
         assert!(matches!(e, Error::OsDisk { disk: 0, .. }), "{e}");
@@ -255,7 +268,10 @@ async fn no_node_call_changes_the_os_disk(backend: Backend) {
     refused(f.node.unstage_and_offline(elsewhere).await.unwrap_err());
     refused(f.node.expand(elsewhere).await.unwrap_err());
     assert_eq!(os_disk_state(&f.host.snapshot()), before);
-    assert_eq!(changing_calls_on_os_disk(&f, &volumes), Vec::<String>::new());
+    assert_eq!(
+        changing_calls_on_os_disk(&f, &volumes),
+        Vec::<String>::new()
+    );
     f.host
         .run(|s| s.unmount_volume(&efi, elsewhere))
         .expect("unmounted");
@@ -277,10 +293,26 @@ async fn each_cloud_finds_and_stages_its_disk(backend: Backend) {
             DiskSelector::AzureLun(1),
             (backend == Backend::HostProcess).then_some(2),
         ),
-        (Layout::Gce, DiskSelector::GceDeviceName("data-disk-1".into()), Some(1)),
-        (Layout::Gce, DiskSelector::GceNvmeNamespace(0x10CC_9636_B6E3_CE3B), Some(2)),
-        (Layout::Aws, DiskSelector::EbsVolumeId("vol-0123456789abcdef0".into()), Some(1)),
-        (Layout::Aws, DiskSelector::EbsVolumeId("vol0123456789abcdef0".into()), Some(1)),
+        (
+            Layout::Gce,
+            DiskSelector::GceDeviceName("data-disk-1".into()),
+            Some(1),
+        ),
+        (
+            Layout::Gce,
+            DiskSelector::GceNvmeNamespace(0x10CC_9636_B6E3_CE3B),
+            Some(2),
+        ),
+        (
+            Layout::Aws,
+            DiskSelector::EbsVolumeId("vol-0123456789abcdef0".into()),
+            Some(1),
+        ),
+        (
+            Layout::Aws,
+            DiskSelector::EbsVolumeId("vol0123456789abcdef0".into()),
+            Some(1),
+        ),
         (
             Layout::Vsphere,
             DiskSelector::VsphereUuid("6000C29A-98D0-5E38-4A43-F0EF189AAF5A".into()),
@@ -335,7 +367,11 @@ async fn disks_lists_every_disk_with_its_facts(backend: Backend) {
     assert_eq!((data.adapter, data.lun), (Some(3), Some(0)));
     assert!(!data.temporary && data.selectable());
     assert!(data.page83.as_deref().is_some_and(|p| !p.is_empty()));
-    assert_eq!(data.read_only, hp.then_some(false), "only HostProcess mode can tell");
+    assert_eq!(
+        data.read_only,
+        hp.then_some(false),
+        "only HostProcess mode can tell"
+    );
     assert_eq!(
         data.partition_style,
         hp.then_some(csi_proxy_client::node::PartitionStyle::Raw)
@@ -409,7 +445,10 @@ async fn an_mbr_image_stages_its_data_partition_not_system_reserved(backend: Bac
     let data = volumes[1].id.clone();
     let disk = f.node.find_disk(DiskSelector::Lun(1)).await.unwrap();
     let id = f.node.stage_disk(&disk, STAGING).await.unwrap();
-    assert_eq!(id, data, "the data partition, not the 500 MiB System Reserved one");
+    assert_eq!(
+        id, data,
+        "the data partition, not the 500 MiB System Reserved one"
+    );
     if let Some(mock) = &f.mock {
         assert!(mock.calls_of("FormatVolume").is_empty());
     }
