@@ -18,7 +18,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::boundary::{
     DeviceId, DiskObject, Failure, FileKind, IscsiAuthType, MethodResult, PartitionObject,
@@ -48,6 +48,7 @@ pub const WBEM_E_INVALID_PARAMETER: u32 = 0x8004_1008;
 pub struct FakeWindows {
     host: Host,
     answers: Arc<Mutex<HashMap<&'static str, u32>>>,
+    latency: Arc<Mutex<HashMap<&'static str, Duration>>>,
 }
 
 impl FakeWindows {
@@ -56,6 +57,7 @@ impl FakeWindows {
         FakeWindows {
             host,
             answers: Arc::default(),
+            latency: Arc::default(),
         }
     }
 
@@ -67,6 +69,34 @@ impl FakeWindows {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .insert(name, code);
+    }
+
+    /// Every later call of the WMI method `name` (`"volume_format_ntfs"`,
+    /// `"partition_supported_size"`, `"smb_new_global_mapping"`) waits
+    /// `delay` before its work: host time, in real time on the blocking
+    /// thread the backend runs the call on, so it goes on when the caller
+    /// gives up, as the backend's calls do on Windows. Delays of one
+    /// method add up.
+    pub fn add_latency(&self, name: &'static str, delay: Duration) {
+        *self
+            .latency
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(name)
+            .or_default() += delay;
+    }
+
+    /// Waits the host time set for `name` ([`FakeWindows::add_latency`]).
+    fn host_time(&self, name: &'static str) {
+        let delay = self
+            .latency
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(name)
+            .copied();
+        if let Some(delay) = delay {
+            std::thread::sleep(delay);
+        }
     }
 
     /// `result`, its code replaced by the one set for `name`, if any.
@@ -333,10 +363,11 @@ impl WindowsHost for FakeWindows {
         disk: u32,
         partition: u32,
     ) -> Result<MethodResult<SupportedSize>> {
+        self.host_time("partition_supported_size");
         let result = {
             self.run(|s| {
                 let id = volume_of_partition(s, disk, partition)?;
-                match s.storage.supported_size(&id) {
+                match s.storage.get_supported_size(&id) {
                     Ok((min, max)) => Ok(MethodResult {
                         code: 0,
                         out: SupportedSize { min, max },
@@ -406,6 +437,7 @@ impl WindowsHost for FakeWindows {
     }
 
     fn volume_format_ntfs(&self, id: &str) -> Result<MethodResult> {
+        self.host_time("volume_format_ntfs");
         let result = self.run(|s| method(s.format_volume_ntfs(id)));
         self.answer("volume_format_ntfs", result)
     }
@@ -535,6 +567,7 @@ impl WindowsHost for FakeWindows {
         password: &str,
         _require_privacy: bool,
     ) -> Result<MethodResult> {
+        self.host_time("smb_new_global_mapping");
         let result = {
             // The simulated SMB client takes privacy from its own configuration.
             let remote = parse_remote_path(remote_path)

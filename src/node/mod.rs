@@ -47,6 +47,7 @@
 
 mod disks;
 mod groups;
+mod host_work;
 mod options;
 mod path;
 mod smb_store;
@@ -63,8 +64,8 @@ use groups::{
     DiskGroup, FilesystemGroup, IscsiGroup, IscsiLogin, SmbGroup, SystemGroup, VolumeGroup,
 };
 pub use options::{
-    DEFAULT_DEADLINE, DEFAULT_FIND_DISK_INTERVAL, DEFAULT_FIND_DISK_TIMEOUT, NodeOptions,
-    NodeVersions,
+    DEFAULT_DEADLINE, DEFAULT_FIND_DISK_INTERVAL, DEFAULT_FIND_DISK_TIMEOUT,
+    DEFAULT_MAX_CONCURRENT_FORMATS, NodeOptions, NodeVersions,
 };
 pub use smb_store::SmbStore;
 
@@ -230,6 +231,10 @@ struct Inner {
     /// (`IsSystem`, `IsBoot`, `IsReadOnly`, `SetAttributes`).
     #[cfg(feature = "host-process")]
     host_process: Option<Arc<crate::host_process::HostProcess>>,
+    /// Format tasks running, by volume id (`host_work`).
+    formats: host_work::Running,
+    /// Formats allowed at once ([`NodeOptions::max_concurrent_formats`]).
+    format_permits: tokio::sync::Semaphore,
 }
 
 /// A Windows node through the CSI Proxy, version-independent. Cheap to
@@ -412,6 +417,7 @@ impl Node {
             iscsi: version(iscsi.as_ref().map(IscsiGroup::version)),
             system: version(system.as_ref().map(SystemGroup::version)),
         };
+        let formats_at_once = options.max_concurrent_formats;
         Node {
             inner: Arc::new(Inner {
                 disk,
@@ -428,6 +434,8 @@ impl Node {
                 os_disk: OnceLock::new(),
                 #[cfg(feature = "host-process")]
                 host_process: None,
+                formats: Mutex::default(),
+                format_permits: tokio::sync::Semaphore::new(formats_at_once),
             }),
         }
     }
@@ -930,10 +938,9 @@ impl Node {
         let read_only = |e: Error| read_only_refusal(number, e);
         disk.partition(number).await.map_err(read_only)?;
         let id = self.data_volume(number).await?;
-        if !volume.is_formatted(&id).await? {
-            tracing::info!(volume = %id, "formatting NTFS");
-            volume.format(&id).await.map_err(read_only)?;
-        }
+        // A format in a task of its own: it outlives this caller at the
+        // host, and a retry must wait for it rather than format again.
+        self.ensure_formatted(&id).await.map_err(read_only)?;
         fs.mkdir(path).await?;
         volume.mount(&id, path).await?;
         tracing::info!(disk = number, volume = %id, path, "staged");
@@ -1091,23 +1098,49 @@ impl Node {
     /// Grows the volume behind `path` over its whole partition and returns
     /// its size in bytes afterwards. Nothing to grow is not an error.
     pub async fn expand(&self, path: &str) -> Result<u64, Error> {
+        self.expand_to(path, 0).await
+    }
+
+    /// [`Node::expand`], with a way out when the host cannot tell the
+    /// partition's maximum size: growing to the maximum asks
+    /// `MSFT_Partition.GetSupportedSize`, which needs the defrag service
+    /// and fails with `StorageWMI 4` when it is disabled
+    /// (aws-ebs-csi-driver#2877) or takes minutes when it is busy
+    /// (AgentBaker#3804). When that call fails so, or has not answered
+    /// within half the operation deadline, the partition is grown to
+    /// `size_bytes` instead (the size the volume must have, e.g. the CSI
+    /// request's required bytes less what the disk layout keeps). With
+    /// `size_bytes` 0, as [`Node::expand`]: the maximum only.
+    ///
+    /// The proxy leaves a growth under 100 MiB undone (csi-proxy v1.3.0
+    /// `pkg/os/volume/api.go`, `minimumResizeSize`); the size returned is
+    /// then the volume's unchanged size.
+    pub async fn expand_to(&self, path: &str, size_bytes: u64) -> Result<u64, Error> {
         let path = path::local(path)?;
+        let patience = self.inner.options.deadline / 2;
         self.bounded("expand", async {
             let volume = self.volume()?;
             let id = volume.volume_at(&path).await?;
             self.refuse_os_disk(volume.disk_of(&id).await?, "expand")
                 .await?;
-            match volume.resize(&id, 0).await {
-                Ok(()) => {}
-                // Windows' answer when the volume already fills its partition.
-                Err(e)
-                    if e.to_string()
-                        .to_lowercase()
-                        .contains("extent less than the minimum") =>
-                {
-                    tracing::debug!(volume = %id, "nothing to grow");
+            if size_bytes == 0 {
+                grow(volume, &id, 0).await?;
+            } else {
+                let size = i64::try_from(size_bytes).unwrap_or(i64::MAX);
+                match tokio::time::timeout(patience, grow(volume, &id, 0)).await {
+                    Ok(Ok(())) => {}
+                    Ok(Err(e)) if no_supported_size(&e) => {
+                        tracing::warn!(volume = %id, error = %e, size_bytes, "the maximum size cannot be had; growing to the size asked for");
+                        grow(volume, &id, size).await?;
+                    }
+                    Ok(Err(e)) => return Err(e),
+                    Err(_) => {
+                        // The query goes on at the host; growing to a
+                        // size of our own does not need it.
+                        tracing::warn!(volume = %id, ?patience, size_bytes, "the maximum size did not come; growing to the size asked for");
+                        grow(volume, &id, size).await?;
+                    }
                 }
-                Err(e) => return Err(e),
             }
             let (total, _) = volume.stats(&id).await?;
             Ok(u64::try_from(total).unwrap_or(0))
@@ -1311,6 +1344,33 @@ impl Node {
         self.bounded("bios_serial_number", self.system()?.bios_serial_number())
             .await
     }
+}
+
+/// ResizeVolume of volume `id` to `size` bytes (0: the maximum), nothing
+/// to grow taken as done.
+async fn grow(volume: &VolumeGroup, id: &str, size: i64) -> Result<(), Error> {
+    match volume.resize(id, size).await {
+        // Windows' answer when the volume already fills its partition. v1.1
+        // quotes PowerShell's "The size of the extent is less than the
+        // minimum of 1MB."; other wordings leave out the "is".
+        Err(e)
+            if e.to_string()
+                .to_lowercase()
+                .contains("less than the minimum") =>
+        {
+            tracing::debug!(volume = %id, "nothing to grow");
+            Ok(())
+        }
+        other => other,
+    }
+}
+
+/// Whether a ResizeVolume failed asking for the partition's supported
+/// size: v1.3's "error getting sizeMin, sizeMax from volume ...", v1.1's
+/// "error getting sizemin,sizemax from mount ..." (csi-proxy
+/// `pkg/os/volume/api.go` of v1.3.0 and v1.1.3).
+fn no_supported_size(e: &Error) -> bool {
+    e.to_string().to_lowercase().contains("sizemin")
 }
 
 // A `Node` moves between tasks and threads.

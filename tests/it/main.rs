@@ -32,6 +32,7 @@ mod concurrency;
 mod confinement;
 mod discovery;
 mod errors;
+mod field_time;
 mod flows;
 mod host_process;
 mod mock;
