@@ -648,6 +648,43 @@ async fn a_second_call_on_a_busy_volume_is_aborted() {
         .unwrap();
 }
 
+/// The field failure: on an Azure node the OS disk sits at adapter
+/// 0 LUN 0; NodeStageVolume for LUN 0 stages the data disk at adapter 3,
+/// and no call changes the OS disk. Read-only blank disks are
+/// FAILED_PRECONDITION naming the disk, not INTERNAL with a number.
+#[tokio::test]
+async fn lun_0_on_an_azure_node_stages_the_data_disk_never_the_os_disk() {
+    let mock = MockHost::builder()
+        .layout(csi_proxy_client::host::Layout::Azure)
+        .build()
+        .unwrap();
+    let node = Node::from_mock(&mock);
+    let plugin = Plugin::new(node.clone(), TestDriver);
+    plugin
+        .node_stage_volume(Request::new(disk_stage("pv0", "0")))
+        .await
+        .unwrap();
+    let id = match node.mount_state(&staging("pv0")).await.unwrap() {
+        MountState::Mounted { volume_id } => volume_id,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(mock.host().snapshot().volume(&id).unwrap().disk, 2);
+    for call in mock.calls_of("PartitionDisk") {
+        let request: csi_proxy_client::disk::v1::PartitionDiskRequest = call.request().unwrap();
+        assert_ne!(request.disk_number, 0, "a changing call on the OS disk");
+    }
+    mock.host().set_disk_read_only(3, true).unwrap();
+    let status = plugin
+        .node_stage_volume(Request::new(disk_stage("pv1", "1")))
+        .await
+        .unwrap_err();
+    assert_eq!(status.code(), Code::FailedPrecondition, "{status:?}");
+    assert!(
+        status.message().contains("disk 3 is read-only"),
+        "{status:?}"
+    );
+}
+
 /// NodeExpandVolume of the volume staged from the disk at LUN 2 (16 GiB)
 /// after the cloud grew the disk to `disk_bytes`, asking for all of it.
 async fn expand_grown_disk(

@@ -68,6 +68,7 @@ pub mod hotplug;
 #[cfg(feature = "server")]
 pub mod iscsi;
 pub mod latency;
+#[cfg(feature = "server")]
 pub mod layout;
 pub mod location;
 #[cfg(feature = "server")]
@@ -97,6 +98,7 @@ pub use hotplug::{HotAttach, HotDisk, HotplugError};
 #[cfg(feature = "server")]
 pub use iscsi::NodeDisks;
 pub use latency::LatencyProfile;
+#[cfg(feature = "server")]
 pub use layout::Layout;
 pub use release::ProxyRelease;
 #[cfg(feature = "server")]

@@ -62,7 +62,8 @@ pub struct DiskInfo {
     /// `MSFT_Disk.IsSystem` or `IsBoot`. Through the proxy: the disk of the
     /// volume holding `C:\` (volume v2alpha1's
     /// `GetClosestVolumeIDFromTargetPath`, then `GetDiskNumberFromVolumeID`);
-    /// `None` when the proxy serves no volume v2alpha1.
+    /// `None` when the proxy serves no volume v2alpha1. A lookup that
+    /// fails fails the operation: the rule is never skipped on an error.
     pub os_disk: Option<bool>,
     /// Whether this is a cloud's temporary (resource) disk: another LUN of
     /// the OS disk's SCSI adapter and target, as Azure places its resource
@@ -122,16 +123,16 @@ impl DiskInfo {
     pub(crate) fn describe(&self) -> String {
         let mut s = format!("disk {}", self.number);
         let mut parts = Vec::new();
+        match (self.lun, self.nvme_namespace) {
+            (Some(l), _) => parts.push(format!("LUN {l}")),
+            (None, Some(ns)) => parts.push(format!("LUN none, NVMe namespace {ns}")),
+            (None, None) => parts.push("LUN none".into()),
+        }
         if let Some(a) = self.adapter {
             parts.push(format!("adapter {a}"));
         }
         if let Some(t) = self.target {
             parts.push(format!("target {t}"));
-        }
-        match (self.lun, self.nvme_namespace) {
-            (Some(l), _) => parts.push(format!("LUN {l}")),
-            (None, Some(ns)) => parts.push(format!("NVMe namespace {ns}")),
-            (None, None) => parts.push("no LUN".into()),
         }
         parts.push(format!("page83 {:?}", self.page83.as_deref().unwrap_or("")));
         parts.push(format!(
@@ -171,6 +172,7 @@ pub(crate) fn mark_temporary(disks: &mut [DiskInfo]) {
 
 /// The NVMe namespace id in a disk's device path: `ven_nvme`, then the
 /// digits after `&0&` (azuredisk-csi-driver pkg/os/disk/disk.go).
+#[cfg(any(feature = "host-process", test))]
 pub(crate) fn nvme_namespace_of_path(path: &str) -> Option<u32> {
     let lower = path.to_ascii_lowercase();
     if !lower.contains("ven_nvme") {

@@ -462,7 +462,7 @@ async fn each_operation_is_a_span_over_the_spans_of_its_calls() {
     let (spans, _guard) = spans::Spans::capture();
     node.ensure_dir(dir).await.unwrap();
     node.remove(dir).await.unwrap();
-    node.find_disk(DiskSelector::Number(0)).await.ok();
+    node.find_disk(DiskSelector::Number(1)).await.ok();
 
     let all = spans.all();
     let operations: Vec<_> = all

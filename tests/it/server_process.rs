@@ -495,3 +495,33 @@ fn a_stopping_server_leaves_the_sockets_of_its_replacement_alone() {
     });
     assert!(terminate(&mut new).success());
 }
+
+/// `--layout azure` lays the node out as Azure does: the node layer over
+/// the binary finds LUN 0's data disk on adapter 3 and lists the OS disk
+/// and the resource disk on adapter 0; an unknown layout is refused by name.
+#[test]
+fn layout_azure_lays_the_node_out_as_azure_does() {
+    use csi_proxy_client::node::{DiskSelector, Node, NodeOptions};
+    let tmp = tempfile::tempdir().unwrap();
+    let s = tmp.path().to_str().unwrap();
+    let (mut child, _) = start(&["--socket-dir", s, "--layout", "azure"]);
+    let rt = runtime();
+    let disks = rt.block_on(async {
+        let node = Node::connect(NodeOptions::default().socket_dir(tmp.path()))
+            .await
+            .unwrap();
+        let disk = node.find_disk(DiskSelector::AzureLun(0)).await.unwrap();
+        assert_eq!((disk.number, disk.adapter), (2, Some(3)));
+        node.disks().await.unwrap()
+    });
+    assert_eq!(disks[0].os_disk, Some(true));
+    assert!(disks[1].temporary);
+    assert!(terminate(&mut child).success());
+    let out = run(&["--socket-dir", s, "--layout", "nope"]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("unknown layout \"nope\""),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
