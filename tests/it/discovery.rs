@@ -24,6 +24,8 @@ const STAGING: &str =
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Backend {
     Mock,
+    // The server scenarios listen on a Unix socket: not built on Windows.
+    #[cfg_attr(windows, allow(dead_code))]
     Server,
     HostProcess,
 }
