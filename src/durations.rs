@@ -7,8 +7,8 @@ use std::time::Duration;
 
 /// The longest timeout, interval, deadline or grace period the crate takes:
 /// one year (365 days). The reference server's `ServerBuilder` and
-/// `csi-proxy-server`'s flags refuse longer ones; `ConnectOptions` and
-/// `NodeOptions` clamp them to it.
+/// `csi-proxy-server`'s flags refuse longer ones; `ConnectOptions`,
+/// `RetryPolicy` and `NodeOptions` clamp them to it.
 pub const MAX_DURATION: Duration = Duration::from_secs(365 * 24 * 60 * 60);
 
 /// The shortest period of a timer that repeats or waits for an answer (a

@@ -78,20 +78,18 @@ impl Limits {
     /// reaches a connection's timers zero or overflowing the clock.
     pub(super) fn check(&self) -> Result<(), super::ServerError> {
         use crate::{MAX_DURATION, MIN_PERIOD};
-        let periods = [
-            ("idle timeout", self.idle_timeout),
-            ("keepalive interval", self.keepalive_interval),
-            ("keepalive timeout", self.keepalive_timeout),
-        ];
-        let spans = self
+        let latencies = self
             .latency
             .iter()
-            .map(|(_, delay)| ("injected latency", *delay))
-            .chain([("shutdown grace", self.shutdown_grace)]);
-        let ranged = periods
-            .into_iter()
-            .map(|(setting, value)| (setting, value, MIN_PERIOD))
-            .chain(spans.map(|(setting, value)| (setting, value, Duration::ZERO)));
+            .map(|(_, delay)| ("injected latency", *delay, Duration::ZERO));
+        let ranged = [
+            ("idle timeout", self.idle_timeout, MIN_PERIOD),
+            ("keepalive interval", self.keepalive_interval, MIN_PERIOD),
+            ("keepalive timeout", self.keepalive_timeout, MIN_PERIOD),
+            ("shutdown grace", self.shutdown_grace, Duration::ZERO),
+        ]
+        .into_iter()
+        .chain(latencies);
         for (setting, value, min) in ranged {
             if !(min..=MAX_DURATION).contains(&value) {
                 return Err(super::ServerError::DurationOutOfRange {

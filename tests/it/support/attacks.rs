@@ -44,6 +44,8 @@ pub enum Answer {
     },
     /// Closed without GOAWAY.
     Closed,
+    /// A call's response brought DATA (only looked for by [`call`]).
+    Data,
 }
 
 fn frame(kind: u8, flags: u8, stream: u32, payload: &[u8]) -> Vec<u8> {
@@ -88,6 +90,14 @@ async fn run<S>(stream: S, settings: &[u8], attack: Vec<u8>) -> Answer
 where
     S: AsyncRead + AsyncWrite + Send + 'static,
 {
+    run_until(stream, settings, attack, false).await
+}
+
+/// [`run`], ending at the first DATA frame if `until_data`.
+async fn run_until<S>(stream: S, settings: &[u8], attack: Vec<u8>, until_data: bool) -> Answer
+where
+    S: AsyncRead + AsyncWrite + Send + 'static,
+{
     let (mut reader, mut writer) = tokio::io::split(stream);
     let mut bytes = PREFACE.to_vec();
     bytes.extend(frame(SETTINGS, 0, 0, settings));
@@ -97,13 +107,14 @@ where
         // Kept open: silence after the attack, not the end of the stream.
         std::future::pending::<()>().await;
     });
-    let answer = tokio::time::timeout(ANSWER_WITHIN, answer(&mut reader)).await;
+    let answer = tokio::time::timeout(ANSWER_WITHIN, answer(&mut reader, until_data)).await;
     sending.abort();
     answer.expect("the server answers the attack")
 }
 
-/// Reads frames until GOAWAY, the ACK of [`ping`], or the end.
-async fn answer(reader: &mut (impl AsyncRead + Unpin)) -> Answer {
+/// Reads frames until GOAWAY, the ACK of [`ping`], the first DATA frame if
+/// `until_data`, or the end.
+async fn answer(reader: &mut (impl AsyncRead + Unpin), until_data: bool) -> Answer {
     let mut data_frames = 0;
     loop {
         let mut header = [0u8; 9];
@@ -122,6 +133,7 @@ async fn answer(reader: &mut (impl AsyncRead + Unpin)) -> Answer {
                 return Answer::GoAway(code);
             }
             (PING, ACK) if payload == b"attacked" => return Answer::PingAck { data_frames },
+            (DATA, _) if until_data => return Answer::Data,
             (DATA, _) => data_frames += 1,
             _ => {}
         }
@@ -193,4 +205,15 @@ where
     }
     attack.extend(ping());
     run(stream, &settings, attack).await
+}
+
+/// Not an attack: one call with an empty message, answered with
+/// [`Answer::Data`] by a server that still serves.
+pub async fn call<S>(stream: S, path: &str) -> Answer
+where
+    S: AsyncRead + AsyncWrite + Send + 'static,
+{
+    let mut request = frame(HEADERS, END_HEADERS, 1, &request_block(path));
+    request.extend(frame(DATA, END_STREAM, 1, &[0; 5]));
+    run_until(stream, &[], request, true).await
 }
