@@ -25,6 +25,15 @@
 //! its HPACK bytes as they were, and the rest of the connection passes
 //! through without being decoded: such clients pay for one decoded block.
 //!
+//! A block is held until it is complete, so what a client may make it hold
+//! is bounded as h2 bounds its own: a header frame over 16 KiB (the
+//! `SETTINGS_MAX_FRAME_SIZE` h2's and hyper's servers keep), a block over
+//! 64 KiB (compressed or decoded), or more than 5 CONTINUATION frames in a
+//! block (empty ones too) ends the connection: h2 is handed a CONTINUATION
+//! frame that belongs to no block, answers it with GOAWAY
+//! (`PROTOCOL_ERROR`) and closes the connection. A connection so holds at
+//! most about 100 KiB here, whatever the client sends.
+//!
 //! Use it on any tonic or hyper server that listens on a local socket:
 //!
 //! ```no_run
@@ -54,14 +63,27 @@ const REPLACEMENT: &[u8] = b"localhost";
 /// The client connection preface (RFC 9113, section 3.4).
 const PREFACE_LEN: usize = 24;
 const FRAME_HEADER_LEN: usize = 9;
-/// Frames written here carry at most this much payload: the initial
-/// `SETTINGS_MAX_FRAME_SIZE`, which every peer accepts.
+/// The initial `SETTINGS_MAX_FRAME_SIZE`, which h2's and hyper's servers
+/// keep: frames written here carry at most this much payload, and a HEADERS
+/// or CONTINUATION frame from the client declared larger ends the
+/// connection before any of its payload is held (h2 would refuse it too).
 const MAX_FRAME_PAYLOAD: usize = 16_384;
 /// A header block (compressed, or decoded in HPACK's size accounting)
-/// larger than this ends the connection: h2 refuses far smaller header
-/// lists anyway, and the bound keeps a client from making us buffer or
-/// expand without limit.
-const MAX_BLOCK: usize = 1 << 20;
+/// larger than this ends the connection. h2 behind the wrapper answers
+/// header lists over its own limit (16 KiB in hyper's server and in this
+/// crate's) by refusing the request, so whatever h2 would serve passes,
+/// and a connection never holds more than this of a block.
+const MAX_BLOCK: usize = 64 * 1024;
+/// CONTINUATION frames without `END_HEADERS` allowed in one block, empty
+/// ones included: h2's own count for 16 KiB frames and a 64 KiB header
+/// list (`max(5, n + n / 4)` with `n` = 64 KiB / 16 KiB), so that a client
+/// cannot keep a block open with frames that add nothing.
+const MAX_CONTINUATIONS: usize = 5;
+/// What h2 is handed in place of a refused header block: a CONTINUATION
+/// frame that follows no HEADERS, which h2 answers with GOAWAY
+/// (`PROTOCOL_ERROR`) before it closes the connection. The refused block
+/// never reached h2 (blocks are passed on whole), so h2 is between frames.
+const STRAY_CONTINUATION: [u8; FRAME_HEADER_LEN] = [0, 0, 0, CONTINUATION, END_HEADERS, 0, 0, 0, 1];
 /// The dynamic table size the server side advertises (h2's default).
 const HEADER_TABLE_SIZE: usize = 4_096;
 
@@ -97,6 +119,8 @@ struct Block {
     end_stream: bool,
     priority: Option<[u8; 5]>,
     fragment: Vec<u8>,
+    /// CONTINUATION frames so far, the last (with `END_HEADERS`) aside.
+    continuations: usize,
 }
 
 /// Where the rewriter is in the client's byte stream.
@@ -150,6 +174,13 @@ impl Rewriter {
         }
     }
 
+    /// Bytes of the client's held back: a partial frame and a header block
+    /// being collected.
+    #[cfg(test)]
+    fn held(&self) -> usize {
+        self.input.len() + self.block.as_ref().map_or(0, |b| b.fragment.len())
+    }
+
     /// Whether everything from now on passes unchanged and nothing is held
     /// back: reads may then bypass the rewriter.
     fn passes_everything(&self) -> bool {
@@ -190,8 +221,11 @@ impl Rewriter {
                     at += FRAME_HEADER_LEN;
                     let kind = header[3];
                     if kind == HEADERS || kind == CONTINUATION {
-                        if payload_len(&header) > MAX_BLOCK {
-                            return Err(refuse("header frame too large"));
+                        let len = payload_len(&header);
+                        if len > MAX_FRAME_PAYLOAD {
+                            return Err(refuse(format!(
+                                "a header frame of {len} bytes, over the {MAX_FRAME_PAYLOAD} allowed"
+                            )));
                         }
                         self.state = State::HeaderPayload { header };
                     } else {
@@ -238,8 +272,16 @@ impl Rewriter {
             if block.stream_id != stream_id {
                 return Err(refuse("CONTINUATION on another stream"));
             }
+            if flags & END_HEADERS == 0 {
+                block.continuations += 1;
+                if block.continuations > MAX_CONTINUATIONS {
+                    return Err(refuse(format!(
+                        "more than {MAX_CONTINUATIONS} CONTINUATION frames in a header block"
+                    )));
+                }
+            }
             if block.fragment.len() + payload.len() > MAX_BLOCK {
-                return Err(refuse("header block too large"));
+                return Err(refuse(format!("a header block over {MAX_BLOCK} bytes")));
             }
             block.fragment.extend_from_slice(payload);
         } else {
@@ -270,6 +312,7 @@ impl Rewriter {
                 end_stream: flags & END_STREAM != 0,
                 priority,
                 fragment: fragment.to_vec(),
+                continuations: 0,
             });
         }
         if flags & END_HEADERS != 0 {
@@ -301,7 +344,9 @@ impl Rewriter {
             })
             .map_err(|e| refuse(format!("HPACK: {e:?}")))?;
         if size > MAX_BLOCK {
-            return Err(refuse("header list too large"));
+            return Err(refuse(format!(
+                "a header list of {size} bytes decoded, over {MAX_BLOCK}"
+            )));
         }
         let mut replaced = false;
         for (name, value) in &mut fields {
@@ -381,6 +426,9 @@ pub struct LocalAuthority<IO> {
     ready: Vec<u8>,
     at: usize,
     scratch: Box<[u8]>,
+    /// Why the client's bytes were refused: once h2 has read
+    /// [`STRAY_CONTINUATION`], reads fail with it.
+    refused: Option<RewriteError>,
 }
 
 impl<IO> LocalAuthority<IO> {
@@ -392,6 +440,7 @@ impl<IO> LocalAuthority<IO> {
             ready: Vec::new(),
             at: 0,
             scratch: vec![0; 16 * 1024].into_boxed_slice(),
+            refused: None,
         }
     }
 
@@ -427,6 +476,12 @@ impl<IO: AsyncRead + Unpin> AsyncRead for LocalAuthority<IO> {
                 }
                 return Poll::Ready(Ok(()));
             }
+            if let Some(error) = &this.refused {
+                return Poll::Ready(Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    error.to_string(),
+                )));
+            }
             if this.rewriter.passes_everything() {
                 // Straight into the caller's buffer, without the two copies
                 // through `scratch` and `ready`.
@@ -437,9 +492,11 @@ impl<IO: AsyncRead + Unpin> AsyncRead for LocalAuthority<IO> {
             if scratch.filled().is_empty() {
                 return Poll::Ready(Ok(())); // end of stream
             }
-            this.rewriter
-                .push(scratch.filled(), &mut this.ready)
-                .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+            if let Err(error) = this.rewriter.push(scratch.filled(), &mut this.ready) {
+                tracing::debug!(%error, "client connection closed with GOAWAY");
+                this.ready.extend_from_slice(&STRAY_CONTINUATION);
+                this.refused = Some(error);
+            }
         }
     }
 }
@@ -785,6 +842,104 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A header block that never ends: HEADERS, CONTINUATION frames of
+    /// 16 KiB up to about 1 MiB, then one declared 1 MiB and sent one byte
+    /// short.
+    fn never_ending_block() -> Vec<u8> {
+        let mut input = PREFACE.to_vec();
+        input.extend(frame(0x4, 0, 0, &[]));
+        input.extend(frame(HEADERS, 0, 1, &[0x82, 0x86]));
+        for _ in 0..63 {
+            input.extend(frame(CONTINUATION, 0, 1, &[0; MAX_FRAME_PAYLOAD]));
+        }
+        let mut last = frame(CONTINUATION, 0, 1, &vec![0; 1 << 20]);
+        last.pop();
+        input.extend(last);
+        input
+    }
+
+    /// Pushes `input` in pieces of 4 KiB until the rewriter refuses it;
+    /// returns whether it did, and the most it held before.
+    fn push_until_refused(input: &[u8]) -> (bool, usize) {
+        let mut rewriter = Rewriter::new();
+        let mut most = 0;
+        for piece in input.chunks(4096) {
+            if rewriter.push(piece, &mut Vec::new()).is_err() {
+                return (true, most);
+            }
+            most = most.max(rewriter.held());
+        }
+        (false, most)
+    }
+
+    #[test]
+    fn a_header_block_that_never_ends_is_refused_with_little_held() {
+        let (refused, most) = push_until_refused(&never_ending_block());
+        assert!(refused, "held {most} bytes and waited for more");
+        assert!(most <= MAX_BLOCK + MAX_FRAME_PAYLOAD, "held {most} bytes");
+    }
+
+    #[test]
+    fn a_header_frame_over_the_frame_size_is_refused_before_its_payload() {
+        let mut input = PREFACE.to_vec();
+        input.extend(frame(HEADERS, END_HEADERS, 1, &[0; MAX_FRAME_PAYLOAD + 1]));
+        let (refused, most) = push_until_refused(&input[..PREFACE_LEN + FRAME_HEADER_LEN]);
+        assert!(refused);
+        assert_eq!(most, 0);
+    }
+
+    #[test]
+    fn empty_continuation_frames_are_counted() {
+        let mut input = PREFACE.to_vec();
+        input.extend(frame(HEADERS, 0, 1, &[0x82]));
+        for _ in 0..MAX_CONTINUATIONS {
+            input.extend(frame(CONTINUATION, 0, 1, &[]));
+        }
+        // As many as h2 allows, then the block ends: accepted.
+        let mut ended = input.clone();
+        ended.extend(frame(CONTINUATION, END_HEADERS, 1, &[0x86]));
+        assert!(!push_until_refused(&ended).0);
+        // One more that does not end it: refused.
+        input.extend(frame(CONTINUATION, 0, 1, &[]));
+        assert!(push_until_refused(&input).0);
+    }
+
+    #[tokio::test]
+    async fn a_refused_block_reaches_the_server_as_a_stray_continuation_then_reads_fail() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let (mut client, server) = tokio::io::duplex(1 << 16);
+        let writer = tokio::spawn(async move {
+            // The reader stops at the refusal: later writes may fail.
+            let _ = client.write_all(&never_ending_block()).await;
+            client
+        });
+        let mut wrapped = LocalAuthority::new(server);
+        let mut out = Vec::new();
+        let mut buf = vec![0; 4096];
+        let reads = async {
+            loop {
+                match wrapped.read(&mut buf).await {
+                    Ok(0) => panic!("end of stream, no refusal"),
+                    Ok(n) => out.extend_from_slice(&buf[..n]),
+                    Err(error) => break error,
+                }
+            }
+        };
+        // Bounded: without the refusal, the reads wait for the block's end.
+        let error = tokio::time::timeout(std::time::Duration::from_secs(20), reads)
+            .await
+            .expect("refused");
+        assert_eq!(error.kind(), io::ErrorKind::InvalidData);
+        let settings = frame(0x4, 0, 0, &[]);
+        assert_eq!(out[..PREFACE_LEN], PREFACE[..]);
+        assert_eq!(
+            out[PREFACE_LEN..],
+            [&settings[..], &STRAY_CONTINUATION].concat()
+        );
+        drop(wrapped);
+        writer.await.unwrap();
     }
 
     #[test]

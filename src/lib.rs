@@ -281,6 +281,7 @@
 //! [CSI Proxy]: https://github.com/kubernetes-csi/csi-proxy
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+mod durations;
 mod error;
 #[cfg(any(feature = "client", feature = "server"))]
 mod h2io;
@@ -305,6 +306,7 @@ pub mod server;
 #[cfg(feature = "local-authority")]
 pub mod authority;
 
+pub use durations::{MAX_DURATION, MIN_PERIOD};
 pub use error::{Error, ErrorKind, HostCode, RpcError, codes};
 /// The gRPC library the API is built on (`tonic::Code`, `tonic::Status`),
 /// re-exported so that callers use the same version.

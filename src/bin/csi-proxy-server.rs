@@ -14,6 +14,7 @@ use csi_proxy_client::host::{
     HostConfig, LatencyProfile, NodeSeed, ProxyRelease, temporary_sandbox,
 };
 use csi_proxy_client::server::{GroupVersion, Server};
+use csi_proxy_client::{MAX_DURATION, MIN_PERIOD};
 
 /// The reference CSI Proxy: every API group version over a simulated Windows node.
 #[derive(Debug, Parser)]
@@ -62,15 +63,15 @@ struct Args {
     shutdown_grace: Duration,
 
     /// Seconds after which a connection with no call in flight is closed.
-    #[arg(long, value_name = "SECONDS", default_value = "300", value_parser = parse_seconds)]
+    #[arg(long, value_name = "SECONDS", default_value = "300", value_parser = parse_period)]
     idle_timeout: Duration,
 
     /// Seconds without a frame from a client after which an HTTP/2 PING is sent.
-    #[arg(long, value_name = "SECONDS", default_value = "60", value_parser = parse_seconds)]
+    #[arg(long, value_name = "SECONDS", default_value = "60", value_parser = parse_period)]
     keepalive_interval: Duration,
 
     /// Seconds to wait for the PING's answer before the connection is closed.
-    #[arg(long, value_name = "SECONDS", default_value = "20", value_parser = parse_seconds)]
+    #[arg(long, value_name = "SECONDS", default_value = "20", value_parser = parse_period)]
     keepalive_timeout: Duration,
 
     /// Concurrent calls per connection.
@@ -112,11 +113,31 @@ fn parse_group_version(text: &str) -> Result<GroupVersion, String> {
     })
 }
 
+/// Seconds from 0 to [`MAX_DURATION`]: a grace period, an injected latency.
 fn parse_seconds(text: &str) -> Result<Duration, String> {
-    text.parse::<f64>()
+    parse_within(text, Duration::ZERO)
+}
+
+/// Seconds from [`MIN_PERIOD`] to [`MAX_DURATION`]: a timer of every
+/// connection, which zero would fire at once or make spin.
+fn parse_period(text: &str) -> Result<Duration, String> {
+    parse_within(text, MIN_PERIOD)
+}
+
+fn parse_within(text: &str, min: Duration) -> Result<Duration, String> {
+    let seconds: f64 = text
+        .parse()
+        .map_err(|_| format!("{text:?} is not a number of seconds"))?;
+    Duration::try_from_secs_f64(seconds)
         .ok()
-        .and_then(|s| Duration::try_from_secs_f64(s).ok())
-        .ok_or_else(|| format!("{text:?} is not a number of seconds"))
+        .filter(|value| (min..=MAX_DURATION).contains(value))
+        .ok_or_else(|| {
+            format!(
+                "{text} seconds is out of range: from {} to {} seconds allowed",
+                min.as_secs_f64(),
+                MAX_DURATION.as_secs()
+            )
+        })
 }
 
 fn parse_latency(text: &str) -> Result<(String, Duration), String> {
@@ -270,5 +291,54 @@ fn shutdown_signal() -> impl std::future::Future<Output = ()> {
         async {
             let _ = tokio::signal::ctrl_c().await;
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(flag: &str, value: &str) -> Result<Args, String> {
+        Args::try_parse_from(["csi-proxy-server", &format!("{flag}={value}")])
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn connection_timers_refuse_zero_and_overflowing_values_and_say_the_range() {
+        for flag in [
+            "--idle-timeout",
+            "--keepalive-interval",
+            "--keepalive-timeout",
+        ] {
+            for value in ["0", "1e19", "-1", "inf"] {
+                let error = parse(flag, value).expect_err(value);
+                assert!(
+                    error.contains("from 0.001 to 31536000 seconds allowed"),
+                    "{flag} {value}: {error}"
+                );
+            }
+            let args = parse(flag, "0.5").unwrap();
+            let value = match flag {
+                "--idle-timeout" => args.idle_timeout,
+                "--keepalive-interval" => args.keepalive_interval,
+                _ => args.keepalive_timeout,
+            };
+            assert_eq!(value, Duration::from_millis(500));
+        }
+    }
+
+    #[test]
+    fn a_grace_period_may_be_zero_but_not_overflowing() {
+        assert_eq!(
+            parse("--shutdown-grace", "0").unwrap().shutdown_grace,
+            Duration::ZERO
+        );
+        let error = parse("--shutdown-grace", "1e19").unwrap_err();
+        assert!(
+            error.contains("from 0 to 31536000 seconds allowed"),
+            "{error}"
+        );
+        let error = parse("--latency", "MountVolume=1e19").unwrap_err();
+        assert!(error.contains("out of range"), "{error}");
     }
 }

@@ -116,24 +116,29 @@ impl NodeOptions {
     }
 
     /// Bound of every operation (default [`DEFAULT_DEADLINE`]); past it the
-    /// operation fails with [`Error::DeadlineExceeded`].
+    /// operation fails with [`Error::DeadlineExceeded`]. At most
+    /// [`MAX_DURATION`](crate::MAX_DURATION); longer is clamped.
     #[must_use]
     pub fn deadline(mut self, deadline: Duration) -> Self {
-        self.deadline = deadline;
+        self.deadline = deadline.min(crate::MAX_DURATION);
         self
     }
 
-    /// Pause between two looks of `find_disk` (default [`DEFAULT_FIND_DISK_INTERVAL`]).
+    /// Pause between two looks of `find_disk` (default
+    /// [`DEFAULT_FIND_DISK_INTERVAL`]; clamped to [`MIN_PERIOD`](crate::MIN_PERIOD)
+    /// ..= [`MAX_DURATION`](crate::MAX_DURATION)).
     #[must_use]
     pub fn find_disk_interval(mut self, interval: Duration) -> Self {
-        self.find_disk_interval = interval;
+        self.find_disk_interval = crate::durations::clamp_period(interval);
         self
     }
 
-    /// How long `find_disk` waits for the disk (default [`DEFAULT_FIND_DISK_TIMEOUT`]).
+    /// How long `find_disk` waits for the disk (default
+    /// [`DEFAULT_FIND_DISK_TIMEOUT`]; at most [`MAX_DURATION`](crate::MAX_DURATION),
+    /// longer is clamped).
     #[must_use]
     pub fn find_disk_timeout(mut self, timeout: Duration) -> Self {
-        self.find_disk_timeout = timeout;
+        self.find_disk_timeout = timeout.min(crate::MAX_DURATION);
         self
     }
 

@@ -74,6 +74,35 @@ impl Limits {
             .sum()
     }
 
+    /// Checks every duration against the range it allows, so that none
+    /// reaches a connection's timers zero or overflowing the clock.
+    pub(super) fn check(&self) -> Result<(), super::ServerError> {
+        use crate::{MAX_DURATION, MIN_PERIOD};
+        let latencies = self
+            .latency
+            .iter()
+            .map(|(_, delay)| ("injected latency", *delay, Duration::ZERO));
+        let ranged = [
+            ("idle timeout", self.idle_timeout, MIN_PERIOD),
+            ("keepalive interval", self.keepalive_interval, MIN_PERIOD),
+            ("keepalive timeout", self.keepalive_timeout, MIN_PERIOD),
+            ("shutdown grace", self.shutdown_grace, Duration::ZERO),
+        ]
+        .into_iter()
+        .chain(latencies);
+        for (setting, value, min) in ranged {
+            if !(min..=MAX_DURATION).contains(&value) {
+                return Err(super::ServerError::DurationOutOfRange {
+                    setting,
+                    value,
+                    min,
+                    max: MAX_DURATION,
+                });
+            }
+        }
+        Ok(())
+    }
+
     /// The injected failure of the call to `path`, if one is left.
     pub(super) fn failure_of(&self, path: &str) -> Option<tonic::Status> {
         let method = path.rsplit('/').next().unwrap_or_default();

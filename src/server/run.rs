@@ -42,6 +42,19 @@ pub enum ServerError {
     /// No socket directory was given (required off Windows).
     #[error("no socket directory given: the server needs one to create its Unix sockets")]
     NoSocketDir,
+    /// A duration given to the builder is outside the range it allows.
+    #[error("{setting} of {value:?} is out of range: from {min:?} to {max:?} allowed")]
+    DurationOutOfRange {
+        /// Which one (`keepalive interval`, `idle timeout`, ...).
+        setting: &'static str,
+        /// The value given.
+        value: Duration,
+        /// The shortest allowed: [`MIN_PERIOD`](crate::MIN_PERIOD) for the
+        /// timers of a connection, zero for the others.
+        min: Duration,
+        /// The longest allowed: [`MAX_DURATION`](crate::MAX_DURATION).
+        max: Duration,
+    },
 }
 
 /// Whether some group version has a method named `name`.
@@ -91,7 +104,9 @@ impl ServerBuilder {
     }
 
     /// Closes a connection that has had no call in flight for this long
-    /// (default 5 minutes; gRPC clients reconnect on their next call).
+    /// (default 5 minutes; gRPC clients reconnect on their next call; from
+    /// [`MIN_PERIOD`](crate::MIN_PERIOD) to [`MAX_DURATION`](crate::MAX_DURATION),
+    /// or [`start`](Self::start) fails).
     pub fn idle_timeout(mut self, timeout: Duration) -> Self {
         self.limits.idle_timeout = timeout;
         self
@@ -102,6 +117,8 @@ impl ServerBuilder {
     /// flight), and the connection closed if the answer takes longer than
     /// `timeout` (defaults 60 s and 20 s). A client that has gone silent is
     /// noticed one to two intervals after its last frame, plus the timeout.
+    /// Both from [`MIN_PERIOD`](crate::MIN_PERIOD) to
+    /// [`MAX_DURATION`](crate::MAX_DURATION), or [`start`](Self::start) fails.
     pub fn keepalive(mut self, interval: Duration, timeout: Duration) -> Self {
         self.limits.keepalive_interval = interval;
         self.limits.keepalive_timeout = timeout;
@@ -123,7 +140,8 @@ impl ServerBuilder {
     }
 
     /// On shutdown, how long calls in flight may still run before their
-    /// connections are closed (default 5 s).
+    /// connections are closed (default 5 s; at most
+    /// [`MAX_DURATION`](crate::MAX_DURATION), or [`start`](Self::start) fails).
     pub fn shutdown_grace(mut self, grace: Duration) -> Self {
         self.limits.shutdown_grace = grace;
         self
@@ -133,7 +151,8 @@ impl ServerBuilder {
     /// call of the method `rpc` (its name, e.g. `MountVolume`, in every
     /// group version that has it) waits `delay` before it is served, within
     /// the call's `grpc-timeout`. Repeated for several methods; the delays
-    /// of one method add up.
+    /// of one method add up. Each at most [`MAX_DURATION`](crate::MAX_DURATION),
+    /// or [`start`](Self::start) fails.
     ///
     /// # Panics
     /// If no API version has a method named `rpc` (a misspelt name would
@@ -193,7 +212,13 @@ impl ServerBuilder {
     /// Creates every endpoint, then builds the host and starts serving. If
     /// any endpoint cannot be created, the ones already created are closed
     /// and removed, and the sandbox is left as it was.
+    ///
+    /// A duration given to the builder outside its range (zero for a
+    /// timer of the connections, or over [`MAX_DURATION`](crate::MAX_DURATION))
+    /// is refused with [`ServerError::DurationOutOfRange`] before anything
+    /// is created.
     pub async fn start(self) -> Result<Server, ServerError> {
+        self.limits.check()?;
         let lock = match &self.host_config {
             Some(config) if self.host.is_none() => Some(SandboxLock::acquire(&config.sandbox)?),
             _ => None,
@@ -450,6 +475,73 @@ mod tests {
             .await
             .unwrap();
         (dir, server)
+    }
+
+    #[tokio::test]
+    async fn durations_out_of_range_are_refused_before_anything_is_created() {
+        let over = crate::MAX_DURATION + Duration::from_nanos(1);
+        let minute = Duration::from_secs(60);
+        let builders = [
+            (
+                "idle timeout",
+                Server::builder().idle_timeout(Duration::ZERO),
+            ),
+            (
+                "idle timeout",
+                Server::builder().idle_timeout(Duration::MAX),
+            ),
+            (
+                "keepalive interval",
+                Server::builder().keepalive(Duration::ZERO, minute),
+            ),
+            (
+                "keepalive interval",
+                Server::builder().keepalive(over, minute),
+            ),
+            (
+                "keepalive timeout",
+                Server::builder().keepalive(minute, Duration::ZERO),
+            ),
+            (
+                "keepalive timeout",
+                Server::builder().keepalive(minute, over),
+            ),
+            ("shutdown grace", Server::builder().shutdown_grace(over)),
+            (
+                "injected latency",
+                Server::builder().latency("MountVolume", over),
+            ),
+        ];
+        for (setting, builder) in builders {
+            let dir = tempfile::tempdir().unwrap();
+            let error = builder.socket_dir(dir.path()).start().await.err();
+            let Some(ServerError::DurationOutOfRange { setting: named, .. }) = &error else {
+                panic!("{setting}: {error:?}");
+            };
+            assert_eq!(*named, setting);
+            assert_eq!(
+                std::fs::read_dir(dir.path()).unwrap().count(),
+                0,
+                "{setting}"
+            );
+        }
+    }
+
+    #[tokio::test]
+    async fn a_connection_is_served_with_durations_at_their_bounds() {
+        let builder = Server::builder()
+            .idle_timeout(crate::MAX_DURATION)
+            .keepalive(crate::MIN_PERIOD, crate::MAX_DURATION)
+            .shutdown_grace(Duration::ZERO);
+        let (_dir, server) = disk_server(builder).await;
+        let mut client = raw_client(&server).await;
+        client.write_all(&frame(PING, 0, 0, &[7; 8])).await.unwrap();
+        loop {
+            let (kind, flags, _, payload) = next_frame(&mut client).await.expect("a PING ACK");
+            if kind == PING && flags == 1 && payload == [7; 8] {
+                break;
+            }
+        }
     }
 
     #[tokio::test(start_paused = true)]

@@ -98,40 +98,45 @@ impl Default for ConnectOptions {
 impl ConnectOptions {
     /// How long connecting may take: opening the pipe or socket (busy-pipe
     /// retries and, on a pipe, the wait for the server's first bytes
-    /// included) and the HTTP/2 handshake, redials included (default 5 s).
+    /// included) and the HTTP/2 handshake, redials included (default 5 s;
+    /// at most [`MAX_DURATION`](crate::MAX_DURATION), longer is clamped).
     pub fn with_connect_timeout(mut self, timeout: Duration) -> Self {
-        self.connect_timeout = timeout;
+        self.connect_timeout = timeout.min(crate::MAX_DURATION);
         self
     }
 
     /// How long the first attempt waits for the server's first HTTP/2 frame
     /// before dropping the connection and dialing again; each later attempt
     /// waits twice as long as the one before, all within the connect timeout
-    /// (default 1 s).
+    /// (default 1 s; clamped to [`MIN_PERIOD`](crate::MIN_PERIOD) ..=
+    /// [`MAX_DURATION`](crate::MAX_DURATION)).
     pub fn with_handshake_timeout(mut self, timeout: Duration) -> Self {
-        self.handshake_timeout = timeout;
+        self.handshake_timeout = crate::durations::clamp_period(timeout);
         self
     }
 
     /// How long each call may take, waiting for a connection and retries
     /// included; a call that takes longer fails with [`Error::Timeout`]
-    /// (default: none).
+    /// (default: none; at most [`MAX_DURATION`](crate::MAX_DURATION),
+    /// longer is clamped).
     pub fn with_request_timeout(mut self, timeout: Duration) -> Self {
-        self.request_timeout = Some(timeout);
+        self.request_timeout = Some(timeout.min(crate::MAX_DURATION));
         self
     }
 
     /// After how long without a frame from the server a PING is sent (none:
-    /// no keepalive PINGs; default 60 s).
+    /// no keepalive PINGs; default 60 s; clamped to
+    /// [`MIN_PERIOD`](crate::MIN_PERIOD) ..= [`MAX_DURATION`](crate::MAX_DURATION)).
     pub fn with_keepalive_interval(mut self, interval: Option<Duration>) -> Self {
-        self.keepalive_interval = interval;
+        self.keepalive_interval = interval.map(crate::durations::clamp_period);
         self
     }
 
     /// How long the server has to answer a keepalive PING before the
-    /// connection is closed (default 20 s).
+    /// connection is closed (default 20 s; clamped to
+    /// [`MIN_PERIOD`](crate::MIN_PERIOD) ..= [`MAX_DURATION`](crate::MAX_DURATION)).
     pub fn with_keepalive_timeout(mut self, timeout: Duration) -> Self {
-        self.keepalive_timeout = timeout;
+        self.keepalive_timeout = crate::durations::clamp_period(timeout);
         self
     }
 

@@ -103,17 +103,19 @@ impl RetryPolicy {
     }
 
     /// The cap of the first retry's random sleep; each later retry's cap is
-    /// twice the one before (default 100 ms).
+    /// twice the one before (default 100 ms; at most
+    /// [`MAX_DURATION`](crate::MAX_DURATION), longer is clamped).
     #[must_use]
     pub fn with_initial_backoff(mut self, backoff: Duration) -> Self {
-        self.initial_backoff = backoff;
+        self.initial_backoff = backoff.min(crate::MAX_DURATION);
         self
     }
 
-    /// The largest cap of a sleep between attempts (default 2 s).
+    /// The largest cap of a sleep between attempts (default 2 s; at most
+    /// [`MAX_DURATION`](crate::MAX_DURATION), longer is clamped).
     #[must_use]
     pub fn with_max_backoff(mut self, backoff: Duration) -> Self {
-        self.max_backoff = backoff;
+        self.max_backoff = backoff.min(crate::MAX_DURATION);
         self
     }
 

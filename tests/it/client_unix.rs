@@ -604,6 +604,61 @@ async fn a_server_that_never_speaks_fails_the_connect_naming_the_endpoint() {
     assert!(front.accepted() >= 2, "{} connections", front.accepted());
 }
 
+#[test]
+fn connect_options_clamp_durations_into_their_range() {
+    use csi_proxy_client::{MAX_DURATION, MIN_PERIOD};
+    let zero = ConnectOptions::default()
+        .with_handshake_timeout(Duration::ZERO)
+        .with_keepalive_interval(Some(Duration::ZERO))
+        .with_keepalive_timeout(Duration::ZERO);
+    assert_eq!(zero.handshake_timeout(), MIN_PERIOD);
+    assert_eq!(zero.keepalive_interval(), Some(MIN_PERIOD));
+    assert_eq!(zero.keepalive_timeout(), MIN_PERIOD);
+    let huge = ConnectOptions::default()
+        .with_connect_timeout(Duration::MAX)
+        .with_handshake_timeout(Duration::MAX)
+        .with_request_timeout(Duration::MAX)
+        .with_keepalive_interval(Some(Duration::MAX))
+        .with_keepalive_timeout(Duration::MAX)
+        .with_retry(
+            RetryPolicy::default()
+                .with_initial_backoff(Duration::MAX)
+                .with_max_backoff(Duration::MAX),
+        );
+    assert_eq!(huge.connect_timeout(), MAX_DURATION);
+    assert_eq!(huge.handshake_timeout(), MAX_DURATION);
+    assert_eq!(huge.request_timeout(), Some(MAX_DURATION));
+    assert_eq!(huge.keepalive_interval(), Some(MAX_DURATION));
+    assert_eq!(huge.keepalive_timeout(), MAX_DURATION);
+    assert_eq!(huge.retry().initial_backoff(), MAX_DURATION);
+    assert_eq!(huge.retry().max_backoff(), MAX_DURATION);
+}
+
+/// Zero and the longest durations where each is worst: calls are answered,
+/// nothing panics or dials in a loop.
+#[tokio::test]
+async fn calls_go_through_with_zero_and_overflowing_durations() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_front, _server, address) = fronted(&dir, 0).await;
+    let options = ConnectOptions::default()
+        .with_connect_timeout(Duration::MAX)
+        .with_handshake_timeout(Duration::ZERO)
+        .with_request_timeout(Duration::MAX)
+        .with_keepalive_interval(Some(Duration::ZERO))
+        .with_keepalive_while_idle(true);
+    let calls = async {
+        let disk = disk::v1::Client::connect_with(&address, &options)
+            .await
+            .unwrap();
+        for number in 1..=3 {
+            assert_eq!(stats(&disk, number).await.unwrap(), i64::from(number) << 30);
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(60), calls)
+        .await
+        .expect("the calls are answered");
+}
+
 /// Keepalive PINGs after 200 ms of silence, 1 s to answer them.
 fn pinging() -> ConnectOptions {
     ConnectOptions::default()

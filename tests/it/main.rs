@@ -27,6 +27,7 @@ mod scenarios;
 #[macro_use]
 mod node_support;
 
+mod adversarial;
 mod client_unix;
 mod concurrency;
 mod confinement;

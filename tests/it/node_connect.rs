@@ -200,6 +200,20 @@ async fn a_hung_call_ends_at_the_operation_deadline() {
     assert_eq!(err.kind(), ErrorKind::TimedOut);
 }
 
+#[tokio::test(start_paused = true)]
+async fn a_deadline_past_the_longest_allowed_is_clamped_not_a_panic() {
+    let mock = MockHost::new();
+    let options = NodeOptions::default().deadline(Duration::MAX);
+    let node = Node::from_mock_with_options(&mock, NodeVersions::newest(), options).unwrap();
+    node.stage_disk(1u32, STAGING).await.unwrap();
+    mock.add_latency("MountVolume", Duration::from_secs(400 * 24 * 3600));
+    let err = node.stage_disk(2u32, OTHER_STAGING).await.unwrap_err();
+    assert!(
+        matches!(err, Error::DeadlineExceeded { after, .. } if after == csi_proxy_client::MAX_DURATION),
+        "{err}"
+    );
+}
+
 /// The reference server made slow where the driver waits (MountVolume):
 /// the operation ends at its deadline, the connection stays usable, and
 /// the server still stops within its grace period.

@@ -6,6 +6,7 @@
 #[macro_use]
 pub mod unserved;
 
+pub mod attacks;
 pub mod front;
 pub mod spans;
 
