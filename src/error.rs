@@ -167,6 +167,20 @@ pub enum Error {
         source: std::io::Error,
     },
 
+    /// The share cannot be mapped with the volume's account: the share, or
+    /// another share of its server, is mapped under another account for
+    /// volumes staged on this node, and Windows keeps one account per SMB
+    /// server (error 1219); nothing changed.
+    #[error("SMB share {share} cannot be mapped as {user:?}: {held_by}")]
+    SmbCredentialsConflict {
+        /// The share root, `\\server\share`.
+        share: String,
+        /// The account the volume asked for (empty: none).
+        user: String,
+        /// Which mappings hold the server, under which account.
+        held_by: String,
+    },
+
     /// The iSCSI portal does not offer the target.
     #[error("portal {portal} does not offer iSCSI target {iqn} (it offers: {seen})")]
     IscsiTargetNotFound {
@@ -354,6 +368,7 @@ impl Error {
             | Error::NotStaged { .. }
             | Error::IscsiTargetNotFound { .. } => ErrorKind::NotFound,
             Error::NotEmpty { .. } | Error::PathInUse { .. } => ErrorKind::InUse,
+            Error::SmbCredentialsConflict { .. } => ErrorKind::CredentialsConflict,
             Error::NoVolume { .. } | Error::SmbStore { .. } => ErrorKind::Other,
             Error::OsDisk { .. } | Error::ReadOnlyDisk { .. } => ErrorKind::FailedPrecondition,
         }

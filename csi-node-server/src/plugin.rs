@@ -63,6 +63,15 @@ impl Plugin {
         }
     }
 
+    /// Removes the SMB mappings no staged volume uses
+    /// ([`Node::smb_reconcile`]), never one a staged volume's link still
+    /// uses: what a crash between removing a link and its mapping leaves
+    /// (csi-driver-smb#1039, #1035). [`serve`](crate::serve) runs it once
+    /// before taking calls. Returns the share roots unmapped.
+    pub async fn reconcile(&self) -> Result<Vec<String>, Error> {
+        self.op("smb_reconcile", self.node.smb_reconcile()).await
+    }
+
     /// The plugin's metrics, to serve with
     /// [`serve_metrics`](crate::metrics::serve_metrics).
     pub fn metrics(&self) -> &Metrics {

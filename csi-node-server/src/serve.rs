@@ -32,7 +32,8 @@ pub fn socket_path(endpoint: &str) -> Result<PathBuf, String> {
 
 /// Serves `plugin` on a socket at `path` until `shutdown` completes, then
 /// removes the socket file. A file left at `path` by an earlier run is
-/// replaced. Every connection goes through [`LocalAuthority`], so that
+/// replaced. First, the SMB mappings no staged volume uses are removed
+/// ([`Plugin::reconcile`]); a failure there is logged, and serving goes on. Every connection goes through [`LocalAuthority`], so that
 /// clients sending the socket path as `:authority` (gRPC core's Python,
 /// C++ and C#, grpc-java, grpcurl) are answered, not reset by h2.
 pub async fn serve(
@@ -46,6 +47,15 @@ pub async fn serve(
     }
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)?;
+    }
+    match plugin.reconcile().await {
+        Ok(removed) if removed.is_empty() => {}
+        Ok(removed) => {
+            tracing::info!(shares = ?removed, "SMB mappings no staged volume uses removed")
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "SMB mappings no staged volume uses could not be reconciled; the next start tries again")
+        }
     }
     let incoming = listen(path)?.map(|connection| connection.map(LocalAuthority::new));
     tracing::info!(socket = %path.display(), "serving CSI Identity and Node");

@@ -331,6 +331,49 @@ async fn smb_volumes_on_one_share_keep_the_mapping_until_the_last_unstages() {
     assert_eq!(mock.calls_of("RemoveSmbGlobalMapping").len(), 1);
 }
 
+/// Eight volumes of one share staged, the plugin restarted (an upgrade),
+/// the eight unstaged: with its references on disk the restarted plugin
+/// removes the mapping with the last (csi-driver-smb#1039 leaked them).
+#[tokio::test]
+async fn smb_references_on_disk_survive_a_restart_and_the_last_unstage_unmaps() {
+    use csi_proxy_client::node::{NodeOptions, NodeVersions, SmbStore};
+    let mock = MockHost::new();
+    let state = tempfile::tempdir().unwrap();
+    let plugin = || {
+        let options = NodeOptions::default().smb_store(SmbStore::directory(state.path()));
+        let node = Node::from_mock_with_options(&mock, NodeVersions::newest(), options).unwrap();
+        Plugin::new(node, TestDriver)
+    };
+    let share = mock
+        .host()
+        .lock()
+        .smb
+        .share_dir("fileserver", "share")
+        .unwrap()
+        .to_path_buf();
+    let ids: Vec<String> = (0..8).map(|i| format!("pv-{i}")).collect();
+    let before = plugin();
+    for id in &ids {
+        std::fs::create_dir_all(share.join(id)).unwrap();
+        let stage = smb_stage(id, &format!(r"\\fileserver\share\{id}"));
+        before.node_stage_volume(Request::new(stage)).await.unwrap();
+    }
+    drop(before);
+    let restarted = plugin();
+    assert!(
+        restarted.reconcile().await.unwrap().is_empty(),
+        "every mapping is in use"
+    );
+    for id in &ids {
+        restarted
+            .node_unstage_volume(Request::new(unstage(id)))
+            .await
+            .unwrap();
+    }
+    assert_eq!(mock.calls_of("RemoveSmbGlobalMapping").len(), 1);
+    assert!(mock.host().lock().smb.mappings().is_empty());
+}
+
 #[tokio::test]
 async fn missing_fields_and_unsupported_capabilities_are_invalid_arguments() {
     let (mock, _node, plugin) = setup();

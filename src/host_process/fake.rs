@@ -647,9 +647,15 @@ impl WindowsHost for FakeWindows {
             // The simulated SMB client takes privacy from its own configuration.
             let remote = parse_remote_path(remote_path)
                 .map_err(|e| Failure::com(WBEM_E_NOT_FOUND, e.message()))?;
+            // The SMB client's refusal (85 over a stale mapping, 1219 for
+            // another account on the server) is modelled as the method
+            // raising the Win32 error as an HRESULT of facility Win32, the
+            // way the SMB provider reports a Windows error (PowerShell shows
+            // it as `Windows System Error N`); only a real node can confirm
+            // the HRESULT ExecMethod returns.
             self.run(|s| match s.smb.create_mapping(&remote, user, password) {
                 Ok(()) => Ok(MethodResult::code(0)),
-                Err(e) => Ok(MethodResult::code(e.code)),
+                Err(e) => Err(Failure::com(0x8007_0000 | e.code, e.message())),
             })
         };
         self.answer("smb_new_global_mapping", result)

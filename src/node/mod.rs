@@ -36,8 +36,9 @@
 //! | [`Node::unpublish`] | removes the link | absent: Ok | [`Error::NotEmpty`] (a plain directory with files) |
 //! | [`Node::unstage`] | flushes, unmounts, removes the staging path | absent: Ok | [`Error::NotEmpty`] |
 //! | [`Node::expand`] | grows the volume to its partition | nothing to grow: Ok | |
-//! | [`Node::smb_stage`] | maps the share, links the staging path, counts a reference | same link: Ok | [`Error::PathInUse`], [`Error::NotEmpty`] |
+//! | [`Node::smb_stage`] | maps the share (a stale mapping made again), links the staging path, counts a reference | same link: Ok, mapping checked | [`Error::PathInUse`], [`Error::NotEmpty`], [`Error::SmbCredentialsConflict`] |
 //! | [`Node::smb_unstage`] | removes the link; the mapping goes with its last reference | absent: Ok | [`Error::PathInUse`] |
+//! | [`Node::smb_reconcile`] | drops references of paths holding no link; the mapping goes with the last | nothing stale: Ok | |
 //!
 //! The proxy cannot say where a link points, only which volume is behind a
 //! path: [`MountState::Mounted`] is any path with a volume behind it (a
@@ -1170,14 +1171,18 @@ impl Node {
 
     // ------------------------------------------------------------ SMB
 
+    /// Serialises the SMB work on one server: Windows keeps one account per
+    /// server (error 1219), so recovering a mapping of one share may touch
+    /// another share of the same server.
     async fn smb_lock(&self, root: &str) -> tokio::sync::OwnedMutexGuard<()> {
+        let server = smb_server(root).to_string();
         let lock = {
             let mut locks = self
                 .inner
                 .smb_locks
                 .lock()
                 .unwrap_or_else(|p| p.into_inner());
-            locks.entry(root.to_string()).or_default().clone()
+            locks.entry(server).or_default().clone()
         };
         lock.lock_owned().await
     }
@@ -1185,7 +1190,13 @@ impl Node {
     /// Stages the SMB share path `remote` (`\\server\share\dir`, `/` accepted)
     /// at `path`: maps the share root with `credentials` and links `path`
     /// to `remote`, recording one reference for the share root in the
-    /// [store](NodeOptions::smb_store). Already staged: Ok.
+    /// [store](NodeOptions::smb_store). Already staged: Ok, once the
+    /// mapping is checked (a stale one, `Disconnected` after a restart, is
+    /// made again).
+    ///
+    /// A share already mapped for staged volumes under another account is
+    /// [`Error::SmbCredentialsConflict`]: Windows would reuse the mapping
+    /// whatever the credentials, or refuse with error 1219.
     pub async fn smb_stage(
         &self,
         remote: &str,
@@ -1196,16 +1207,18 @@ impl Node {
         let (remote, root) = path::remote(remote)?;
         self.bounded("smb_stage", async {
             let _serial = self.smb_lock(&root).await;
-            let (smb, store) = (self.smb()?, &self.inner.options.smb_store);
-            match self.state(&path).await? {
+            let store = &self.inner.options.smb_store;
+            let user = &credentials.username;
+            let link_at = match self.state(&path).await? {
                 MountState::Linked => {
-                    return match store.root_of(&path)? {
-                        Some(other) if other != root => Err(Error::PathInUse {
+                    if let Some(other) = store.root_of(&path)?.filter(|r| *r != root) {
+                        return Err(Error::PathInUse {
                             path: path.clone(),
                             holds: format!("a link to another share ({other})"),
-                        }),
-                        _ => store.add(&root, &path),
-                    };
+                        });
+                    }
+                    // The link is there; the mapping behind it may not be.
+                    ""
                 }
                 MountState::Mounted { volume_id } => {
                     return Err(Error::PathInUse {
@@ -1213,25 +1226,136 @@ impl Node {
                         holds: format!("volume {volume_id}"),
                     });
                 }
-                MountState::NotMounted => self.remove_empty_dir(&path).await?,
-                MountState::Missing => self.ensure_parent(&path).await?,
-            }
-            let (user, password) = (&credentials.username, &credentials.password);
-            let mut mapped = smb.map(&remote, &path, user, password).await;
-            if let Err(e) = &mapped {
-                // A mapping nobody here uses, with other credentials: replace it.
-                if e.kind() == ErrorKind::CredentialsConflict && store.references(&root)? == 0 {
-                    tracing::info!(share = %root, "replacing an unused mapping with other credentials");
-                    smb.unmap(&root).await?;
-                    mapped = smb.map(&remote, &path, user, password).await;
+                MountState::NotMounted => {
+                    self.remove_empty_dir(&path).await?;
+                    path.as_str()
                 }
-            }
-            mapped?;
-            store.add(&root, &path)?;
+                MountState::Missing => {
+                    self.ensure_parent(&path).await?;
+                    path.as_str()
+                }
+            };
+            self.check_smb_account(&root, &path, user)?;
+            self.smb_map(&remote, &root, link_at, credentials).await?;
+            store.add(&root, &path, user)?;
             tracing::info!(share = %root, path, "SMB share staged");
             Ok(())
         })
         .await
+    }
+
+    /// A share whose mapping serves staged volumes under another account
+    /// is not mapped again for this one: the proxy would reuse the mapping
+    /// whatever the credentials, and the volume would run on the other
+    /// account.
+    fn check_smb_account(&self, root: &str, path: &str, user: &str) -> Result<(), Error> {
+        let store = &self.inner.options.smb_store;
+        let others: Vec<String> = store
+            .references_all()?
+            .into_iter()
+            .filter(|r| r.root == root && !r.path.eq_ignore_ascii_case(path))
+            .filter_map(|r| r.user)
+            .filter(|u| !u.eq_ignore_ascii_case(user))
+            .collect();
+        match others.first() {
+            None => Ok(()),
+            Some(other) => Err(Error::SmbCredentialsConflict {
+                share: root.to_string(),
+                user: user.to_string(),
+                held_by: format!(
+                    "it is mapped as {other:?} for {} staged volume(s) on this node",
+                    others.len()
+                ),
+            }),
+        }
+    }
+
+    /// Maps `root` (and links `link_at` to `remote` unless empty), making
+    /// a stale mapping again and recovering error 1219 where no staged
+    /// volume needs the mapping in the way.
+    async fn smb_map(
+        &self,
+        remote: &str,
+        root: &str,
+        link_at: &str,
+        credentials: &SmbCredentials,
+    ) -> Result<(), Error> {
+        let smb = self.smb()?;
+        let (user, password) = (&credentials.username, &credentials.password);
+        let Err(e) = smb.map(remote, link_at, user, password).await else {
+            return Ok(());
+        };
+        if e.windows_code() == Some(85) {
+            // The proxy reuses a mapping whose status is OK and creates one
+            // otherwise: 85 is a mapping left `Disconnected` or `Unavailable`
+            // (after a restart: azurefile-csi-driver#3416, csi-driver-smb#1219).
+            // Its volumes reach nothing until it is made again.
+            tracing::info!(share = %root, "stale SMB mapping: removing it and mapping again");
+            self.smb_unmap(root).await?;
+            return smb.map(remote, link_at, user, password).await;
+        }
+        if e.kind() != ErrorKind::CredentialsConflict {
+            return Err(e);
+        }
+        // 1219: the server is mapped under another account, by this share
+        // (a mapping no staged volume uses) or by another share of the
+        // server (Windows Server 2025 holds one connection per server and
+        // account: azurefile-csi-driver#2974, csi-driver-smb#1007).
+        // A holder whose path holds no link any more (a crash between
+        // removing the link and the mapping) is released, and its mapping
+        // with its last reference; holders still linked are in use.
+        let store = &self.inner.options.smb_store;
+        let server = smb_server(root);
+        let mut holders = Vec::new();
+        for r in store.references_all()? {
+            if smb_server(&r.root) != server || r.user.as_deref() == Some(user.as_str()) {
+                continue;
+            }
+            if self.state(&r.path).await? == MountState::Linked {
+                holders.push(r);
+            } else {
+                tracing::info!(share = %r.root, path = %r.path, "releasing the reference of a path that holds no link");
+                self.smb_release(&r.root, &r.path).await?;
+            }
+        }
+        if let Some(holder) = holders.first() {
+            return Err(Error::SmbCredentialsConflict {
+                share: root.to_string(),
+                user: user.to_string(),
+                held_by: format!(
+                    "{} is mapped as {:?} for {} staged volume(s) on this node, and Windows \
+                     keeps one account per SMB server (error 1219)",
+                    holder.root,
+                    holder.user.as_deref().unwrap_or("an unrecorded account"),
+                    holders.len()
+                ),
+            });
+        }
+        if store.references(root)? == 0 {
+            tracing::info!(share = %root, "replacing an unused mapping of the share made with other credentials");
+            self.smb_unmap(root).await?;
+        }
+        match smb.map(remote, link_at, user, password).await {
+            Err(e) if e.kind() == ErrorKind::CredentialsConflict => {
+                Err(Error::SmbCredentialsConflict {
+                    share: root.to_string(),
+                    user: user.to_string(),
+                    held_by: format!(
+                        "a mapping of server {server} under another account, which no volume \
+                         staged by this node records, holds the server (error 1219: {e})"
+                    ),
+                })
+            }
+            other => other,
+        }
+    }
+
+    /// Removes the mapping of `root`; one already gone counts as removed.
+    async fn smb_unmap(&self, root: &str) -> Result<(), Error> {
+        match self.smb()?.unmap(root).await {
+            Err(e) if e.kind() != ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        }
     }
 
     /// Removes the link at `path` and its reference; the share's global
@@ -1256,20 +1380,52 @@ impl Node {
                 MountState::NotMounted => self.remove_empty_dir(&path).await?,
                 MountState::Linked => self.fs()?.rmdir(&path, false).await?,
             }
-            // The last reference goes only once the mapping has: a removal
-            // that failed (WMI down, access denied) leaves the reference, so
-            // that the retry removes the mapping. A mapping already gone
-            // counts as removed; nothing else does.
-            if let Some(root) = root
-                && store.references(&root)? == 1
-            {
-                match self.smb()?.unmap(&root).await {
-                    Err(e) if e.kind() != ErrorKind::NotFound => return Err(e),
-                    _ => tracing::info!(share = %root, "last reference gone: mapping removed"),
+            if let Some(root) = root {
+                self.smb_release(&root, &path).await?;
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    /// Drops the reference of `path` to `root`, and the mapping with the
+    /// last reference. The last reference goes only once the mapping has:
+    /// a removal that failed (WMI down, access denied) leaves the
+    /// reference, so that the retry removes the mapping.
+    async fn smb_release(&self, root: &str, path: &str) -> Result<(), Error> {
+        let store = &self.inner.options.smb_store;
+        if store.references(root)? == 1 {
+            self.smb_unmap(root).await?;
+            tracing::info!(share = %root, "last reference gone: mapping removed");
+        }
+        store.remove(path)
+    }
+
+    /// Removes the SMB mappings no staged volume uses, for a driver to call
+    /// when it starts: a reference whose path no longer holds a link (a
+    /// crash between removing the link and the mapping, or a volume
+    /// unstaged while the references were lost) is dropped, and the
+    /// mapping goes with the last one. A mapping a linked path still uses
+    /// is never removed. Only mappings the [store](NodeOptions::smb_store)
+    /// records are known: with a store in memory there is nothing to do.
+    /// Returns the share roots whose mappings were removed.
+    pub async fn smb_reconcile(&self) -> Result<Vec<String>, Error> {
+        self.bounded("smb_reconcile", async {
+            let store = &self.inner.options.smb_store;
+            let mut removed = Vec::new();
+            for reference in store.references_all()? {
+                let _serial = self.smb_lock(&reference.root).await;
+                if self.state(&reference.path).await? == MountState::Linked {
+                    continue;
+                }
+                let last = store.references(&reference.root)? == 1;
+                self.smb_release(&reference.root, &reference.path).await?;
+                tracing::info!(share = %reference.root, path = %reference.path, "SMB reference of a path that holds no link dropped");
+                if last {
+                    removed.push(reference.root);
                 }
             }
-            store.remove(&path)?;
-            Ok(())
+            Ok(removed)
         })
         .await
     }
@@ -1344,6 +1500,12 @@ impl Node {
         self.bounded("bios_serial_number", self.system()?.bios_serial_number())
             .await
     }
+}
+
+/// The server of a share root `\\server\share`, lowercase.
+fn smb_server(root: &str) -> &str {
+    let rest = root.trim_start_matches('\\');
+    rest.split('\\').next().unwrap_or(rest)
 }
 
 /// ResizeVolume of volume `id` to `size` bytes (0: the maximum), nothing

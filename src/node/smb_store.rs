@@ -8,12 +8,16 @@ use std::sync::{Arc, Mutex};
 use crate::Error;
 
 /// The SMB reference store: one record per staged local path, naming the
-/// share root (`\\server\share`) it uses.
+/// share root (`\\server\share`) it uses and the account it was staged
+/// with (never the password).
 ///
 /// [`SmbStore::memory`] is for tests and for drivers that never restart
 /// with volumes staged; [`SmbStore::directory`] keeps one small file per
 /// staged path in a directory the driver owns, so the counts survive a
-/// restart of the driver. Clones share the store.
+/// restart of the driver (as csi-driver-smb keeps its references in files,
+/// `pkg/mounter/refcounter_windows.go`): without them a restarted driver
+/// leaks the mapping of every share it had staged (csi-driver-smb#1039,
+/// #1035). Clones share the store.
 #[derive(Clone, Debug)]
 pub struct SmbStore {
     kind: Kind,
@@ -21,8 +25,41 @@ pub struct SmbStore {
 
 #[derive(Clone, Debug)]
 enum Kind {
-    Memory(Arc<Mutex<BTreeMap<String, String>>>),
+    Memory(Arc<Mutex<BTreeMap<String, Reference>>>),
     Directory(PathBuf),
+}
+
+/// One staged path, as the store records it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Reference {
+    /// The share root, lowercase `\\server\share`.
+    pub root: String,
+    /// The staged local path, as given.
+    pub path: String,
+    /// The account the share was mapped with (empty: none); `None` in
+    /// records written before accounts were kept.
+    pub user: Option<String>,
+}
+
+impl Reference {
+    /// The record's file text: root, path and account, one a line.
+    fn text(&self) -> String {
+        format!(
+            "{}\n{}\n{}\n",
+            self.root,
+            self.path,
+            self.user.as_deref().unwrap_or_default()
+        )
+    }
+
+    fn parse(text: &str) -> Option<Reference> {
+        let mut lines = text.lines();
+        Some(Reference {
+            root: lines.next()?.to_string(),
+            path: lines.next()?.to_string(),
+            user: lines.next().map(str::to_string),
+        })
+    }
 }
 
 impl Default for SmbStore {
@@ -62,17 +99,22 @@ impl SmbStore {
         }
     }
 
-    /// Records that `path` is staged from `root`.
-    pub(crate) fn add(&self, root: &str, path: &str) -> Result<(), Error> {
+    /// Records that `path` is staged from `root` with the account `user`.
+    pub(crate) fn add(&self, root: &str, path: &str, user: &str) -> Result<(), Error> {
+        let reference = Reference {
+            root: root.to_lowercase(),
+            path: path.to_string(),
+            user: Some(user.to_string()),
+        };
         match &self.kind {
             Kind::Memory(map) => {
-                lock(map).insert(path.to_lowercase(), root.to_string());
+                lock(map).insert(path.to_lowercase(), reference);
                 Ok(())
             }
             Kind::Directory(dir) => {
                 std::fs::create_dir_all(dir).map_err(|e| Self::io(dir, e))?;
                 let file = dir.join(file_name(path));
-                std::fs::write(&file, format!("{root}\n{path}\n")).map_err(|e| Self::io(&file, e))
+                std::fs::write(&file, reference.text()).map_err(|e| Self::io(&file, e))
             }
         }
     }
@@ -80,7 +122,7 @@ impl SmbStore {
     /// The share root `path` is staged from, if recorded.
     pub(crate) fn root_of(&self, path: &str) -> Result<Option<String>, Error> {
         match &self.kind {
-            Kind::Memory(map) => Ok(lock(map).get(&path.to_lowercase()).cloned()),
+            Kind::Memory(map) => Ok(lock(map).get(&path.to_lowercase()).map(|r| r.root.clone())),
             Kind::Directory(dir) => {
                 let file = dir.join(file_name(path));
                 match std::fs::read_to_string(&file) {
@@ -109,32 +151,55 @@ impl SmbStore {
         }
     }
 
-    /// How many staged paths use `root`.
-    pub fn references(&self, root: &str) -> Result<usize, Error> {
-        let root = root.to_lowercase();
-        match &self.kind {
-            Kind::Memory(map) => Ok(lock(map).values().filter(|r| **r == root).count()),
+    /// Every recorded staged path, ordered by path.
+    pub(crate) fn references_all(&self) -> Result<Vec<Reference>, Error> {
+        let mut all = match &self.kind {
+            Kind::Memory(map) => lock(map).values().cloned().collect(),
             Kind::Directory(dir) => {
                 let entries = match std::fs::read_dir(dir) {
                     Ok(entries) => entries,
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
                     Err(e) => return Err(Self::io(dir, e)),
                 };
-                let mut count = 0;
+                let mut all = Vec::new();
                 for entry in entries {
                     let entry = entry.map_err(|e| Self::io(dir, e))?;
                     if entry.path().extension().is_none_or(|x| x != "ref") {
                         continue;
                     }
-                    let text =
-                        std::fs::read_to_string(entry.path()).map_err(|e| Self::io(dir, e))?;
-                    if text.lines().next() == Some(root.as_str()) {
-                        count += 1;
+                    let text = std::fs::read_to_string(entry.path())
+                        .map_err(|e| Self::io(&entry.path(), e))?;
+                    // A record cut short (a crash while writing) names no path
+                    // to look at: it is dropped.
+                    match Reference::parse(&text) {
+                        Some(reference) => all.push(reference),
+                        None => {
+                            tracing::warn!(file = %entry.path().display(), "SMB reference unreadable; ignored");
+                        }
                     }
                 }
-                Ok(count)
+                all
             }
-        }
+        };
+        all.sort_by_key(|r: &Reference| r.path.to_lowercase());
+        Ok(all)
+    }
+
+    /// How many staged paths use `root`.
+    pub fn references(&self, root: &str) -> Result<usize, Error> {
+        Ok(self.users_of(root)?.len())
+    }
+
+    /// The account of each staged path that uses `root` (`None` for
+    /// records that do not say).
+    pub(crate) fn users_of(&self, root: &str) -> Result<Vec<Option<String>>, Error> {
+        let root = root.to_lowercase();
+        Ok(self
+            .references_all()?
+            .into_iter()
+            .filter(|r| r.root == root)
+            .map(|r| r.user)
+            .collect())
     }
 }
 
@@ -147,10 +212,14 @@ mod tests {
     use super::*;
 
     fn counts(store: &SmbStore) {
-        store.add(r"\\s\a", r"c:\x\1").unwrap();
-        store.add(r"\\s\a", r"C:\X\2").unwrap();
-        store.add(r"\\s\b", r"c:\x\3").unwrap();
-        store.add(r"\\s\a", r"c:\X\1").unwrap();
+        store.add(r"\\s\a", r"c:\x\1", "u").unwrap();
+        store.add(r"\\s\a", r"C:\X\2", "u").unwrap();
+        store.add(r"\\s\b", r"c:\x\3", "").unwrap();
+        store.add(r"\\s\a", r"c:\X\1", "u").unwrap();
+        assert_eq!(
+            store.users_of(r"\\S\A").unwrap(),
+            [Some("u".to_string()), Some("u".to_string())]
+        );
         assert_eq!(store.references(r"\\s\a").unwrap(), 2);
         assert_eq!(store.root_of(r"C:\x\2").unwrap().as_deref(), Some(r"\\s\a"));
         store.remove(r"c:\x\2").unwrap();
@@ -171,5 +240,19 @@ mod tests {
         let again = SmbStore::directory(dir.path().join("refs"));
         assert_eq!(again.references(r"\\s\a").unwrap(), 1);
         assert_eq!(again.references(r"\\s\b").unwrap(), 1);
+        let all = again.references_all().unwrap();
+        assert_eq!(all.len(), 2);
+        assert_eq!(all[1].path, r"c:\x\3");
+        assert_eq!(all[1].user.as_deref(), Some(""));
+    }
+
+    #[test]
+    fn records_without_an_account_still_count() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join(file_name(r"c:\x\1"));
+        std::fs::write(&file, "\\\\s\\a\nc:\\x\\1\n").unwrap();
+        let store = SmbStore::directory(dir.path());
+        assert_eq!(store.references(r"\\s\a").unwrap(), 1);
+        assert_eq!(store.users_of(r"\\s\a").unwrap(), [None]);
     }
 }

@@ -42,6 +42,7 @@ mod node;
 mod node_connect;
 mod node_errors;
 mod node_scenarios;
+mod node_smb_field;
 mod public_shape;
 mod quirks;
 mod retries;

@@ -37,7 +37,9 @@ struct Args {
     #[arg(long, default_value = DEFAULT_DRIVER_NAME)]
     driver_name: String,
     /// Keep SMB share references in DIR, so that a restarted plugin knows
-    /// which shares its staged volumes use (default: in memory).
+    /// which shares its staged volumes use and unmaps each with its last
+    /// volume (default: `state` beside the endpoint's socket, which lies in
+    /// the plugin's directory on the host). DIR must outlive the container.
     #[arg(long, value_name = "DIR")]
     state_dir: Option<PathBuf>,
     /// Serve Prometheus metrics over HTTP at ADDRESS (for example
@@ -143,10 +145,7 @@ async fn main() {
 /// `--host-process`, otherwise the CSI Proxy, on its named pipes or on the
 /// sockets of `--csi-proxy-socket-dir`.
 async fn connect_node(args: &Args) -> Result<Node, Box<dyn std::error::Error>> {
-    let mut options = NodeOptions::default();
-    if let Some(dir) = &args.state_dir {
-        options = options.smb_store(SmbStore::directory(dir));
-    }
+    let mut options = NodeOptions::default().smb_store(SmbStore::directory(state_dir(args)?));
     if args.host_process {
         return host_process(options);
     }
@@ -164,6 +163,20 @@ async fn connect_node(args: &Args) -> Result<Node, Box<dyn std::error::Error>> {
         .into());
     }
     Ok(node)
+}
+
+/// Where the SMB references are kept: `--state-dir`, else `state` beside
+/// the endpoint's socket. Kept on disk by default, so that a restart (every
+/// upgrade) does not leak the mappings of the volumes staged before it
+/// (csi-driver-smb#1039).
+fn state_dir(args: &Args) -> Result<PathBuf, String> {
+    if let Some(dir) = &args.state_dir {
+        return Ok(dir.clone());
+    }
+    let socket = socket_path(&args.endpoint)?;
+    Ok(socket
+        .parent()
+        .map_or_else(|| PathBuf::from("state"), |dir| dir.join("state")))
 }
 
 #[cfg(windows)]
@@ -207,4 +220,17 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     }
     serve(plugin, &socket, stop_signal()).await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn references_are_kept_on_disk_by_default() {
+        let args = Args::parse_from(["csi-node-plugin", "--endpoint", "unix:///csi/csi.sock"]);
+        assert_eq!(state_dir(&args).unwrap(), PathBuf::from("/csi/state"));
+        let args = Args::parse_from(["csi-node-plugin", "--state-dir", "/var/x"]);
+        assert_eq!(state_dir(&args).unwrap(), PathBuf::from("/var/x"));
+    }
 }

@@ -106,6 +106,43 @@ fn the_daemonset_runs_registrar_and_plugin_on_windows_nodes() {
     assert!(args.contains(&"--endpoint=$(CSI_ENDPOINT)".to_string()));
 }
 
+/// The plugin keeps its SMB references in a directory of the host, under
+/// a hostPath mount, so that they outlive the pod (an upgrade restarts it).
+#[test]
+fn the_plugin_state_lies_on_the_host() {
+    let spec = daemonset().spec.unwrap().template.spec.unwrap();
+    let plugin = &spec.containers[1];
+    let state = plugin
+        .args
+        .iter()
+        .flatten()
+        .find_map(|a| a.strip_prefix("--state-dir="))
+        .expect("--state-dir");
+    let mounts = plugin.volume_mounts.as_ref().unwrap();
+    let mount = mounts
+        .iter()
+        .filter(|m| {
+            state
+                .to_lowercase()
+                .starts_with(&format!("{}\\", m.mount_path.to_lowercase()))
+        })
+        .max_by_key(|m| m.mount_path.len())
+        .unwrap_or_else(|| panic!("{state} is on no mount"));
+    assert!(mount.read_only != Some(true), "{state} must be writable");
+    let volume = spec
+        .volumes
+        .as_ref()
+        .unwrap()
+        .iter()
+        .find(|v| v.name == mount.name)
+        .unwrap();
+    assert!(
+        volume.host_path.is_some(),
+        "{} is not on the host",
+        mount.name
+    );
+}
+
 /// `deploy/windows-hostprocess-daemonset.yaml`: the same objects, valid in
 /// the same way, with a DaemonSet that runs both containers as HostProcess
 /// containers (SYSTEM, the host's network), mounts nothing (so no proxy

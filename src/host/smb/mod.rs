@@ -21,7 +21,17 @@
 //!   `NewSmbGlobalMapping` for one root both succeed (upstream: one may fail);
 //! - UNC access without an OK mapping is `Access is denied.` (5), after the
 //!   server (53) and share (67) checks;
-//! - a duplicate mapping is 1219 when the account differs, else 85;
+//! - a duplicate mapping is 1219 when the account differs, else 85 (also
+//!   over a mapping whose status is not OK: Windows keeps the object, and
+//!   `NewSmbGlobalMapping` creates only when the status is not OK);
+//! - mappings are held per server and account, as Windows Server 2025
+//!   holds SMB connections: a mapping of another share of a server already
+//!   mapped under another account (or without one) is 1219
+//!   (azurefile-csi-driver#2974, csi-driver-smb#1007), whatever the
+//!   other mapping's status;
+//! - [`SmbState::reboot`] leaves every mapping `Disconnected`, as Windows
+//!   Server 2025 nodes come back from a restart (azurefile-csi-driver#3416,
+//!   csi-driver-smb#1219);
 //! - `\\.\` device paths never resolve as UNC.
 //!
 //! # Files
@@ -655,6 +665,21 @@ impl SmbState {
             .ok_or_else(|| HostError::unknown(format!("no SMB global mapping {root}")))
     }
 
+    /// Every mapping with `status` (test control): what a node restart
+    /// leaves is [`MappingStatus::Disconnected`] (azurefile-csi-driver#3416).
+    pub fn set_all_mapping_status(&mut self, status: MappingStatus) {
+        for mapping in self.mappings.values_mut() {
+            mapping.status = status;
+        }
+    }
+
+    /// The fault of a node restart (test control): the mappings survive,
+    /// each `Disconnected`; links made to them stay, and reach nothing
+    /// until the mapping is made again.
+    pub fn reboot(&mut self) {
+        self.set_all_mapping_status(MappingStatus::Disconnected);
+    }
+
     /// Would the server let this credential use the share now?
     fn check_access(
         &self,
@@ -756,17 +781,24 @@ impl SmbState {
     ) -> Result<(), SmbError> {
         let credential =
             encode_credential(username, password).map(|encoded| decode_credential(&encoded));
+        let same_account = |m: &GlobalMapping| match (&m.credential, &credential) {
+            (Some(a), Some(b)) => account_name(&a.0) == account_name(&b.0),
+            (None, None) => true,
+            _ => false,
+        };
         if let Some(existing) = self.mappings.get(&remote.root) {
-            let same_user = match (&existing.credential, &credential) {
-                (Some(a), Some(b)) => account_name(&a.0) == account_name(&b.0),
-                (None, None) => true,
-                _ => false,
-            };
-            return Err(err(if same_user {
+            return Err(err(if same_account(existing) {
                 ERROR_ALREADY_ASSIGNED
             } else {
                 ERROR_SESSION_CREDENTIAL_CONFLICT
             }));
+        }
+        let server = remote.host.to_lowercase();
+        let other_account_on_server = self.mappings.values().any(|m| {
+            split_unc(&m.remote_path).is_some_and(|(host, _, _)| host == server) && !same_account(m)
+        });
+        if other_account_on_server {
+            return Err(err(ERROR_SESSION_CREDENTIAL_CONFLICT));
         }
         let privacy = self.config.require_privacy;
         self.check_access(&remote.host, &remote.share, credential.as_ref(), privacy)?;

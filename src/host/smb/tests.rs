@@ -248,6 +248,50 @@ fn mapping_with_bad_status_conflicts() {
 }
 
 #[test]
+fn one_account_per_server_across_shares() {
+    let f = fixture();
+    let h = &f.host;
+    h.with(|s, _| {
+        s.add_share("fileserver", "other", ShareAccess::Everyone)?;
+        s.add_account("fileserver", "otheruser", "0ther-Passw0rd!")
+    })
+    .unwrap();
+    h.new_smb_global_mapping(&good(ROOT, "")).unwrap();
+    // Another share of the same server under another account: 1219, as
+    // Windows Server 2025 holds one connection per server and account.
+    let other = req(r"\fileserver\other", "", "otheruser", "0ther-Passw0rd!");
+    let e = h.new_smb_global_mapping(&other).unwrap_err();
+    assert!(e.message().contains("Multiple connections"), "{e:?}");
+    // Even when the first mapping is stale: Windows keeps the object.
+    h.with(|s, _| s.reboot());
+    assert!(h.new_smb_global_mapping(&other).is_err());
+    // The same account maps another share of the server.
+    h.new_smb_global_mapping(&good(r"\fileserver\other", ""))
+        .unwrap();
+    h.remove_smb_global_mapping(ROOT).unwrap();
+    h.remove_smb_global_mapping(r"\fileserver\other").unwrap();
+    h.new_smb_global_mapping(&other).unwrap();
+}
+
+#[test]
+fn a_reboot_leaves_every_mapping_disconnected() {
+    let f = fixture();
+    let h = &f.host;
+    h.new_smb_global_mapping(&good(ROOT, "")).unwrap();
+    h.new_smb_global_mapping(&req(r"\public\open", "", "", ""))
+        .unwrap();
+    h.with(|s, _| s.reboot());
+    h.with(|s, _| {
+        assert!(
+            s.mappings()
+                .iter()
+                .all(|m| m.status == MappingStatus::Disconnected)
+        );
+        assert!(!s.path_valid(ROOT));
+    });
+}
+
+#[test]
 fn password_change_is_detected_and_remapped() {
     let f = fixture();
     let h = &f.host;

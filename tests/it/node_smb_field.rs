@@ -1,0 +1,272 @@
+//! SMB failures Windows nodes show in production, replayed on every
+//! backend (MockHost, the reference server, the HostProcess fake): a
+//! mapping left `Disconnected` by a restart (azurefile-csi-driver#3416,
+//! csi-driver-smb#1219), one account per server (error 1219,
+//! azurefile-csi-driver#2974, csi-driver-smb#1007), and mappings leaked by
+//! a driver restart or a crash (csi-driver-smb#1039, #1035). Every
+//! scenario writes a file on the share between two stages and finds it
+//! after.
+#![cfg(feature = "mock")]
+
+use crate::node_support::*;
+use csi_proxy_client::Error;
+use csi_proxy_client::host::Host;
+use csi_proxy_client::host::smb::{MappingStatus, ShareAccess};
+use csi_proxy_client::node::{MountState, NodeOptions, SmbCredentials, SmbStore};
+
+node_tests![
+    a_mapping_left_disconnected_by_a_restart_is_made_again,
+    an_unavailable_mapping_is_made_again_for_a_new_volume,
+    a_mapping_in_use_is_not_reused_with_another_account,
+    another_account_on_a_server_in_use_is_refused_clearly,
+    error_1219_from_a_mapping_whose_link_is_gone_is_recovered,
+    error_1219_from_a_mapping_this_node_does_not_know_is_reported,
+    references_survive_a_restart_and_reconcile_removes_only_unused_mappings,
+];
+
+const OTHER_SHARE_DIR: &str = r"\\fileserver\other\pv5";
+const OTHER_SHARE_ROOT: &str = r"\\fileserver\other";
+const OTHER_STAGING: &str = r"c:\var\lib\kubelet\plugins\kubernetes.io\csi\smb\pv5\globalmount";
+
+fn other_user() -> SmbCredentials {
+    SmbCredentials::new("otheruser", "0ther-Passw0rd!")
+}
+
+/// A second share on the default server, `\\fileserver\other`, for
+/// `smbuser` and `otheruser`, with its volume directory `pv5`; and
+/// `otheruser` allowed on the default share too.
+fn add_other_share(host: &Host) {
+    let mut node = host.lock();
+    node.smb
+        .add_account("fileserver", "otheruser", "0ther-Passw0rd!")
+        .unwrap();
+    let users = ShareAccess::Users(["smbuser".to_string(), "otheruser".to_string()].into());
+    let dir = node
+        .smb
+        .add_share("fileserver", "other", users.clone())
+        .unwrap();
+    std::fs::create_dir_all(dir.join("pv5")).unwrap();
+    node.smb.add_share("fileserver", "share", users).unwrap();
+}
+
+fn status(host: &Host, root: &str) -> Option<MappingStatus> {
+    host.lock().smb.mapping(root).map(|m| m.status)
+}
+
+/// Writes a file on the share, as a workload would between two stages.
+fn write_on_share(host: &Host, name: &str) -> std::path::PathBuf {
+    let dir = host
+        .lock()
+        .smb
+        .share_dir("fileserver", "share")
+        .unwrap()
+        .join("pv3");
+    let file = dir.join(name);
+    std::fs::write(&file, b"written between two stages").unwrap();
+    file
+}
+
+async fn a_mapping_left_disconnected_by_a_restart_is_made_again(f: &Fixture) {
+    let node = &f.node;
+    node.smb_stage(SHARE_DIR, SMB_STAGING, &smb_user())
+        .await
+        .unwrap();
+    let file = write_on_share(&f.host, "kept.txt");
+    f.host.lock().smb.reboot();
+    assert_eq!(
+        status(&f.host, SHARE_ROOT),
+        Some(MappingStatus::Disconnected)
+    );
+    // kubelet stages the volume again after the restart: the link is
+    // there, the mapping behind it is stale and is made again.
+    node.smb_stage(SHARE_DIR, SMB_STAGING, &smb_user())
+        .await
+        .unwrap();
+    assert_eq!(status(&f.host, SHARE_ROOT), Some(MappingStatus::Ok));
+    assert!(f.host.lock().smb.path_valid(SHARE_ROOT));
+    assert_eq!(
+        node.mount_state(SMB_STAGING).await.unwrap(),
+        MountState::Linked
+    );
+    // A second volume of the share after another restart: Windows answers
+    // 85 over the stale mapping; the node maps again.
+    f.host.lock().smb.reboot();
+    node.smb_stage(SHARE_OTHER_DIR, SMB_OTHER_STAGING, &smb_user())
+        .await
+        .unwrap();
+    assert_eq!(status(&f.host, SHARE_ROOT), Some(MappingStatus::Ok));
+    assert!(file.exists(), "the file written between two stages is kept");
+    node.smb_unstage(SMB_STAGING).await.unwrap();
+    node.smb_unstage(SMB_OTHER_STAGING).await.unwrap();
+    assert!(!mapped(&f.host));
+}
+
+async fn an_unavailable_mapping_is_made_again_for_a_new_volume(f: &Fixture) {
+    let node = &f.node;
+    node.smb_stage(SHARE_DIR, SMB_STAGING, &smb_user())
+        .await
+        .unwrap();
+    let file = write_on_share(&f.host, "kept.txt");
+    f.host
+        .lock()
+        .smb
+        .set_mapping_status(SHARE_ROOT, MappingStatus::Unavailable)
+        .unwrap();
+    node.smb_stage(SHARE_OTHER_DIR, SMB_OTHER_STAGING, &smb_user())
+        .await
+        .unwrap();
+    assert_eq!(status(&f.host, SHARE_ROOT), Some(MappingStatus::Ok));
+    assert!(file.exists());
+    // Both volumes counted: the first unstage keeps the mapping.
+    node.smb_unstage(SMB_OTHER_STAGING).await.unwrap();
+    assert!(mapped(&f.host));
+    node.smb_unstage(SMB_STAGING).await.unwrap();
+    assert!(!mapped(&f.host));
+}
+
+async fn a_mapping_in_use_is_not_reused_with_another_account(f: &Fixture) {
+    add_other_share(&f.host);
+    let node = &f.node;
+    node.smb_stage(SHARE_DIR, SMB_STAGING, &smb_user())
+        .await
+        .unwrap();
+    // The proxy would reuse the healthy mapping: volume B would run on
+    // volume A's account.
+    let e = node
+        .smb_stage(SHARE_OTHER_DIR, SMB_OTHER_STAGING, &other_user())
+        .await
+        .unwrap_err();
+    let Error::SmbCredentialsConflict { share, user, .. } = &e else {
+        panic!("{e}");
+    };
+    assert_eq!((share.as_str(), user.as_str()), (SHARE_ROOT, "otheruser"));
+    assert!(e.to_string().contains("smbuser"), "{e}");
+    assert!(!node.exists(SMB_OTHER_STAGING).await.unwrap());
+    // The volume of the same account still stages.
+    node.smb_stage(SHARE_OTHER_DIR, SMB_OTHER_STAGING, &smb_user())
+        .await
+        .unwrap();
+    node.smb_unstage(SMB_OTHER_STAGING).await.unwrap();
+    node.smb_unstage(SMB_STAGING).await.unwrap();
+    assert!(!mapped(&f.host));
+}
+
+async fn another_account_on_a_server_in_use_is_refused_clearly(f: &Fixture) {
+    add_other_share(&f.host);
+    let node = &f.node;
+    node.smb_stage(SHARE_DIR, SMB_STAGING, &smb_user())
+        .await
+        .unwrap();
+    let file = write_on_share(&f.host, "kept.txt");
+    let e = node
+        .smb_stage(OTHER_SHARE_DIR, OTHER_STAGING, &other_user())
+        .await
+        .unwrap_err();
+    assert!(matches!(e, Error::SmbCredentialsConflict { .. }), "{e}");
+    let text = e.to_string();
+    assert!(
+        text.contains(SHARE_ROOT) && text.contains("1219"),
+        "names the mapping in the way: {text}"
+    );
+    assert_eq!(
+        status(&f.host, SHARE_ROOT),
+        Some(MappingStatus::Ok),
+        "untouched"
+    );
+    // Once the share's volume is unstaged, the other account maps.
+    node.smb_unstage(SMB_STAGING).await.unwrap();
+    node.smb_stage(OTHER_SHARE_DIR, OTHER_STAGING, &other_user())
+        .await
+        .unwrap();
+    assert!(file.exists());
+    node.smb_unstage(OTHER_STAGING).await.unwrap();
+    assert!(status(&f.host, OTHER_SHARE_ROOT).is_none());
+}
+
+async fn error_1219_from_a_mapping_whose_link_is_gone_is_recovered(f: &Fixture) {
+    add_other_share(&f.host);
+    let node = &f.node;
+    node.smb_stage(SHARE_DIR, SMB_STAGING, &smb_user())
+        .await
+        .unwrap();
+    let file = write_on_share(&f.host, "kept.txt");
+    // The link goes, the mapping and its reference stay (a crash between
+    // the two steps of an unstage).
+    node.remove(SMB_STAGING).await.unwrap();
+    // Windows refuses the other account with 1219 and the share being
+    // staged has no mapping at all: the mapping in the way is released.
+    node.smb_stage(OTHER_SHARE_DIR, OTHER_STAGING, &other_user())
+        .await
+        .unwrap();
+    assert!(!mapped(&f.host), "the unused mapping is gone");
+    assert_eq!(status(&f.host, OTHER_SHARE_ROOT), Some(MappingStatus::Ok));
+    assert!(file.exists());
+    node.smb_unstage(OTHER_STAGING).await.unwrap();
+    assert!(status(&f.host, OTHER_SHARE_ROOT).is_none());
+}
+
+async fn error_1219_from_a_mapping_this_node_does_not_know_is_reported(f: &Fixture) {
+    add_other_share(&f.host);
+    // Another driver (its own references) uses the server as smbuser.
+    let other_driver = f.another_node().await;
+    other_driver
+        .smb_stage(SHARE_DIR, SMB_STAGING, &smb_user())
+        .await
+        .unwrap();
+    let e = f
+        .node
+        .smb_stage(OTHER_SHARE_DIR, OTHER_STAGING, &other_user())
+        .await
+        .unwrap_err();
+    assert!(matches!(e, Error::SmbCredentialsConflict { .. }), "{e}");
+    assert!(e.to_string().contains("1219"), "{e}");
+    assert_eq!(
+        status(&f.host, SHARE_ROOT),
+        Some(MappingStatus::Ok),
+        "a mapping this node does not know is never removed"
+    );
+    assert!(!f.node.exists(OTHER_STAGING).await.unwrap());
+    other_driver.smb_unstage(SMB_STAGING).await.unwrap();
+    f.node
+        .smb_stage(OTHER_SHARE_DIR, OTHER_STAGING, &other_user())
+        .await
+        .unwrap();
+    f.node.smb_unstage(OTHER_STAGING).await.unwrap();
+}
+
+async fn references_survive_a_restart_and_reconcile_removes_only_unused_mappings(f: &Fixture) {
+    add_other_share(&f.host);
+    let state = tempfile::tempdir().unwrap();
+    let options = || NodeOptions::default().smb_store(SmbStore::directory(state.path()));
+    let before = f.another_node_with(options()).await;
+    before
+        .smb_stage(SHARE_DIR, SMB_STAGING, &smb_user())
+        .await
+        .unwrap();
+    before
+        .smb_stage(OTHER_SHARE_DIR, OTHER_STAGING, &smb_user())
+        .await
+        .unwrap();
+    let file = write_on_share(&f.host, "kept.txt");
+    // The driver dies after removing the link of pv5, before its mapping.
+    before.remove(OTHER_STAGING).await.unwrap();
+    drop(before);
+
+    let restarted = f.another_node_with(options()).await;
+    let removed = restarted.smb_reconcile().await.unwrap();
+    assert_eq!(removed, [OTHER_SHARE_ROOT.to_lowercase()]);
+    assert!(
+        status(&f.host, OTHER_SHARE_ROOT).is_none(),
+        "unused: removed"
+    );
+    assert_eq!(
+        status(&f.host, SHARE_ROOT),
+        Some(MappingStatus::Ok),
+        "in use: kept"
+    );
+    assert!(restarted.smb_reconcile().await.unwrap().is_empty());
+    // The restarted driver still counts pv3: its unstage takes the mapping.
+    restarted.smb_unstage(SMB_STAGING).await.unwrap();
+    assert!(!mapped(&f.host));
+    assert!(file.exists());
+}
