@@ -94,6 +94,21 @@ impl DiskGroup {
         Ok(out)
     }
 
+    /// The disk's size in bytes.
+    pub async fn size(&self, n: u32) -> Result<u64, Error> {
+        let bytes = on!(self, DiskGroup::disk;
+            [V1: v1, V1beta3: v1beta3] |api, m| {
+                let request = m::GetDiskStatsRequest { disk_number: n };
+                Ok::<_, Error>(api.get_disk_stats(request).await?.total_bytes)
+            }
+            [V1beta2: v1beta2, V1beta1: v1beta1] |api, m| {
+                let request = m::DiskStatsRequest { disk_id: n.to_string() };
+                Ok::<_, Error>(api.disk_stats(request).await?.disk_size)
+            }
+        )?;
+        Ok(u64::try_from(bytes).unwrap_or(0))
+    }
+
     /// Whether the disk is online; `None` where the version cannot tell (v1beta1).
     pub async fn is_online(&self, n: u32) -> Result<Option<bool>, Error> {
         on!(self, DiskGroup::disk;

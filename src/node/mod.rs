@@ -918,22 +918,63 @@ impl Node {
     pub async fn expand(&self, path: &str) -> Result<u64, Error> {
         let path = path::local(path)?;
         self.bounded("expand", async {
-            let volume = self.volume()?;
-            let id = volume.volume_at(&path).await?;
-            match volume.resize(&id, 0).await {
-                Ok(()) => {}
-                // Windows' answer when the volume already fills its partition.
-                Err(e)
-                    if e.to_string()
-                        .to_lowercase()
-                        .contains("extent less than the minimum") =>
-                {
-                    tracing::debug!(volume = %id, "nothing to grow");
-                }
-                Err(e) => return Err(e),
+            let id = self.volume()?.volume_at(&path).await?;
+            self.resize_to_max(&id).await
+        })
+        .await
+    }
+
+    /// Grows volume `id` over its whole partition; returns its size after.
+    async fn resize_to_max(&self, id: &str) -> Result<u64, Error> {
+        let volume = self.volume()?;
+        match volume.resize(id, 0).await {
+            Ok(()) => {}
+            // Windows' answer when the volume already fills its partition.
+            Err(e)
+                if e.to_string()
+                    .to_lowercase()
+                    .contains("extent less than the minimum") =>
+            {
+                tracing::debug!(volume = %id, "nothing to grow");
             }
-            let (total, _) = volume.stats(&id).await?;
-            Ok(u64::try_from(total).unwrap_or(0))
+            Err(e) => return Err(e),
+        }
+        let (total, _) = volume.stats(id).await?;
+        Ok(u64::try_from(total).unwrap_or(0))
+    }
+
+    /// Grows the volume behind `path` over what its disk has gained, as
+    /// drivers do before a resize and right after staging a disk restored
+    /// from a smaller snapshot: rescans the disks first, so that the host
+    /// sees the size the cloud gave the disk (aws-ebs-csi-driver
+    /// pkg/mounter/mount_windows.go), brings the disk online if it is
+    /// offline, then grows the volume as [`Node::expand`] does. With a
+    /// `min_growth` above 0, the volume is left as it is when its disk has
+    /// less than that beyond the volume's partition (the GPT layout the
+    /// proxy makes is taken off: 16 MiB before the partition, the backup
+    /// table after it). Returns the volume's size afterwards.
+    pub async fn grow(&self, path: &str, min_growth: u64) -> Result<u64, Error> {
+        let path = path::local(path)?;
+        self.bounded("grow", async {
+            let (disk, volume) = (self.disk()?, self.volume()?);
+            disk.rescan().await?;
+            let id = volume.volume_at(&path).await?;
+            let number = volume.disk_of(&id).await?;
+            if disk.is_online(number).await? == Some(false) {
+                tracing::info!(disk = number, "bringing the disk online before growing");
+                disk.set_online(number, true).await?;
+            }
+            if min_growth > 0 {
+                let (total, _) = volume.stats(&id).await?;
+                let used = u64::try_from(total).unwrap_or(0) + GPT_LAYOUT;
+                let room = disk.size(number).await?.saturating_sub(used);
+                if room < min_growth {
+                    tracing::debug!(volume = %id, room, "the volume fills its disk");
+                    return Ok(u64::try_from(total).unwrap_or(0));
+                }
+                tracing::info!(volume = %id, room, "the disk has grown: growing the volume");
+            }
+            self.resize_to_max(&id).await
         })
         .await
     }
@@ -1135,6 +1176,11 @@ impl Node {
             .await
     }
 }
+
+/// What a disk the proxy partitioned keeps outside its data partition: the
+/// protective MBR, the GPT and the MSR before it (16 MiB) and the backup
+/// GPT after it (16.5 KiB with 512-byte sectors, 20 KiB with 4 KiB ones).
+const GPT_LAYOUT: u64 = (16 << 20) + (20 << 10);
 
 // A `Node` moves between tasks and threads.
 const _: fn() = || {
