@@ -80,6 +80,7 @@ struct Example {
     controller_service: bool,
 }
 
+#[csi_node_server::async_trait]
 impl Driver for Example {
     fn name(&self) -> &str {
         &self.name
@@ -105,7 +106,7 @@ impl Driver for Example {
         self.controller_service
     }
 
-    fn volume(&self, r: &VolumeRequest<'_>) -> Result<Volume, Status> {
+    async fn volume(&self, r: &VolumeRequest<'_>) -> Result<Volume, Status> {
         if let Some(source) = r.volume_context.get("source").filter(|s| !s.is_empty()) {
             return Ok(Volume::Smb(source.clone()));
         }
