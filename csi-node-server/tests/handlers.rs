@@ -663,10 +663,7 @@ async fn the_default_policies_accept_mount_flags_and_grow_after_stage() {
     {
         mount.mount_flags = vec!["dir_mode=0777".into(), "vers=3.0".into()];
     }
-    plugin
-        .node_stage_volume(Request::new(share))
-        .await
-        .unwrap();
+    plugin.node_stage_volume(Request::new(share)).await.unwrap();
 
     let disk = disk_stage("pv-disk", "1");
     plugin
@@ -683,10 +680,7 @@ async fn the_default_policies_accept_mount_flags_and_grow_after_stage() {
     let number = node.find_disk(DiskSelector::Lun(1)).await.unwrap().number;
     let handle = mock.host().lock().storage.disk(number).unwrap().handle;
     mock.host().hot_grow(handle, 40 << 30).unwrap();
-    plugin
-        .node_stage_volume(Request::new(disk))
-        .await
-        .unwrap();
+    plugin.node_stage_volume(Request::new(disk)).await.unwrap();
     let after = node.usage(&staging("pv-disk")).await.unwrap().total_bytes;
     assert!(after > before + (7 << 30), "{before} -> {after}");
 }
