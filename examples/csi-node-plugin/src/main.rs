@@ -167,15 +167,16 @@ async fn connect_node(args: &Args) -> Result<Node, Box<dyn std::error::Error>> {
     Ok(node)
 }
 
-#[cfg(windows)]
+#[cfg(all(windows, feature = "host-process"))]
 fn host_process(options: NodeOptions) -> Result<Node, Box<dyn std::error::Error>> {
     Ok(Node::host_process(options)?)
 }
 
-#[cfg(not(windows))]
+#[cfg(not(all(windows, feature = "host-process")))]
 fn host_process(_: NodeOptions) -> Result<Node, Box<dyn std::error::Error>> {
     Err(
-        "--host-process works only on Windows: it does the host work itself, through WMI and Win32"
+        "--host-process works only on Windows, in a build with the host-process feature: \
+         it does the host work itself, through WMI and Win32"
             .into(),
     )
 }
