@@ -67,6 +67,8 @@ pub mod filesystem;
 pub mod hotplug;
 #[cfg(feature = "server")]
 pub mod iscsi;
+pub mod latency;
+pub mod layout;
 pub mod location;
 #[cfg(feature = "server")]
 pub mod namespace;
@@ -94,6 +96,8 @@ pub use hotplug::{HotAttach, HotDisk, HotplugError};
 
 #[cfg(feature = "server")]
 pub use iscsi::NodeDisks;
+pub use latency::LatencyProfile;
+pub use layout::Layout;
 pub use release::ProxyRelease;
 #[cfg(feature = "server")]
 pub use seed::{HostConfig, NodeSeed};
