@@ -192,6 +192,7 @@ async fn measure<T>(mock: &MockHost, work: impl Future<Output = T>) -> (T, Measu
 /// A disk by `publish_context["lun"]`, a share by `volume_context["source"]`.
 struct BenchDriver;
 
+#[csi_node_server::async_trait]
 impl Driver for BenchDriver {
     fn name(&self) -> &str {
         "cost.test"
@@ -202,7 +203,7 @@ impl Driver for BenchDriver {
     fn node_id(&self) -> &str {
         "node-1"
     }
-    fn volume(&self, r: &VolumeRequest<'_>) -> Result<Volume, Status> {
+    async fn volume(&self, r: &VolumeRequest<'_>) -> Result<Volume, Status> {
         if let Some(source) = r.volume_context.get("source") {
             return Ok(Volume::Smb(source.clone()));
         }

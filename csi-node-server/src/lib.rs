@@ -8,17 +8,18 @@
 //!
 //! ```no_run
 //! use std::collections::HashMap;
-//! use csi_node_server::{Driver, Plugin, Volume, VolumeRequest, serve, stop_signal};
+//! use csi_node_server::{Driver, Plugin, Volume, VolumeRequest, async_trait, serve, stop_signal};
 //! use csi_proxy_client::node::{DiskSelector, Node, NodeOptions};
 //! use tonic::Status;
 //!
 //! struct Disks;
 //!
+//! #[async_trait]
 //! impl Driver for Disks {
 //!     fn name(&self) -> &str { "disk.example.com" }
 //!     fn version(&self) -> &str { "1.0.0" }
 //!     fn node_id(&self) -> &str { "node-1" }
-//!     fn volume(&self, r: &VolumeRequest<'_>) -> Result<Volume, Status> {
+//!     async fn volume(&self, r: &VolumeRequest<'_>) -> Result<Volume, Status> {
 //!         let lun = r.publish_context.get("lun").and_then(|l| l.parse().ok());
 //!         lun.map(|l| Volume::Disk(DiskSelector::Lun(l)))
 //!             .ok_or_else(|| Status::invalid_argument("publish_context lun missing"))
@@ -37,6 +38,12 @@ pub mod metrics;
 pub mod plugin;
 pub mod serve;
 
-pub use driver::{Driver, Volume, VolumeRequest, host_name, smb_credentials};
+pub use driver::{
+    Call, Driver, Step, Volume, VolumeRequest, default_access_mode, default_fs_type, host_name,
+    smb_credentials,
+};
 pub use plugin::{Plugin, status_of};
 pub use serve::{serve, socket_path, stop_signal};
+/// The attribute for an `impl Driver` (its methods `volume`,
+/// `smb_credentials`, `before` and `after` are async).
+pub use tonic::async_trait;

@@ -17,20 +17,20 @@ use csi_proxy_client::{Error, ErrorKind};
 use tonic::{Code, Request, Response, Status};
 
 use crate::csi::v1 as csi;
+use crate::csi::v1::identity_server::{Identity, IdentityServer};
 use crate::csi::v1::node_server::Node as NodeService;
+use crate::csi::v1::node_server::NodeServer;
+use crate::csi::v1::node_service_capability::rpc;
 use crate::csi::v1::volume_capability::AccessType;
 use crate::csi::v1::volume_capability::access_mode::Mode;
-use crate::csi::v1::{identity_server::Identity, node_service_capability::rpc};
-use crate::driver::{Driver, Volume, VolumeRequest};
+use crate::driver::{Call, Driver, Step, Volume, VolumeRequest, is_reader};
 use crate::metrics::Metrics;
 
-/// The Node capabilities the plugin reports.
-pub const CAPABILITIES: [rpc::Type; 4] = [
-    rpc::Type::StageUnstageVolume,
-    rpc::Type::GetVolumeStats,
-    rpc::Type::ExpandVolume,
-    rpc::Type::VolumeCondition,
-];
+pub use crate::driver::CAPABILITIES;
+
+/// The least growth of its disk for which a volume is grown right after
+/// staging: below it, the volume already fills the disk.
+pub const MIN_GROWTH_AFTER_STAGE: u64 = 1 << 20;
 
 /// The CSI Identity and Node services of one driver over one [`Node`]:
 /// one per process, cheap to clone.
@@ -66,10 +66,24 @@ impl Plugin {
     /// Removes the SMB mappings no staged volume uses
     /// ([`Node::smb_reconcile`]), never one a staged volume's link still
     /// uses: what a crash between removing a link and its mapping leaves
-    /// (csi-driver-smb#1039, #1035). [`serve`](crate::serve) runs it once
-    /// before taking calls. Returns the share roots unmapped.
+    /// (csi-driver-smb#1039, #1035). Run it once before serving, as the
+    /// example plugin does. Returns the share roots unmapped.
     pub async fn reconcile(&self) -> Result<Vec<String>, Error> {
         self.op("smb_reconcile", self.node.smb_reconcile()).await
+    }
+
+    /// The plugin's Identity and Node services, as tonic routes: add
+    /// services beside them with `add_service`, or give them to
+    /// `Server::builder().layer(..).add_routes(..)` to wrap them in tower
+    /// layers, and serve the result with [`serve`](crate::serve()).
+    pub fn routes(&self) -> tonic::service::Routes {
+        tonic::service::Routes::new(IdentityServer::new(self.clone()))
+            .add_service(NodeServer::new(self.clone()))
+    }
+
+    /// The node the plugin works through.
+    pub fn node(&self) -> &Node {
+        &self.node
     }
 
     /// The plugin's metrics, to serve with
@@ -127,20 +141,40 @@ impl Plugin {
 
     /// The volume a stage or publish request names, checked against its
     /// capability.
-    fn volume_of(
-        &self,
-        volume_id: &str,
-        volume_context: &HashMap<String, String>,
-        publish_context: &HashMap<String, String>,
-        capability: Option<&csi::VolumeCapability>,
-    ) -> Result<Volume, Status> {
-        let volume = self.driver.volume(&VolumeRequest {
-            volume_id,
-            volume_context,
-            publish_context,
-        })?;
-        check_capability(capability, &volume)?;
+    async fn volume_of(&self, request: &VolumeRequest<'_>) -> Result<Volume, Status> {
+        check_access_type(request.capability)?;
+        let volume = self.driver.volume(request).await?;
+        self.check_capability(request.capability, &volume)?;
         Ok(volume)
+    }
+
+    /// Checks that the plugin serves the capability for this volume, by
+    /// the driver's policies.
+    fn check_capability(
+        &self,
+        cap: Option<&csi::VolumeCapability>,
+        volume: &Volume,
+    ) -> Result<(), Status> {
+        let cap = cap.ok_or_else(|| Status::invalid_argument("volume capability missing"))?;
+        let Some(AccessType::Mount(mount)) = &cap.access_type else {
+            return check_access_type(Some(cap));
+        };
+        self.driver.fs_type(volume, &mount.fs_type)?;
+        self.driver.mount_flags(volume, &mount.mount_flags)?;
+        if !mount.volume_mount_group.is_empty() {
+            let reported = self
+                .driver
+                .node_capabilities()
+                .contains(&rpc::Type::VolumeMountGroup);
+            if !reported {
+                return Err(Status::invalid_argument(
+                    "volume mount group is not supported (capability VOLUME_MOUNT_GROUP not reported)",
+                ));
+            }
+            tracing::debug!("volume mount group ignored: Windows has no group ids");
+        }
+        let mode = cap.access_mode.map_or(Mode::Unknown, |m| m.mode());
+        self.driver.access_mode(volume, mode)
     }
 
     async fn stage(
@@ -149,37 +183,52 @@ impl Plugin {
     ) -> Result<csi::NodeStageVolumeResponse, Status> {
         require(&r.volume_id, "volume id")?;
         require(&r.staging_target_path, "staging target path")?;
-        let volume = self.volume_of(
-            &r.volume_id,
-            &r.volume_context,
-            &r.publish_context,
-            r.volume_capability.as_ref(),
-        )?;
+        let request = VolumeRequest {
+            call: Call::Stage,
+            volume_id: &r.volume_id,
+            volume_context: &r.volume_context,
+            publish_context: &r.publish_context,
+            secrets: &r.secrets,
+            capability: r.volume_capability.as_ref(),
+            staging_target_path: &r.staging_target_path,
+            target_path: "",
+        };
+        let volume = self.volume_of(&request).await?;
         let credentials = match volume {
-            Volume::Smb(_) => Some(self.driver.smb_credentials(&r.secrets)?),
+            Volume::Smb(_) => Some(self.driver.smb_credentials(&request).await?),
             Volume::Disk(_) => None,
         };
         let _busy = self.claim(&r.volume_id)?;
+        let step = Step::Stage {
+            request: &r,
+            volume: &volume,
+        };
+        self.driver.before(&self.node, step).await?;
         let path = &r.staging_target_path;
-        match (volume, credentials) {
+        match (&volume, credentials) {
             (Volume::Smb(source), Some(credentials)) => self
-                .op(
-                    "smb_stage",
-                    self.node.smb_stage(&source, path, &credentials),
-                )
+                .op("smb_stage", self.node.smb_stage(source, path, &credentials))
                 .await
                 .map_err(status_of)?,
             (Volume::Disk(selector), _) => {
                 let disk = self
-                    .op("find_disk", self.node.find_disk(selector))
+                    .op("find_disk", self.node.find_disk(selector.clone()))
                     .await
                     .map_err(status_of)?;
                 self.op("stage_disk", self.node.stage_disk(disk, path))
                     .await
                     .map_err(status_of)?;
+                let mode = r.volume_capability.as_ref().and_then(|c| c.access_mode);
+                let reader = mode.is_some_and(|m| is_reader(m.mode()));
+                if self.driver.grow_after_stage() && !reader {
+                    self.op("grow", self.node.grow(path, MIN_GROWTH_AFTER_STAGE, 0))
+                        .await
+                        .map_err(status_of)?;
+                }
             }
             (Volume::Smb(_), None) => unreachable!("SMB credentials are read above"),
         }
+        self.driver.after(&self.node, step).await?;
         Ok(csi::NodeStageVolumeResponse {})
     }
 
@@ -190,14 +239,21 @@ impl Plugin {
         require(&r.volume_id, "volume id")?;
         require(&r.staging_target_path, "staging target path")?;
         let _busy = self.claim(&r.volume_id)?;
+        let step = Step::Unstage { request: &r };
+        self.driver.before(&self.node, step).await?;
         let path = &r.staging_target_path;
         let done = match self.state(path).await? {
+            MountState::Mounted { .. } if self.driver.offline_at_unstage() => {
+                self.op("unstage_and_offline", self.node.unstage_and_offline(path))
+                    .await
+            }
             MountState::Mounted { .. } => self.op("unstage", self.node.unstage(path)).await,
             MountState::Linked => self.op("smb_unstage", self.node.smb_unstage(path)).await,
             // Nothing staged (any more): a plain directory is kubelet's.
             MountState::Missing | MountState::NotMounted => Ok(()),
         };
         done.map_err(status_of)?;
+        self.driver.after(&self.node, step).await?;
         Ok(csi::NodeUnstageVolumeResponse {})
     }
 
@@ -208,13 +264,24 @@ impl Plugin {
         require(&r.volume_id, "volume id")?;
         require(&r.staging_target_path, "staging target path")?;
         require(&r.target_path, "target path")?;
-        self.volume_of(
-            &r.volume_id,
-            &r.volume_context,
-            &r.publish_context,
-            r.volume_capability.as_ref(),
-        )?;
+        let volume = self
+            .volume_of(&VolumeRequest {
+                call: Call::Publish,
+                volume_id: &r.volume_id,
+                volume_context: &r.volume_context,
+                publish_context: &r.publish_context,
+                secrets: &r.secrets,
+                capability: r.volume_capability.as_ref(),
+                staging_target_path: &r.staging_target_path,
+                target_path: &r.target_path,
+            })
+            .await?;
         let _busy = self.claim(&r.volume_id)?;
+        let step = Step::Publish {
+            request: &r,
+            volume: &volume,
+        };
+        self.driver.before(&self.node, step).await?;
         if matches!(
             self.state(&r.staging_target_path).await?,
             MountState::Missing | MountState::NotMounted
@@ -230,6 +297,7 @@ impl Plugin {
         )
         .await
         .map_err(status_of)?;
+        self.driver.after(&self.node, step).await?;
         Ok(csi::NodePublishVolumeResponse {})
     }
 
@@ -240,9 +308,12 @@ impl Plugin {
         require(&r.volume_id, "volume id")?;
         require(&r.target_path, "target path")?;
         let _busy = self.claim(&r.volume_id)?;
+        let step = Step::Unpublish { request: &r };
+        self.driver.before(&self.node, step).await?;
         self.op("unpublish", self.node.unpublish(&r.target_path))
             .await
             .map_err(status_of)?;
+        self.driver.after(&self.node, step).await?;
         Ok(csi::NodeUnpublishVolumeResponse {})
     }
 
@@ -319,8 +390,20 @@ impl Plugin {
             }
             // A share grows on its server; nothing to do on the node.
             MountState::Linked => return Ok(csi::NodeExpandVolumeResponse { capacity_bytes: 0 }),
+            // A volume published to readers is not written to, as GCE's
+            // driver does (pkg/gce-pd-csi-driver/node.go).
+            MountState::Mounted { .. }
+                if r.volume_capability
+                    .as_ref()
+                    .and_then(|c| c.access_mode)
+                    .is_some_and(|m| is_reader(m.mode())) =>
+            {
+                tracing::info!(volume_id = r.volume_id, "read-only volume: not grown");
+                return Ok(csi::NodeExpandVolumeResponse { capacity_bytes: 0 });
+            }
+            // Rescan first (the disk's new size), online first, then grow.
             MountState::Mounted { .. } => bytes(
-                self.op("expand", self.node.expand_to(&r.volume_path, explicit))
+                self.op("grow", self.node.grow(&r.volume_path, 0, explicit))
                     .await
                     .map_err(status_of)?,
             ),
@@ -380,55 +463,16 @@ fn no_volume(volume_id: &str, path: &str) -> Status {
     Status::not_found(format!("volume {volume_id}: no volume at {path}"))
 }
 
-/// Checks that the plugin can serve the capability for this volume.
-fn check_capability(cap: Option<&csi::VolumeCapability>, volume: &Volume) -> Result<(), Status> {
+/// Checks the parts of a capability that do not depend on the volume: a
+/// file system is asked for (no block volumes).
+fn check_access_type(cap: Option<&csi::VolumeCapability>) -> Result<(), Status> {
     let cap = cap.ok_or_else(|| Status::invalid_argument("volume capability missing"))?;
-    let mount = match &cap.access_type {
-        Some(AccessType::Mount(mount)) => mount,
-        Some(AccessType::Block(_)) => return Err(block_unsupported()),
-        None => {
-            return Err(Status::invalid_argument(
-                "volume capability has no access type",
-            ));
-        }
-    };
-    // A share's file system is the server's: storage classes that name one
-    // for every volume are answered as SMB drivers do, by ignoring it.
-    let fs_ok = match volume {
-        Volume::Disk(_) => ["", "ntfs"].contains(&mount.fs_type.to_lowercase().as_str()),
-        Volume::Smb(_) => true,
-    };
-    if !fs_ok {
-        return Err(Status::invalid_argument(format!(
-            "file system type {:?} is not supported for this volume",
-            mount.fs_type
-        )));
-    }
-    if !mount.mount_flags.is_empty() {
-        return Err(Status::invalid_argument(
-            "mount flags are not supported on Windows",
-        ));
-    }
-    if !mount.volume_mount_group.is_empty() {
-        return Err(Status::invalid_argument(
-            "volume mount group is not supported",
-        ));
-    }
-    let mode = cap.access_mode.map_or(Mode::Unknown, |m| m.mode());
-    let single_node = matches!(
-        mode,
-        Mode::SingleNodeWriter
-            | Mode::SingleNodeReaderOnly
-            | Mode::SingleNodeSingleWriter
-            | Mode::SingleNodeMultiWriter
-    );
-    match (mode, volume) {
-        (Mode::Unknown, _) => Err(Status::invalid_argument("access mode missing")),
-        (_, Volume::Disk(_)) if !single_node => Err(Status::invalid_argument(format!(
-            "access mode {} is not supported for a disk, which one node uses at a time",
-            mode.as_str_name()
-        ))),
-        _ => Ok(()),
+    match &cap.access_type {
+        Some(AccessType::Mount(_)) => Ok(()),
+        Some(AccessType::Block(_)) => Err(block_unsupported()),
+        None => Err(Status::invalid_argument(
+            "volume capability has no access type",
+        )),
     }
 }
 
@@ -602,7 +646,9 @@ impl NodeService for Plugin {
     ) -> Result<Response<csi::NodeGetCapabilitiesResponse>, Status> {
         use csi::node_service_capability::{Rpc, Type};
         let start = Instant::now();
-        let capabilities = CAPABILITIES
+        let capabilities = self
+            .driver
+            .node_capabilities()
             .into_iter()
             .map(|t| csi::NodeServiceCapability {
                 r#type: Some(Type::Rpc(Rpc { r#type: t.into() })),

@@ -8,11 +8,15 @@ use std::path::{Path, PathBuf};
 
 use csi_proxy_client::authority::LocalAuthority;
 use tokio_stream::StreamExt;
+use tonic::body::Body;
+use tonic::service::Routes;
 use tonic::transport::Server;
+use tonic::transport::server::Router;
+use tower::{Layer, Service};
 
-use crate::csi::v1::identity_server::IdentityServer;
-use crate::csi::v1::node_server::NodeServer;
 use crate::plugin::Plugin;
+
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// The socket path of an endpoint given as `unix://PATH` (`unix:///tmp/csi.sock`
 /// and `unix://C:\csi\csi.sock` alike) or as a bare path.
@@ -30,17 +34,30 @@ pub fn socket_path(endpoint: &str) -> Result<PathBuf, String> {
     Ok(PathBuf::from(path))
 }
 
-/// Serves `plugin` on a socket at `path` until `shutdown` completes, then
-/// removes the socket file. A file left at `path` by an earlier run is
-/// replaced. First, the SMB mappings no staged volume uses are removed
-/// ([`Plugin::reconcile`]); a failure there is logged, and serving goes on. Every connection goes through [`LocalAuthority`], so that
-/// clients sending the socket path as `:authority` (gRPC core's Python,
-/// C++ and C#, grpc-java, grpcurl) are answered, not reset by h2.
-pub async fn serve(
-    plugin: Plugin,
+/// Serves `services` on a socket at `path` until `shutdown` completes,
+/// then removes the socket file. `services` is a [`Plugin`] (its Identity
+/// and Node services), or a tonic [`Router`] the driver composed: the
+/// plugin's [routes](Plugin::routes) with services beside them, in tower
+/// layers (`Server::builder().layer(..).add_routes(plugin.routes())`).
+/// A file left at `path` by an earlier run is replaced. Every connection
+/// goes through [`LocalAuthority`], so that clients sending the socket
+/// path as `:authority` (gRPC core's Python, C++ and C#, grpc-java,
+/// grpcurl) are answered, not reset by h2.
+pub async fn serve<L, ResBody>(
+    services: impl Into<Router<L>>,
     path: &Path,
     shutdown: impl Future<Output = ()>,
-) -> io::Result<()> {
+) -> io::Result<()>
+where
+    L: Layer<Routes>,
+    L::Service:
+        Service<http::Request<Body>, Response = http::Response<ResBody>> + Clone + Send + 'static,
+    <L::Service as Service<http::Request<Body>>>::Future: Send,
+    <L::Service as Service<http::Request<Body>>>::Error: Into<BoxError> + Send,
+    ResBody: http_body::Body<Data = bytes::Bytes> + Send + 'static,
+    ResBody::Error: Into<BoxError>,
+{
+    let router = services.into();
     match std::fs::remove_file(path) {
         Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
         _ => {}
@@ -48,26 +65,22 @@ pub async fn serve(
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir)?;
     }
-    match plugin.reconcile().await {
-        Ok(removed) if removed.is_empty() => {}
-        Ok(removed) => {
-            tracing::info!(shares = ?removed, "SMB mappings no staged volume uses removed")
-        }
-        Err(e) => {
-            tracing::warn!(error = %e, "SMB mappings no staged volume uses could not be reconciled; the next start tries again")
-        }
-    }
     let incoming = listen(path)?.map(|connection| connection.map(LocalAuthority::new));
-    tracing::info!(socket = %path.display(), "serving CSI Identity and Node");
-    let served = Server::builder()
-        .add_service(IdentityServer::new(plugin.clone()))
-        .add_service(NodeServer::new(plugin))
+    tracing::info!(socket = %path.display(), "serving CSI");
+    let served = router
         .serve_with_incoming_shutdown(incoming, shutdown)
         .await;
     let removed = std::fs::remove_file(path);
     tracing::info!(socket = %path.display(), "stopped; socket removed");
     served.map_err(io::Error::other)?;
     removed
+}
+
+/// A plugin alone: its Identity and Node services, no layers.
+impl From<Plugin> for Router {
+    fn from(plugin: Plugin) -> Router {
+        Server::builder().add_routes(plugin.routes())
+    }
 }
 
 #[cfg(unix)]

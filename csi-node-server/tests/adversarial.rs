@@ -25,6 +25,7 @@ const PATH: &str = "/csi.v1.Identity/GetPluginInfo";
 
 struct TestDriver;
 
+#[csi_node_server::async_trait]
 impl Driver for TestDriver {
     fn name(&self) -> &str {
         "adversarial.test"
@@ -35,7 +36,7 @@ impl Driver for TestDriver {
     fn node_id(&self) -> &str {
         "node-1"
     }
-    fn volume(&self, _: &VolumeRequest<'_>) -> Result<Volume, Status> {
+    async fn volume(&self, _: &VolumeRequest<'_>) -> Result<Volume, Status> {
         Err(Status::unimplemented("no volumes"))
     }
 }

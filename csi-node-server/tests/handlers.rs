@@ -26,6 +26,7 @@ const DRIVER: &str = "disk-and-smb.test";
 /// A disk by `publish_context["lun"]`, a share by `volume_context["source"]`.
 struct TestDriver;
 
+#[csi_node_server::async_trait]
 impl Driver for TestDriver {
     fn name(&self) -> &str {
         DRIVER
@@ -36,7 +37,7 @@ impl Driver for TestDriver {
     fn node_id(&self) -> &str {
         "node-1"
     }
-    fn volume(&self, r: &VolumeRequest<'_>) -> Result<Volume, Status> {
+    async fn volume(&self, r: &VolumeRequest<'_>) -> Result<Volume, Status> {
         if let Some(source) = r.volume_context.get("source") {
             return Ok(Volume::Smb(source.clone()));
         }
@@ -384,9 +385,9 @@ async fn missing_fields_and_unsupported_capabilities_are_invalid_arguments() {
             mode: Mode::SingleNodeWriter.into(),
         }),
     });
-    let xfs = Some(VolumeCapability {
+    let btrfs = Some(VolumeCapability {
         access_type: Some(AccessType::Mount(MountVolume {
-            fs_type: "xfs".into(),
+            fs_type: "btrfs".into(),
             ..Default::default()
         })),
         access_mode: Some(AccessMode {
@@ -423,9 +424,9 @@ async fn missing_fields_and_unsupported_capabilities_are_invalid_arguments() {
             },
         ),
         (
-            "xfs",
+            "btrfs",
             NodeStageVolumeRequest {
-                volume_capability: xfs,
+                volume_capability: btrfs,
                 ..good.clone()
             },
         ),
@@ -726,6 +727,42 @@ async fn lun_0_on_an_azure_node_stages_the_data_disk_never_the_os_disk() {
         status.message().contains("disk 3 is read-only"),
         "{status:?}"
     );
+}
+
+/// What a driver gets without overriding a policy: mount flags accepted
+/// and ignored (csi-driver-smb's StorageClass carries `dir_mode`,
+/// `file_mode`, `vers`), a disk's volume grown right after staging.
+#[tokio::test]
+async fn the_default_policies_accept_mount_flags_and_grow_after_stage() {
+    let (mock, node, plugin) = setup();
+    let mut share = smb_stage("pv-smb", r"\\fileserver\share");
+    if let Some(AccessType::Mount(mount)) = share
+        .volume_capability
+        .as_mut()
+        .and_then(|c| c.access_type.as_mut())
+    {
+        mount.mount_flags = vec!["dir_mode=0777".into(), "vers=3.0".into()];
+    }
+    plugin.node_stage_volume(Request::new(share)).await.unwrap();
+
+    let disk = disk_stage("pv-disk", "1");
+    plugin
+        .node_stage_volume(Request::new(disk.clone()))
+        .await
+        .unwrap();
+    let before = node.usage(&staging("pv-disk")).await.unwrap().total_bytes;
+    plugin
+        .node_unstage_volume(Request::new(unstage("pv-disk")))
+        .await
+        .unwrap();
+    // The cloud grew the disk while it was not staged (a restore onto a
+    // larger disk looks the same).
+    let number = node.find_disk(DiskSelector::Lun(1)).await.unwrap().number;
+    let handle = mock.host().lock().storage.disk(number).unwrap().handle;
+    mock.host().hot_grow(handle, 40 << 30).unwrap();
+    plugin.node_stage_volume(Request::new(disk)).await.unwrap();
+    let after = node.usage(&staging("pv-disk")).await.unwrap().total_bytes;
+    assert!(after > before + (7 << 30), "{before} -> {after}");
 }
 
 /// NodeExpandVolume of the volume staged from the disk at LUN 2 (16 GiB)

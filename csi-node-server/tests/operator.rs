@@ -24,6 +24,7 @@ const STAGING: &str = r"C:\var\lib\kubelet\plugins\kubernetes.io\csi\test\pv\glo
 /// on a node in zone `z1` that takes 16 volumes.
 struct Zoned;
 
+#[csi_node_server::async_trait]
 impl Driver for Zoned {
     fn name(&self) -> &str {
         "zoned.test"
@@ -40,7 +41,7 @@ impl Driver for Zoned {
     fn max_volumes_per_node(&self) -> i64 {
         16
     }
-    fn volume(&self, r: &VolumeRequest<'_>) -> Result<Volume, Status> {
+    async fn volume(&self, r: &VolumeRequest<'_>) -> Result<Volume, Status> {
         if let Some(source) = r.volume_context.get("source") {
             return Ok(Volume::Smb(source.clone()));
         }
@@ -188,13 +189,13 @@ async fn smb_volumes_accept_and_ignore_any_fs_type() {
             .await
             .unwrap_or_else(|e| panic!("fs_type {fs_type:?}: {e:?}"));
     }
-    // A disk still takes NTFS only.
-    let xfs = NodeStageVolumeRequest {
-        volume_capability: capability("xfs", Mode::SingleNodeWriter),
+    // A disk is formatted NTFS: a type that is not served as NTFS is refused.
+    let btrfs = NodeStageVolumeRequest {
+        volume_capability: capability("btrfs", Mode::SingleNodeWriter),
         ..disk_stage()
     };
     let status = plugin
-        .node_stage_volume(Request::new(xfs))
+        .node_stage_volume(Request::new(btrfs))
         .await
         .unwrap_err();
     assert_eq!(status.code(), Code::InvalidArgument);

@@ -17,6 +17,7 @@ struct Disks {
     controller: bool,
 }
 
+#[csi_node_server::async_trait]
 impl Driver for Disks {
     fn name(&self) -> &str {
         "disks.test"
@@ -30,7 +31,7 @@ impl Driver for Disks {
     fn controller_service(&self) -> bool {
         self.controller
     }
-    fn volume(&self, r: &VolumeRequest<'_>) -> Result<Volume, Status> {
+    async fn volume(&self, r: &VolumeRequest<'_>) -> Result<Volume, Status> {
         let lun = r.publish_context.get("lun").and_then(|l| l.parse().ok());
         let lun = lun.ok_or_else(|| Status::invalid_argument("no publish_context lun"))?;
         Ok(Volume::Disk(DiskSelector::Lun(lun)))

@@ -1149,6 +1149,49 @@ impl Node {
         .await
     }
 
+    /// Grows the volume behind `path` over what its disk has gained, as
+    /// drivers do before a resize and right after staging a disk restored
+    /// from a smaller snapshot: rescans the disks first, so that the host
+    /// sees the size the cloud gave the disk (aws-ebs-csi-driver
+    /// pkg/mounter/mount_windows.go), brings the disk online if it is
+    /// offline (vsphere-csi-driver pkg/csi/service/mounter/mounter_windows.go),
+    /// then grows the volume as [`Node::expand_to`] does with `size_bytes`.
+    /// With a `min_growth` above 0, the volume is left as it is when its
+    /// disk has less than that beyond the volume's partition (the GPT
+    /// layout the proxy makes is taken off: 16 MiB before the partition,
+    /// the backup table after it). Returns the volume's size afterwards.
+    pub async fn grow(&self, path: &str, min_growth: u64, size_bytes: u64) -> Result<u64, Error> {
+        let local = path::local(path)?;
+        let unchanged = self
+            .bounded("grow", async {
+                let (disk, volume) = (self.disk()?, self.volume()?);
+                disk.rescan().await?;
+                let id = volume.volume_at(&local).await?;
+                let number = volume.disk_of(&id).await?;
+                if disk.is_online(number).await? == Some(false) {
+                    tracing::info!(disk = number, "bringing the disk online before growing");
+                    disk.set_online(number, true).await?;
+                }
+                if min_growth == 0 {
+                    return Ok(None);
+                }
+                let (total, _) = volume.stats(&id).await?;
+                let total = u64::try_from(total).unwrap_or(0);
+                let room = disk.size(number).await?.saturating_sub(total + GPT_LAYOUT);
+                if room < min_growth {
+                    tracing::debug!(volume = %id, room, "the volume fills its disk");
+                    return Ok(Some(total));
+                }
+                tracing::info!(volume = %id, room, "the disk has grown: growing the volume");
+                Ok(None)
+            })
+            .await?;
+        match unchanged {
+            Some(total) => Ok(total),
+            None => self.expand_to(path, size_bytes).await,
+        }
+    }
+
     /// Total, used and available bytes of the volume behind `path`.
     pub async fn usage(&self, path: &str) -> Result<VolumeUsage, Error> {
         let path = path::local(path)?;
@@ -1534,6 +1577,11 @@ async fn grow(volume: &VolumeGroup, id: &str, size: i64) -> Result<(), Error> {
 fn no_supported_size(e: &Error) -> bool {
     e.to_string().to_lowercase().contains("sizemin")
 }
+
+/// What a disk the proxy partitioned keeps outside its data partition: the
+/// protective MBR, the GPT and the MSR before it (16 MiB) and the backup
+/// GPT after it (16.5 KiB with 512-byte sectors, 20 KiB with 4 KiB ones).
+const GPT_LAYOUT: u64 = (16 << 20) + (20 << 10);
 
 // A `Node` moves between tasks and threads.
 const _: fn() = || {

@@ -82,6 +82,7 @@ struct Example {
     controller_service: bool,
 }
 
+#[csi_node_server::async_trait]
 impl Driver for Example {
     fn name(&self) -> &str {
         &self.name
@@ -107,7 +108,7 @@ impl Driver for Example {
         self.controller_service
     }
 
-    fn volume(&self, r: &VolumeRequest<'_>) -> Result<Volume, Status> {
+    async fn volume(&self, r: &VolumeRequest<'_>) -> Result<Volume, Status> {
         if let Some(source) = r.volume_context.get("source").filter(|s| !s.is_empty()) {
             return Ok(Volume::Smb(source.clone()));
         }
@@ -179,15 +180,16 @@ fn state_dir(args: &Args) -> Result<PathBuf, String> {
         .map_or_else(|| PathBuf::from("state"), |dir| dir.join("state")))
 }
 
-#[cfg(windows)]
+#[cfg(all(windows, feature = "host-process"))]
 fn host_process(options: NodeOptions) -> Result<Node, Box<dyn std::error::Error>> {
     Ok(Node::host_process(options)?)
 }
 
-#[cfg(not(windows))]
+#[cfg(not(all(windows, feature = "host-process")))]
 fn host_process(_: NodeOptions) -> Result<Node, Box<dyn std::error::Error>> {
     Err(
-        "--host-process works only on Windows: it does the host work itself, through WMI and Win32"
+        "--host-process works only on Windows, in a build with the host-process feature: \
+         it does the host work itself, through WMI and Win32"
             .into(),
     )
 }
@@ -217,6 +219,18 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
                 tracing::error!(error = %e, "metrics server stopped");
             }
         });
+    }
+    // The SMB mappings no staged volume uses (a crash between a link's
+    // removal and its mapping's): removed before serving; a failure is
+    // logged and the next start tries again.
+    match plugin.reconcile().await {
+        Ok(removed) if removed.is_empty() => {}
+        Ok(removed) => {
+            tracing::info!(shares = ?removed, "SMB mappings no staged volume uses removed")
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "SMB mappings no staged volume uses could not be reconciled; the next start tries again")
+        }
     }
     serve(plugin, &socket, stop_signal()).await?;
     Ok(())

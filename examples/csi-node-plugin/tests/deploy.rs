@@ -59,7 +59,10 @@ fn the_daemonset_runs_registrar_and_plugin_on_windows_nodes() {
     let spec = daemonset().spec.unwrap().template.spec.unwrap();
     assert_eq!(spec.node_selector.unwrap()["kubernetes.io/os"], "windows");
     let names: Vec<&str> = spec.containers.iter().map(|c| c.name.as_str()).collect();
-    assert_eq!(names, ["node-driver-registrar", "csi-node-plugin"]);
+    assert_eq!(
+        names,
+        ["node-driver-registrar", "csi-node-plugin", "liveness-probe"]
+    );
 
     let env = |container: usize, name: &str| {
         spec.containers[container]
@@ -179,7 +182,10 @@ fn the_host_process_daemonset_needs_no_proxy_and_no_mounts() {
     assert!(spec.volumes.is_none(), "a HostProcess pod mounts nothing");
 
     let names: Vec<&str> = spec.containers.iter().map(|c| c.name.as_str()).collect();
-    assert_eq!(names, ["node-driver-registrar", "csi-node-plugin"]);
+    assert_eq!(
+        names,
+        ["node-driver-registrar", "csi-node-plugin", "liveness-probe"]
+    );
     for container in &spec.containers {
         assert!(container.volume_mounts.is_none(), "{}", container.name);
         // Each container's own settings may only agree with the pod's.
@@ -230,4 +236,168 @@ fn the_host_process_daemonset_needs_no_proxy_and_no_mounts() {
         "no proxy in HostProcess mode: {plugin:?}"
     );
     assert!(!HOST_PROCESS.contains(r"\\.\pipe"), "no pipe anywhere");
+}
+
+const HOST_PROCESS_MANIFEST: &str = include_str!("../deploy/windows-hostprocess-daemonset.yaml");
+
+/// Both manifests' DaemonSets, proxy mode first.
+fn both_daemonsets() -> [DaemonSet; 2] {
+    let host_process = serde_yaml_ng::Deserializer::from_str(HOST_PROCESS_MANIFEST)
+        .map(|doc| Value::deserialize(doc).unwrap())
+        .find(|d| d["kind"] == "DaemonSet")
+        .expect("a DaemonSet");
+    [daemonset(), typed(&host_process)]
+}
+
+fn container<'a>(
+    spec: &'a k8s_openapi::api::core::v1::PodSpec,
+    name: &str,
+) -> &'a k8s_openapi::api::core::v1::Container {
+    spec.containers
+        .iter()
+        .find(|c| c.name == name)
+        .unwrap_or_else(|| panic!("container {name}"))
+}
+
+fn env_of(container: &k8s_openapi::api::core::v1::Container, name: &str) -> String {
+    container
+        .env
+        .iter()
+        .flatten()
+        .find(|e| e.name == name)
+        .and_then(|e| e.value.clone())
+        .unwrap_or_else(|| panic!("{name} in {}", container.name))
+}
+
+/// The port a container declares under `name`.
+fn port(container: &k8s_openapi::api::core::v1::Container, name: &str) -> i32 {
+    container
+        .ports
+        .iter()
+        .flatten()
+        .find(|p| p.name.as_deref() == Some(name))
+        .unwrap_or_else(|| panic!("port {name} of {}", container.name))
+        .container_port
+}
+
+/// The path and port name of a container's HTTP liveness probe.
+fn http_liveness(container: &k8s_openapi::api::core::v1::Container) -> (String, String) {
+    use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
+    let get = container
+        .liveness_probe
+        .as_ref()
+        .and_then(|p| p.http_get.as_ref())
+        .unwrap_or_else(|| panic!("no HTTP livenessProbe on {}", container.name));
+    let IntOrString::String(port) = &get.port else {
+        panic!("{}: probe port by name", container.name)
+    };
+    (get.path.clone().unwrap_or_default(), port.clone())
+}
+
+/// In both modes, as azuredisk's, csi-driver-smb's and aws-ebs's Windows
+/// manifests do: the livenessprobe sidecar asks the plugin's Probe on the
+/// plugin's socket and serves /healthz on the port the plugin's
+/// livenessProbe checks; the registrar serves its own /healthz
+/// (`--http-endpoint`, as aws-ebs does) instead of the
+/// kubelet-registration-probe mode.
+#[test]
+fn both_modes_check_the_health_of_the_plugin_and_the_registrar() {
+    for (daemonset, text) in both_daemonsets()
+        .iter()
+        .zip([MANIFEST, HOST_PROCESS_MANIFEST])
+    {
+        let spec = daemonset.spec.clone().unwrap().template.spec.unwrap();
+        let (plugin, probe, registrar) = (
+            container(&spec, "csi-node-plugin"),
+            container(&spec, "liveness-probe"),
+            container(&spec, "node-driver-registrar"),
+        );
+        assert!(
+            probe
+                .image
+                .as_deref()
+                .unwrap()
+                .contains("/livenessprobe:v2."),
+            "{:?}",
+            probe.image
+        );
+        assert_eq!(
+            env_of(probe, "CSI_ENDPOINT"),
+            env_of(plugin, "CSI_ENDPOINT")
+        );
+        let probe_args = probe.args.clone().unwrap();
+        assert!(probe_args.contains(&"--csi-address=$(CSI_ENDPOINT)".to_string()));
+        let health_port = probe_args
+            .iter()
+            .find_map(|a| a.strip_prefix("--health-port="))
+            .expect("--health-port")
+            .parse::<i32>()
+            .unwrap();
+        let (path, name) = http_liveness(plugin);
+        assert_eq!(path, "/healthz");
+        assert_eq!(port(plugin, &name), health_port);
+
+        let endpoint = registrar
+            .args
+            .iter()
+            .flatten()
+            .find_map(|a| a.strip_prefix("--http-endpoint="))
+            .expect("registrar --http-endpoint");
+        let (path, name) = http_liveness(registrar);
+        assert_eq!(path, "/healthz");
+        assert_eq!(
+            endpoint,
+            format!("0.0.0.0:{}", port(registrar, &name)),
+            "the probe must reach the registrar's endpoint"
+        );
+        assert_ne!(port(registrar, &name), health_port);
+        assert!(!text.contains("--mode=kubelet-registration-probe"));
+    }
+}
+
+/// One DaemonSet name for both modes (as azuredisk's two Windows
+/// manifests): switching modes replaces the pods instead of running both
+/// on one socket.
+#[test]
+fn both_modes_are_one_daemonset() {
+    let [proxy, host_process] = both_daemonsets();
+    assert_eq!(proxy.metadata.name, host_process.metadata.name);
+    assert_eq!(proxy.metadata.namespace, host_process.metadata.namespace);
+    assert_eq!(
+        proxy.spec.as_ref().unwrap().selector,
+        host_process.spec.as_ref().unwrap().selector
+    );
+}
+
+/// Proxy mode does not leave the plugin's user to the image (nanoserver's
+/// default user, ContainerUser, is not an administrator); as aws-ebs's
+/// manifest, ContainerAdministrator.
+#[test]
+fn proxy_mode_runs_the_plugin_as_container_administrator() {
+    let spec = daemonset().spec.unwrap().template.spec.unwrap();
+    let plugin = container(&spec, "csi-node-plugin");
+    let user = plugin
+        .security_context
+        .as_ref()
+        .and_then(|s| s.windows_options.as_ref())
+        .and_then(|w| w.run_as_user_name.as_deref());
+    assert_eq!(user, Some("ContainerAdministrator"));
+}
+
+/// The images documented beside the manifests: nanoserver for Windows
+/// Server 2019 (1809) and 2022 (ltsc2022) in proxy mode, run as
+/// ContainerAdministrator; Microsoft's HostProcess base image otherwise.
+#[test]
+fn the_images_are_built_on_the_documented_bases() {
+    let proxy = include_str!("../Dockerfile.windows");
+    assert!(proxy.contains("FROM mcr.microsoft.com/windows/nanoserver:${OSVERSION}"));
+    assert!(proxy.contains("USER ContainerAdministrator"));
+    let host_process = include_str!("../Dockerfile.hostprocess");
+    assert!(host_process.contains(
+        "FROM mcr.microsoft.com/oss/kubernetes/windows-host-process-containers-base-image:"
+    ));
+    let readme = include_str!("../README.md");
+    for base in ["nanoserver:1809", "nanoserver:ltsc2022"] {
+        assert!(readme.contains(base), "{base} is not documented");
+    }
 }
