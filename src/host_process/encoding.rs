@@ -1,7 +1,7 @@
 //! Byte and text formats the Windows implementation of the boundary reads
 //! and writes: the `STORAGE_DEVICE_ID_DESCRIPTOR` that
 //! `IOCTL_STORAGE_QUERY_PROPERTY` fills (the SMB credential string is
-//! [`crate::host::credential`]).
+//! [`crate::win::credential`]).
 //!
 //! Plain Rust on bytes and strings, so it is compiled and tested on every
 //! platform, not only where the Windows code around it runs.

@@ -3,7 +3,7 @@
 
 use super::backend::{Ctx, HostProcess, text, wmi};
 use crate::Error;
-use crate::host::texts;
+use crate::win::texts;
 use crate::smb::v1 as api;
 
 /// A remote path: `/` made `\`, and its mapping root, the lowercase

@@ -4,8 +4,8 @@
 use super::backend::{Ctx, HostProcess, text, with_slash, wmi};
 use super::boundary::{FileKind, PartitionObject, VolumeObject};
 use crate::Error;
-use crate::host::ProxyRelease::V1_3;
-use crate::host::texts;
+use crate::win::ProxyRelease::V1_3;
+use crate::win::texts;
 use crate::volume::v1 as api;
 
 /// Growth below which `ResizeVolume` does nothing (100 MiB), as the proxy.
