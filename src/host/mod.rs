@@ -70,10 +70,10 @@ pub mod storage;
 pub mod system;
 pub mod volume;
 
-use crate::win::error;
 pub use crate::win::ProxyRelease;
-pub use error::{HostError, HostErrorKind, HostResult};
+use crate::win::error;
 pub use crate::win::{credential, location, path, release, texts};
+pub use error::{HostError, HostErrorKind, HostResult};
 
 pub use disk::{DiskIds, DiskLocation};
 pub use hotplug::{HotAttach, HotDisk, HotplugError};
