@@ -178,6 +178,32 @@ pub enum Error {
         seen: String,
     },
 
+    /// The node layer never changes the disk that holds Windows or boots
+    /// the node; nothing was changed.
+    #[error(
+        "refusing to {operation} disk {disk}: it is the OS disk ({why}); the node layer never initialises, partitions, formats, brings online or offline, mounts or unmounts it"
+    )]
+    OsDisk {
+        /// The disk number.
+        disk: u32,
+        /// What was asked (`stage`, `unstage`, `expand`).
+        operation: &'static str,
+        /// How the node knows (`MSFT_Disk.IsSystem/IsBoot`, the volume of `C:\`).
+        why: String,
+    },
+
+    /// Windows refused a write to the disk because it is read-only
+    /// (typically its SAN policy left a newly attached disk read-only).
+    #[error(
+        "disk {disk} is read-only (Windows' SAN policy keeps new shared disks offline and read-only; make it writable, e.g. Set-Disk -IsReadOnly $false, or use HostProcess mode, which does): {cause}"
+    )]
+    ReadOnlyDisk {
+        /// The disk number.
+        disk: u32,
+        /// The refused call's error.
+        cause: String,
+    },
+
     /// A text is not an API version (`v1`, `v1beta2`, ...).
     #[error(
         "invalid API version {input:?}: expected v<major>, v<major>alpha<n> or v<major>beta<n> with numbers from 1 and no leading zeros"
@@ -251,6 +277,9 @@ pub enum ErrorKind {
     Unavailable,
     /// A deadline or timeout passed.
     TimedOut,
+    /// The thing is in a state that forbids the operation, and retrying
+    /// will not help: the OS disk, a read-only disk.
+    FailedPrecondition,
     /// Anything else.
     Other,
 }
@@ -326,6 +355,7 @@ impl Error {
             | Error::IscsiTargetNotFound { .. } => ErrorKind::NotFound,
             Error::NotEmpty { .. } | Error::PathInUse { .. } => ErrorKind::InUse,
             Error::NoVolume { .. } | Error::SmbStore { .. } => ErrorKind::Other,
+            Error::OsDisk { .. } | Error::ReadOnlyDisk { .. } => ErrorKind::FailedPrecondition,
         }
     }
 }

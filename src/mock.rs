@@ -12,6 +12,9 @@
 //! In front of the routes sits the mock's layer: it records each call (the
 //! call log) and applies the injected faults, matched on the method path,
 //! and, like the server, gives up on a call whose `grpc-timeout` has passed.
+//! A call with host time (an injected latency or a latency profile's) is
+//! done at the host once that time has passed, whether or not its caller
+//! still waits: as at the real proxy, work does not stop with its caller.
 //!
 //! ```
 //! use csi_proxy_client::disk::v1::{self as disk, DiskApi};
@@ -90,7 +93,8 @@
 //! - the call log: [`MockHost::calls`], [`MockHost::calls_of`],
 //!   [`MockHost::assert_called_in_order`];
 //! - faults: [`MockHost::fail_next`], [`MockHost::fail_nth`],
-//!   [`MockHost::add_latency`], [`MockHost::remove_disk`]. A fault surfaces
+//!   [`MockHost::add_latency`], [`MockHost::remove_disk`]; the real proxy's
+//!   host times with [`MockHostBuilder::latency_profile`]. A fault surfaces
 //!   through the trait exactly as the same status from the proxy would:
 //!   [`Error::Rpc`] with the code and message given.
 
@@ -110,8 +114,10 @@ use tonic::body::Body;
 #[cfg(doc)]
 use crate::Error;
 use crate::GroupVersion;
-use crate::host::{Host, HostConfig, HostError, NodeSeed, ProxyRelease, temporary_sandbox};
-use crate::server::{ProxyService, deadline};
+use crate::host::{
+    Host, HostConfig, HostError, LatencyProfile, NodeSeed, ProxyRelease, temporary_sandbox,
+};
+use crate::server::{ProxyService, deadline, host_time};
 use crate::transport::{Connection, RetryPolicy};
 
 /// The endpoint named in errors of mock calls.
@@ -236,6 +242,8 @@ struct Fault {
 struct Log {
     calls: Mutex<Vec<Call>>,
     faults: Mutex<Vec<Fault>>,
+    /// The host time of every call, before the injected latency.
+    profile: Option<LatencyProfile>,
 }
 
 impl Log {
@@ -244,7 +252,9 @@ impl Log {
         let rpc = call.rpc;
         lock(&self.calls).push(call);
         let mut faults = lock(&self.faults);
-        let mut delay = Duration::ZERO;
+        let mut delay = self
+            .profile
+            .map_or(Duration::ZERO, |profile| profile.latency(rpc.name));
         let mut failure = None;
         let mut spent = None;
         for (i, fault) in faults
@@ -350,16 +360,15 @@ where
                 rpc,
                 frame: Bytes::copy_from_slice(&frame),
             });
-            let answer = async move {
-                if !delay.is_zero() {
-                    tokio::time::sleep(delay).await;
-                }
+            // Host time: the work goes on when the caller leaves, as at
+            // the proxy (see `server::host_time`).
+            let answer = host_time::after(delay, async move {
                 if let Some(status) = failure {
                     return Ok(status.into_http());
                 }
                 let request = http::Request::from_parts(parts, Body::new(Full::new(frame)));
                 inner.call(request).await
-            };
+            });
             deadline::within(deadline, answer).await
         })
     }
@@ -504,7 +513,9 @@ impl MockHost {
         });
     }
 
-    /// Every call matching `rpc` takes `delay` longer.
+    /// Every call matching `rpc` takes `delay` longer at the host: its work
+    /// is done once the delay has passed, also when the caller has given
+    /// up by then.
     pub fn add_latency(&self, rpc: impl Into<RpcMatch>, delay: Duration) {
         lock(&self.inner.log.faults).push(Fault {
             rpc: rpc.into(),
@@ -534,12 +545,20 @@ pub struct MockHostBuilder {
     request_timeout: Option<Duration>,
     retry: Option<RetryPolicy>,
     release: ProxyRelease,
+    latency_profile: Option<LatencyProfile>,
 }
 
 impl MockHostBuilder {
     /// The node to simulate (the default node without it).
     pub fn seed(mut self, seed: NodeSeed) -> Self {
         self.seed = Some(seed);
+        self
+    }
+
+    /// The node laid out as a cloud lays it out ([`Layout`](crate::host::Layout):
+    /// `azure`, `azure-nvme`, `gce`, `aws`, `vsphere`); replaces any seed.
+    pub fn layout(mut self, layout: crate::host::Layout) -> Self {
+        self.seed = layout.seed();
         self
     }
 
@@ -576,6 +595,17 @@ impl MockHostBuilder {
     /// or v1.1's (PowerShell era); see [`ProxyRelease`].
     pub fn proxy_release(mut self, release: ProxyRelease) -> Self {
         self.release = release;
+        self
+    }
+
+    /// Every call takes the host time the real csi-proxy `profile` takes
+    /// for its RPC (see [`LatencyProfile`]), on top of any latency added
+    /// with [`MockHost::add_latency`]. Off by default: calls are answered
+    /// at once. The work goes on when the caller gives up, as at the proxy;
+    /// use tokio's paused time (`#[tokio::test(start_paused = true)]`) to
+    /// keep tests fast.
+    pub fn latency_profile(mut self, profile: LatencyProfile) -> Self {
+        self.latency_profile = Some(profile);
         self
     }
 
@@ -623,7 +653,10 @@ impl MockHostBuilder {
         }
         config.release = self.release;
         let service = ProxyService::new(Host::new(config)?);
-        let log = Arc::new(Log::default());
+        let log = Arc::new(Log {
+            profile: self.latency_profile,
+            ..Log::default()
+        });
         let connections = GroupVersion::all()
             .into_iter()
             .map(|endpoint| {

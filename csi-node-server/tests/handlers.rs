@@ -647,3 +647,61 @@ async fn a_second_call_on_a_busy_volume_is_aborted() {
         .await
         .unwrap();
 }
+
+/// NodeExpandVolume of the volume staged from the disk at LUN 2 (16 GiB)
+/// after the cloud grew the disk to `disk_bytes`, asking for all of it.
+async fn expand_grown_disk(
+    mock: &MockHost,
+    plugin: &Plugin,
+    disk_bytes: u64,
+) -> Result<tonic::Response<NodeExpandVolumeResponse>, Status> {
+    plugin
+        .node_stage_volume(Request::new(disk_stage("pv", "2")))
+        .await
+        .unwrap();
+    mock.host().grow_disk(2, disk_bytes).unwrap();
+    plugin
+        .node_expand_volume(Request::new(NodeExpandVolumeRequest {
+            capacity_range: Some(CapacityRange {
+                required_bytes: i64::try_from(disk_bytes).unwrap(),
+                limit_bytes: 0,
+            }),
+            ..expand("pv", staging("pv"))
+        }))
+        .await
+}
+
+/// aws-ebs-csi-driver#2877: with the defrag service disabled, the host
+/// cannot tell a partition's maximum size (`StorageWMI 4`), and growing to
+/// the maximum failed INTERNAL on every retry. The volume grows to the
+/// size the request asks for instead.
+#[tokio::test]
+async fn expansion_without_the_maximum_size_grows_to_the_required_size() {
+    const GIB: u64 = 1 << 30;
+    let (mock, _node, plugin) = setup();
+    mock.host().lock().storage.fail_supported_size(Some(4));
+    let grown = expand_grown_disk(&mock, &plugin, 20 * GIB).await.unwrap();
+    assert_eq!(
+        grown.into_inner().capacity_bytes,
+        (20 * GIB - (17 << 20)) as i64
+    );
+    assert_eq!(
+        mock.calls_of("ResizeVolume").len(),
+        2,
+        "the maximum, then the size"
+    );
+}
+
+/// csi-proxy leaves a growth under 100 MiB undone and says OK; the plugin
+/// compared the unchanged volume with the required bytes and answered
+/// OUT_OF_RANGE on every retry.
+#[tokio::test]
+async fn a_growth_the_proxy_skips_is_not_out_of_range() {
+    const GIB: u64 = 1 << 30;
+    let (mock, _node, plugin) = setup();
+    let grown = expand_grown_disk(&mock, &plugin, 16 * GIB + (50 << 20))
+        .await
+        .unwrap();
+    let unchanged = (16 * GIB - (16 << 20) - 16896) as i64;
+    assert_eq!(grown.into_inner().capacity_bytes, unchanged);
+}

@@ -79,6 +79,11 @@ struct Serve {
     #[arg(long, value_name = "FILE")]
     seed: Option<PathBuf>,
 
+    /// Lay the node out as a cloud does: default, azure, azure-nvme, gce,
+    /// aws or vsphere (not together with --seed).
+    #[arg(long, value_name = "NAME", conflicts_with = "seed")]
+    layout: Option<csi_proxy_client::host::Layout>,
+
     /// Log filter: error, warn, info, debug, trace, or a tracing directive.
     #[arg(long, value_name = "LEVEL", default_value = "info")]
     log_level: String,
@@ -145,7 +150,7 @@ async fn run(args: Serve) -> Result<(), String> {
         Some(path) => Some(
             NodeSeed::from_file(path).map_err(|e| format!("seed file {}: {e}", path.display()))?,
         ),
-        None => None,
+        None => args.layout.and_then(|l| l.seed()),
     };
     let temp_sandbox;
     let sandbox = match args.sandbox {

@@ -10,7 +10,9 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Parser;
-use csi_proxy_client::host::{HostConfig, NodeSeed, ProxyRelease, temporary_sandbox};
+use csi_proxy_client::host::{
+    HostConfig, LatencyProfile, NodeSeed, ProxyRelease, temporary_sandbox,
+};
 use csi_proxy_client::server::{GroupVersion, Server};
 
 /// The reference CSI Proxy: every API group version over a simulated Windows node.
@@ -39,6 +41,11 @@ struct Args {
     /// targets, services); the documented default node without it.
     #[arg(long, value_name = "FILE")]
     seed: Option<PathBuf>,
+
+    /// Lay the node out as a cloud does: default, azure, azure-nvme, gce,
+    /// aws or vsphere (not together with --seed).
+    #[arg(long, value_name = "NAME", conflicts_with = "seed")]
+    layout: Option<csi_proxy_client::host::Layout>,
 
     /// Answer failures in the words of this csi-proxy release: 1.3 (WMI
     /// era, the default) or 1.1 (PowerShell era).
@@ -80,6 +87,13 @@ struct Args {
     #[arg(long, value_name = "RPC=SECONDS", value_parser = parse_latency)]
     latency: Vec<(String, Duration)>,
 
+    /// The real csi-proxy's host time per RPC, published figures of
+    /// csi-proxy-1.3 (WMI) or csi-proxy-1.1 (PowerShell); sources in
+    /// docs/latency-profiles.md. Added to --latency. Off by default. A
+    /// call's work goes on when its caller gives up, as at the proxy.
+    #[arg(long, value_name = "PROFILE", value_parser = parse_latency_profile)]
+    latency_profile: Option<LatencyProfile>,
+
     /// Log filter: error, warn, info, debug, trace, or a tracing directive.
     #[arg(long, value_name = "LEVEL", default_value = "info")]
     log_level: String,
@@ -115,6 +129,10 @@ fn parse_latency(text: &str) -> Result<(String, Duration), String> {
         ));
     }
     Ok((rpc.to_string(), parse_seconds(seconds)?))
+}
+
+fn parse_latency_profile(text: &str) -> Result<LatencyProfile, String> {
+    text.parse()
 }
 
 fn main() -> ExitCode {
@@ -168,7 +186,7 @@ async fn run(args: Args) -> Result<(), String> {
         Some(path) => Some(
             NodeSeed::from_file(path).map_err(|e| format!("seed file {}: {e}", path.display()))?,
         ),
-        None => None,
+        None => args.layout.and_then(|l| l.seed()),
     };
     let temp_sandbox;
     let sandbox = match args.sandbox {
@@ -193,6 +211,9 @@ async fn run(args: Args) -> Result<(), String> {
         .max_connections(args.max_connections);
     for (rpc, delay) in args.latency {
         builder = builder.latency(rpc, delay);
+    }
+    if let Some(profile) = args.latency_profile {
+        builder = builder.latency_profile(profile);
     }
     if let Some(dir) = args.socket_dir {
         builder = builder.socket_dir(dir);

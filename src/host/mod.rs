@@ -62,6 +62,8 @@ pub mod disk;
 pub mod filesystem;
 pub mod hotplug;
 pub mod iscsi;
+pub mod latency;
+pub mod layout;
 pub mod namespace;
 pub mod seed;
 pub mod smb;
@@ -79,6 +81,8 @@ pub use disk::{DiskIds, DiskLocation};
 pub use hotplug::{HotAttach, HotDisk, HotplugError};
 
 pub use iscsi::NodeDisks;
+pub use latency::LatencyProfile;
+pub use layout::Layout;
 pub use seed::{HostConfig, NodeSeed};
 pub use state::{Host, HostState, MountPointInfo, Snapshot, temporary_sandbox};
 pub use volume::VolumeStats;

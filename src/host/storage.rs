@@ -452,6 +452,9 @@ pub struct Storage {
     volumes: BTreeMap<String, Volume>,
     rng: SplitMix64,
     next_handle: u64,
+    /// What `MSFT_Partition.GetSupportedSize` returns instead of its
+    /// answer, when set ([`Storage::fail_supported_size`]).
+    supported_size_failure: Option<u32>,
 }
 
 fn wmi_error(class_method: &str, target: &str, code: u32) -> HostError {
@@ -483,6 +486,7 @@ impl Storage {
             volumes: BTreeMap::new(),
             rng: SplitMix64::new(seed),
             next_handle: 1,
+            supported_size_failure: None,
         }
     }
 
@@ -925,6 +929,33 @@ impl Storage {
             _ => v.used.div_ceil(MIB).max(1) * MIB,
         };
         Ok((min.min(max), max))
+    }
+
+    /// Makes `MSFT_Partition.GetSupportedSize` return `code` (`Some(4)`:
+    /// `StorageWMI 4`, "Failed") until cleared with `None`. The method
+    /// asks the defrag service for the minimum size; with that service
+    /// disabled or busy it fails this way (aws-ebs-csi-driver#2877 on
+    /// Windows Server 2025). A resize to an explicit size does not ask it.
+    pub fn fail_supported_size(&mut self, code: Option<u32>) {
+        self.supported_size_failure = code;
+    }
+
+    /// The WMI method `MSFT_Partition.GetSupportedSize` for a volume's
+    /// partition: [`Storage::supported_size`], or the failure set with
+    /// [`Storage::fail_supported_size`].
+    pub fn get_supported_size(&self, id: &str) -> HostResult<(u64, u64)> {
+        let answer = self.supported_size(id)?;
+        match self.supported_size_failure {
+            Some(code) => {
+                let v = self.volume(id).ok_or_else(|| volume_not_found(id))?;
+                let target = format!(
+                    "MSFT_Partition (DiskNumber = {}, PartitionNumber = {})",
+                    v.disk, v.partition
+                );
+                Err(wmi_error("MSFT_Partition.GetSupportedSize", &target, code))
+            }
+            None => Ok(answer),
+        }
     }
 
     /// `MSFT_Partition.Resize` of a volume's partition to `size` (rounded

@@ -124,11 +124,19 @@ impl HostState {
             .volume_size(id)
             .ok_or_else(|| volume_not_found(id))?;
         let target = if size_bytes == 0 {
-            let (_, max) = self.storage.supported_size(id).map_err(|e| {
-                e.context(format!(
-                    "error getting sizeMin, sizeMax from volume ({id}). status: 0, error: "
-                ))
-            })?;
+            let release = self.release();
+            let (_, max) =
+                self.storage
+                    .get_supported_size(id)
+                    .map_err(|e| match e.wmi_result() {
+                        Some(c) => HostError::wmi_method(
+                            texts::supported_size_failed_in(release, id, c),
+                            c,
+                        ),
+                        None => e.context(format!(
+                            "error getting sizeMin, sizeMax from volume ({id}). status: 0, error: "
+                        )),
+                    })?;
             max
         } else if size_bytes < 0 {
             return Err(HostError::unknown(format!(

@@ -140,6 +140,12 @@ pub struct DiskObject {
     pub is_offline: bool,
     /// `PartitionStyle` (see `PARTITION_STYLE_*`).
     pub partition_style: u16,
+    /// `IsReadOnly` (a SAN policy or `SetAttributes` made the disk read-only).
+    pub is_read_only: bool,
+    /// `IsSystem`: the disk holds the system partition (EFI / System Reserved).
+    pub is_system: bool,
+    /// `IsBoot`: the disk holds the Windows installation.
+    pub is_boot: bool,
 }
 
 /// The page 0x83 identifier of a disk (`IOCTL_STORAGE_QUERY_PROPERTY`,
@@ -301,6 +307,9 @@ pub trait WindowsHost: Send + Sync + 'static {
 
     /// `MSFT_Disk.Online()` (`online`) or `MSFT_Disk.Offline()` on disk `number`.
     fn disk_set_online(&self, number: u32, online: bool) -> Result<MethodResult>;
+
+    /// `MSFT_Disk.SetAttributes(IsReadOnly = read_only)` on disk `number`.
+    fn disk_set_read_only(&self, number: u32, read_only: bool) -> Result<MethodResult>;
 
     /// `MSFT_Disk.Refresh()` on disk `number`.
     fn disk_refresh(&self, number: u32) -> Result<MethodResult>;

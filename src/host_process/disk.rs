@@ -239,3 +239,32 @@ impl api::DiskApi for HostProcess {
         .await
     }
 }
+
+/// What the node layer reads and changes beyond the proxy's disk API
+/// (its disk list, the OS disk, read-only disks).
+impl HostProcess {
+    /// Every `MSFT_Disk` with the properties the boundary reads.
+    pub(crate) async fn disk_objects(&self) -> Result<Vec<DiskObject>, Error> {
+        self.run("MSFT_Disk", |ctx| {
+            ctx.host()
+                .disks()
+                .map_err(|e| format!("failed to list disks: {e}"))
+        })
+        .await
+    }
+
+    /// Makes disk `n` writable: `MSFT_Disk.SetAttributes(IsReadOnly = false)`.
+    pub(crate) async fn make_writable(&self, n: u32) -> Result<(), Error> {
+        self.run("MSFT_Disk.SetAttributes", move |ctx| {
+            let fail = |e: String| format!("failed to make disk {n} writable. error: {e}");
+            let result = ctx
+                .host()
+                .disk_set_read_only(n, false)
+                .map_err(|e| fail(e.to_string()))?;
+            wmi(result, |c| {
+                format!("failed to make disk {n} writable: MSFT_Disk.SetAttributes result {c}")
+            })
+        })
+        .await
+    }
+}

@@ -18,7 +18,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use super::boundary::{
     DeviceId, DiskObject, Failure, FileKind, IscsiAuthType, MethodResult, PartitionObject,
@@ -36,6 +36,9 @@ use crate::host::{Host, HostError, HostState};
 
 /// `WBEM_E_NOT_FOUND`: the object a method was called on is gone.
 pub const WBEM_E_NOT_FOUND: u32 = 0x8004_1002;
+/// `MSFT_Disk.SetAttributes`' "the disk is offline" (Windows' storage
+/// management documentation of the method).
+pub const DISK_OFFLINE: u32 = 41003;
 /// `WBEM_E_INVALID_PARAMETER`: a method's argument was refused.
 pub const WBEM_E_INVALID_PARAMETER: u32 = 0x8004_1008;
 
@@ -45,6 +48,7 @@ pub const WBEM_E_INVALID_PARAMETER: u32 = 0x8004_1008;
 pub struct FakeWindows {
     host: Host,
     answers: Arc<Mutex<HashMap<&'static str, u32>>>,
+    latency: Arc<Mutex<HashMap<&'static str, Duration>>>,
 }
 
 impl FakeWindows {
@@ -53,6 +57,7 @@ impl FakeWindows {
         FakeWindows {
             host,
             answers: Arc::default(),
+            latency: Arc::default(),
         }
     }
 
@@ -64,6 +69,34 @@ impl FakeWindows {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .insert(name, code);
+    }
+
+    /// Every later call of the WMI method `name` (`"volume_format_ntfs"`,
+    /// `"partition_supported_size"`, `"smb_new_global_mapping"`) waits
+    /// `delay` before its work: host time, in real time on the blocking
+    /// thread the backend runs the call on, so it goes on when the caller
+    /// gives up, as the backend's calls do on Windows. Delays of one
+    /// method add up.
+    pub fn add_latency(&self, name: &'static str, delay: Duration) {
+        *self
+            .latency
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(name)
+            .or_default() += delay;
+    }
+
+    /// Waits the host time set for `name` ([`FakeWindows::add_latency`]).
+    fn host_time(&self, name: &'static str) {
+        let delay = self
+            .latency
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(name)
+            .copied();
+        if let Some(delay) = delay {
+            std::thread::sleep(delay);
+        }
     }
 
     /// `result`, its code replaced by the one set for `name`, if any.
@@ -211,6 +244,11 @@ impl WindowsHost for FakeWindows {
                         PartitionStyle::Mbr => 1,
                         PartitionStyle::Gpt => 2,
                     },
+                    is_read_only: d.is_read_only,
+                    // The model has one flag for the disk that boots the
+                    // node and holds Windows.
+                    is_system: d.is_system,
+                    is_boot: d.is_system,
                 })
                 .collect())
         })
@@ -251,6 +289,18 @@ impl WindowsHost for FakeWindows {
     fn disk_set_online(&self, number: u32, online: bool) -> Result<MethodResult> {
         let result = self.run(|s| method(s.storage.set_online(number, online)));
         self.answer("disk_set_online", result)
+    }
+
+    fn disk_set_read_only(&self, number: u32, read_only: bool) -> Result<MethodResult> {
+        let result = self.run(|s| match s.storage.disk_mut_any(number) {
+            Some(d) if d.is_offline => Ok(MethodResult::code(DISK_OFFLINE)),
+            Some(d) => {
+                d.is_read_only = read_only;
+                Ok(MethodResult::code(0))
+            }
+            None => Err(Failure::com(WBEM_E_NOT_FOUND, "no such disk")),
+        });
+        self.answer("disk_set_read_only", result)
     }
 
     fn disk_refresh(&self, number: u32) -> Result<MethodResult> {
@@ -313,10 +363,11 @@ impl WindowsHost for FakeWindows {
         disk: u32,
         partition: u32,
     ) -> Result<MethodResult<SupportedSize>> {
+        self.host_time("partition_supported_size");
         let result = {
             self.run(|s| {
                 let id = volume_of_partition(s, disk, partition)?;
-                match s.storage.supported_size(&id) {
+                match s.storage.get_supported_size(&id) {
                     Ok((min, max)) => Ok(MethodResult {
                         code: 0,
                         out: SupportedSize { min, max },
@@ -386,6 +437,7 @@ impl WindowsHost for FakeWindows {
     }
 
     fn volume_format_ntfs(&self, id: &str) -> Result<MethodResult> {
+        self.host_time("volume_format_ntfs");
         let result = self.run(|s| method(s.format_volume_ntfs(id)));
         self.answer("volume_format_ntfs", result)
     }
@@ -515,6 +567,7 @@ impl WindowsHost for FakeWindows {
         password: &str,
         _require_privacy: bool,
     ) -> Result<MethodResult> {
+        self.host_time("smb_new_global_mapping");
         let result = {
             // The simulated SMB client takes privacy from its own configuration.
             let remote = parse_remote_path(remote_path)

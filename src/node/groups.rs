@@ -26,6 +26,9 @@ macro_rules! on {
 /// What the node reports about one disk, whatever the version.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct DiskFacts {
+    pub adapter: Option<String>,
+    pub bus: Option<String>,
+    pub target: Option<String>,
     pub lun: Option<String>,
     pub page83: Option<String>,
     pub serial_number: Option<String>,
@@ -64,7 +67,11 @@ impl DiskGroup {
             [V1: v1, V1beta3: v1beta3] |api, m| {
                 let locations = api.list_disk_locations(m::ListDiskLocationsRequest {}).await?;
                 for (n, l) in locations.disk_locations {
-                    out.entry(n).or_default().lun = some_text(l.lunid);
+                    let facts = out.entry(n).or_default();
+                    facts.adapter = some_text(l.adapter);
+                    facts.bus = some_text(l.bus);
+                    facts.target = some_text(l.target);
+                    facts.lun = some_text(l.lunid);
                 }
                 let ids = api.list_disk_ids(m::ListDiskIDsRequest {}).await?;
                 for (n, i) in ids.disk_i_ds {
@@ -77,7 +84,11 @@ impl DiskGroup {
                 let locations = api.list_disk_locations(m::ListDiskLocationsRequest {}).await?;
                 for (n, l) in locations.disk_locations {
                     if let Some(n) = parse_number(&n) {
-                        out.entry(n).or_default().lun = some_text(l.lunid);
+                        let facts = out.entry(n).or_default();
+                        facts.adapter = some_text(l.adapter);
+                        facts.bus = some_text(l.bus);
+                        facts.target = some_text(l.target);
+                        facts.lun = some_text(l.lunid);
                     }
                 }
                 let ids = api.list_disk_ids(m::ListDiskIDsRequest {}).await?;
@@ -92,6 +103,19 @@ impl DiskGroup {
             }
         );
         Ok(out)
+    }
+
+    /// The disk's size in bytes (`GetDiskStats`, `DiskStats` before v1beta3).
+    pub async fn size(&self, n: u32) -> Result<u64, Error> {
+        let bytes = on!(self, DiskGroup::disk;
+            [V1: v1, V1beta3: v1beta3] |api, m| {
+                api.get_disk_stats(m::GetDiskStatsRequest { disk_number: n }).await?.total_bytes
+            }
+            [V1beta2: v1beta2, V1beta1: v1beta1] |api, m| {
+                api.disk_stats(m::DiskStatsRequest { disk_id: n.to_string() }).await?.disk_size
+            }
+        );
+        Ok(u64::try_from(bytes).unwrap_or(0))
     }
 
     /// Whether the disk is online; `None` where the version cannot tell (v1beta1).
@@ -226,6 +250,24 @@ impl VolumeGroup {
                 Ok(api.get_volume_id_from_mount(request).await?.volume_id)
             }
         )
+    }
+
+    /// The volume holding `path`, walking up to its drive: v2alpha1's
+    /// `GetClosestVolumeIDFromTargetPath`; `None` on the versions without it.
+    pub async fn closest_volume(&self, path: &str) -> Result<Option<String>, Error> {
+        match self {
+            VolumeGroup::V2alpha1(api) => {
+                let request = volume::v2alpha1::GetClosestVolumeIdFromTargetPathRequest {
+                    target_path: path.to_string(),
+                };
+                Ok(Some(
+                    api.get_closest_volume_id_from_target_path(request)
+                        .await?
+                        .volume_id,
+                ))
+            }
+            _ => Ok(None),
+        }
     }
 
     pub async fn disk_of(&self, id: &str) -> Result<u32, Error> {

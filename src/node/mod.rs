@@ -17,7 +17,7 @@
 //!
 //! let staging = r"\var\lib\kubelet\plugins\kubernetes.io\csi\disk.csi.example.com\pv1\globalmount";
 //! let target = r"\var\lib\kubelet\pods\uid\volumes\kubernetes.io~csi\pv1\mount";
-//! let disk = node.find_disk(DiskSelector::Lun(3)).await?;     // NodeStageVolume
+//! let disk = node.find_disk(DiskSelector::AzureLun(3)).await?; // NodeStageVolume
 //! node.stage_disk(&disk, staging).await?;
 //! node.publish(staging, target).await?;                       // NodePublishVolume
 //! node.unpublish(target).await?;                              // NodeUnpublishVolume
@@ -31,7 +31,7 @@
 //! |---|---|---|---|
 //! | [`Node::ensure_dir`] | creates the directory and its parents | Ok | |
 //! | [`Node::remove`] | removes a directory tree, or a link (never its target) | absent: Ok | |
-//! | [`Node::stage_disk`] | onlines, partitions, formats (NTFS) and mounts the disk's first volume | mounted from that disk: Ok | [`Error::PathInUse`], [`Error::NotEmpty`], [`Error::NoVolume`] |
+//! | [`Node::stage_disk`] | onlines, partitions, formats (NTFS) and mounts the disk's data volume | mounted from that disk: Ok | [`Error::OsDisk`], [`Error::PathInUse`], [`Error::NotEmpty`], [`Error::NoVolume`], [`Error::ReadOnlyDisk`] |
 //! | [`Node::publish`] | links the target to the staging path, replacing kubelet's empty directory | linked to the same volume: Ok | [`Error::NotStaged`], [`Error::PathInUse`], [`Error::NotEmpty`] |
 //! | [`Node::unpublish`] | removes the link | absent: Ok | [`Error::NotEmpty`] (a plain directory with files) |
 //! | [`Node::unstage`] | flushes, unmounts, removes the staging path | absent: Ok | [`Error::NotEmpty`] |
@@ -45,7 +45,9 @@
 //! volume the proxy can name (an SMB share). `publish` therefore treats a
 //! target as "already published" when the same volume is behind it.
 
+mod disks;
 mod groups;
+mod host_work;
 mod options;
 mod path;
 mod smb_store;
@@ -53,17 +55,17 @@ mod smb_store;
 use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use tracing::Instrument;
 
+pub use disks::{DiskInfo, DiskPredicate, DiskSelector, PartitionStyle};
 use groups::{
-    DiskFacts, DiskGroup, FilesystemGroup, IscsiGroup, IscsiLogin, SmbGroup, SystemGroup,
-    VolumeGroup,
+    DiskGroup, FilesystemGroup, IscsiGroup, IscsiLogin, SmbGroup, SystemGroup, VolumeGroup,
 };
 pub use options::{
-    DEFAULT_DEADLINE, DEFAULT_FIND_DISK_INTERVAL, DEFAULT_FIND_DISK_TIMEOUT, NodeOptions,
-    NodeVersions,
+    DEFAULT_DEADLINE, DEFAULT_FIND_DISK_INTERVAL, DEFAULT_FIND_DISK_TIMEOUT,
+    DEFAULT_MAX_CONCURRENT_FORMATS, NodeOptions, NodeVersions,
 };
 pub use smb_store::SmbStore;
 
@@ -91,72 +93,17 @@ pub enum MountState {
     Linked,
 }
 
-/// Which disk [`Node::find_disk`] looks for.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum DiskSelector {
-    /// The SCSI logical unit number (a disk without one, NVMe, never matches).
-    Lun(u32),
-    /// The page 83 id, whole or its last word (case-insensitive).
-    Page83(String),
-    /// The serial number (case-insensitive, surrounding blanks ignored).
-    SerialNumber(String),
-    /// The disk number Windows gave it.
-    Number(u32),
-}
+/// A disk as [`Node::find_disk`] found it (the same facts as [`Node::disks`]).
+pub type Disk = DiskInfo;
 
-impl fmt::Display for DiskSelector {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            DiskSelector::Lun(n) => write!(f, "LUN {n}"),
-            DiskSelector::Page83(id) => write!(f, "page83 id {id:?}"),
-            DiskSelector::SerialNumber(s) => write!(f, "serial number {s:?}"),
-            DiskSelector::Number(n) => write!(f, "disk number {n}"),
-        }
-    }
-}
-
-impl DiskSelector {
-    fn matches(&self, number: u32, facts: &DiskFacts) -> bool {
-        let same = |a: &str, b: &str| a.trim().eq_ignore_ascii_case(b.trim());
-        match self {
-            DiskSelector::Lun(lun) => facts
-                .lun
-                .as_deref()
-                .is_some_and(|l| l.trim().parse::<u32>() == Ok(*lun)),
-            DiskSelector::Page83(id) => facts.page83.as_deref().is_some_and(|p| {
-                same(p, id) || p.split_whitespace().last().is_some_and(|w| same(w, id))
-            }),
-            DiskSelector::SerialNumber(s) => facts
-                .serial_number
-                .as_deref()
-                .is_some_and(|serial| !s.trim().is_empty() && same(serial, s)),
-            DiskSelector::Number(n) => *n == number,
-        }
-    }
-}
-
-/// A disk the node lists, as [`Node::find_disk`] found it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub struct Disk {
-    /// The disk number.
-    pub number: u32,
-    /// The LUN, if the disk has one.
-    pub lun: Option<String>,
-    /// The page 83 id, if any.
-    pub page83: Option<String>,
-    /// The serial number, if any.
-    pub serial_number: Option<String>,
-}
-
-impl From<&Disk> for u32 {
-    fn from(disk: &Disk) -> u32 {
+impl From<&DiskInfo> for u32 {
+    fn from(disk: &DiskInfo) -> u32 {
         disk.number
     }
 }
 
-impl From<Disk> for u32 {
-    fn from(disk: Disk) -> u32 {
+impl From<DiskInfo> for u32 {
+    fn from(disk: DiskInfo) -> u32 {
         disk.number
     }
 }
@@ -275,6 +222,19 @@ struct Inner {
     versions: NodeVersions,
     options: NodeOptions,
     smb_locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    /// Volume v2alpha1, for its one call that finds the volume of `C:\`
+    /// (the OS disk through the proxy); `None` when not served.
+    os_volume: Option<VolumeGroup>,
+    /// The OS disk's number, once known (it does not change while the node runs).
+    os_disk: OnceLock<u32>,
+    /// HostProcess mode: the backend, for what the proxy's API lacks
+    /// (`IsSystem`, `IsBoot`, `IsReadOnly`, `SetAttributes`).
+    #[cfg(feature = "host-process")]
+    host_process: Option<Arc<crate::host_process::HostProcess>>,
+    /// Format tasks running, by volume id (`host_work`).
+    formats: host_work::Running,
+    /// Formats allowed at once ([`NodeOptions::max_concurrent_formats`]).
+    format_permits: tokio::sync::Semaphore,
 }
 
 /// A Windows node through the CSI Proxy, version-independent. Cheap to
@@ -318,6 +278,21 @@ fn candidates(
         .collect();
     versions.sort_by(|a, b| b.cmp(a));
     Ok(versions.iter().map(ToString::to_string).collect())
+}
+
+/// A write to disk `disk` that Windows refused because the disk is
+/// read-only (WMI result 41002 in csi-proxy's texts, or Win32 error 19,
+/// "the media is write protected"), as [`Error::ReadOnlyDisk`]; any other
+/// error unchanged.
+fn read_only_refusal(disk: u32, e: Error) -> Error {
+    use crate::HostCode;
+    match e.host_code() {
+        Some(HostCode::WmiResult(41002)) | Some(HostCode::Win32(19)) => Error::ReadOnlyDisk {
+            disk,
+            cause: e.to_string(),
+        },
+        _ => e,
+    }
 }
 
 fn is_not_empty(e: &Error) -> bool {
@@ -389,9 +364,37 @@ impl Node {
         let smb = negotiate!(SmbGroup, false, true);
         let iscsi = negotiate!(IscsiGroup, true, options.iscsi);
         let system = negotiate!(SystemGroup, true, options.system);
-        let node = Self::assemble(disk, volume, filesystem, smb, iscsi, system, tried, options);
+        let os_volume = match &volume {
+            Some(v @ VolumeGroup::V2alpha1(_)) => Some(v.clone()),
+            Some(_) => Self::dial_os_volume(&options).await,
+            None => None,
+        };
+        let mut node = Self::assemble(disk, volume, filesystem, smb, iscsi, system, tried, options);
+        node.inner_mut().os_volume = os_volume;
         tracing::info!(versions = %node.versions(), "connected to csi-proxy");
         Ok(node)
+    }
+
+    /// Volume v2alpha1 for the OS disk lookup alone, whatever version the
+    /// volume group speaks otherwise; `None` when the proxy does not serve it.
+    async fn dial_os_volume(options: &NodeOptions) -> Option<VolumeGroup> {
+        let version = "v2alpha1";
+        let address = match &options.socket_dir {
+            Some(dir) => crate::transport::Address::socket_in(dir, VolumeGroup::GROUP, version),
+            None => crate::transport::Address::default_for(VolumeGroup::GROUP, version).ok()?,
+        };
+        match VolumeGroup::dial(version, &address.to_string(), &options.connect).await {
+            Ok(group) => Some(group),
+            Err(e) => {
+                tracing::debug!(error = %e, "no volume v2alpha1: the OS disk cannot be found through the proxy");
+                None
+            }
+        }
+    }
+
+    /// The fields set after [`Node::assemble`], before the node is shared.
+    fn inner_mut(&mut self) -> &mut Inner {
+        Arc::get_mut(&mut self.inner).expect("a node being built is not shared")
     }
 
     #[allow(clippy::too_many_arguments)]
@@ -414,6 +417,7 @@ impl Node {
             iscsi: version(iscsi.as_ref().map(IscsiGroup::version)),
             system: version(system.as_ref().map(SystemGroup::version)),
         };
+        let formats_at_once = options.max_concurrent_formats;
         Node {
             inner: Arc::new(Inner {
                 disk,
@@ -426,6 +430,12 @@ impl Node {
                 versions,
                 options,
                 smb_locks: Mutex::default(),
+                os_volume: None,
+                os_disk: OnceLock::new(),
+                #[cfg(feature = "host-process")]
+                host_process: None,
+                formats: Mutex::default(),
+                format_permits: tokio::sync::Semaphore::new(formats_at_once),
             }),
         }
     }
@@ -476,9 +486,13 @@ impl Node {
         let smb = wrap!(SmbGroup, smb);
         let iscsi = wrap!(IscsiGroup, iscsi);
         let system = wrap!(SystemGroup, system);
-        Ok(Self::assemble(
-            disk, volume, filesystem, smb, iscsi, system, tried, options,
-        ))
+        let os_volume = match versions.volume {
+            Some(_) => Some(VolumeGroup::mock("v2alpha1", host)?),
+            None => None,
+        };
+        let mut node = Self::assemble(disk, volume, filesystem, smb, iscsi, system, tried, options);
+        node.inner_mut().os_volume = os_volume;
+        Ok(node)
     }
 
     /// HostProcess mode: the node layer doing its work on this Windows host
@@ -531,16 +545,17 @@ impl Node {
             );
             None
         };
-        let node = Self::assemble(
+        let mut node = Self::assemble(
             Some(DiskGroup::V1(backend.clone())),
             Some(VolumeGroup::V1(backend.clone())),
             Some(FilesystemGroup::V1(backend.clone())),
-            Some(SmbGroup::V1(backend)),
+            Some(SmbGroup::V1(backend.clone())),
             iscsi,
             system,
             tried,
             options,
         );
+        node.inner_mut().host_process = Some(backend);
         tracing::info!(versions = %node.versions(), "host-process mode");
         node
     }
@@ -712,30 +727,18 @@ impl Node {
         );
         let start = tokio::time::Instant::now();
         self.within_deadline("find_disk", disk.rescan()).await?;
+        let details = selector.needs_details();
         loop {
-            let disks = self.within_deadline("find_disk", disk.disks()).await?;
-            if let Some((&number, facts)) = disks.iter().find(|(n, f)| selector.matches(**n, f)) {
-                tracing::debug!(%selector, number, "found disk");
-                return Ok(Disk {
-                    number,
-                    lun: facts.lun.clone(),
-                    page83: facts.page83.clone(),
-                    serial_number: facts.serial_number.clone(),
-                });
+            let disks = self
+                .within_deadline("find_disk", self.listing(details))
+                .await?;
+            if let Some(found) = disks.iter().find(|d| d.selectable() && selector.matches(d)) {
+                tracing::debug!(%selector, number = found.number, "found disk");
+                return Ok(found.clone());
             }
             let waited = start.elapsed();
             if waited >= timeout {
-                let seen: Vec<String> = disks
-                    .iter()
-                    .map(|(n, f)| {
-                        format!(
-                            "disk {n} (LUN {}, page83 {:?}, serial {:?})",
-                            f.lun.as_deref().unwrap_or("none"),
-                            f.page83.as_deref().unwrap_or(""),
-                            f.serial_number.as_deref().unwrap_or("")
-                        )
-                    })
-                    .collect();
+                let seen: Vec<String> = disks.iter().map(DiskInfo::describe).collect();
                 return Err(Error::DiskNotFound {
                     selector: selector.to_string(),
                     waited,
@@ -750,6 +753,127 @@ impl Node {
         }
     }
 
+    /// Every disk the node lists, by number, with its location, ids, size
+    /// and state, and whether it is the OS disk or a cloud's temporary
+    /// disk; see [`DiskInfo`] for where each field comes from and what
+    /// each mode cannot tell. Changes nothing.
+    pub async fn disks(&self) -> Result<Vec<DiskInfo>, Error> {
+        self.bounded("disks", self.listing(true)).await
+    }
+
+    /// The disk list; sizes and states only with `details` (through the
+    /// proxy they cost one call per disk each).
+    async fn listing(&self, details: bool) -> Result<Vec<DiskInfo>, Error> {
+        let disk = self.disk()?;
+        let number = |s: &Option<String>| s.as_deref().and_then(|t| t.trim().parse().ok());
+        let mut out: Vec<DiskInfo> = disk
+            .disks()
+            .await?
+            .into_iter()
+            .map(|(n, f)| {
+                let mut info = DiskInfo::new(n);
+                info.adapter = number(&f.adapter);
+                info.bus = number(&f.bus);
+                info.target = number(&f.target);
+                info.lun = number(&f.lun);
+                info.page83 = f.page83;
+                info.serial_number = f.serial_number;
+                info
+            })
+            .collect();
+        #[cfg(feature = "host-process")]
+        if let Some(backend) = &self.inner.host_process {
+            let objects = backend.disk_objects().await?;
+            for info in &mut out {
+                let Some(o) = objects.iter().find(|o| o.number == info.number) else {
+                    continue;
+                };
+                use crate::host_process::boundary as b;
+                info.nvme_namespace = disks::nvme_namespace_of_path(&o.path);
+                info.size = Some(o.size);
+                info.online = Some(!o.is_offline);
+                info.read_only = Some(o.is_read_only);
+                info.partition_style = match o.partition_style {
+                    b::PARTITION_STYLE_RAW => Some(PartitionStyle::Raw),
+                    b::PARTITION_STYLE_MBR => Some(PartitionStyle::Mbr),
+                    b::PARTITION_STYLE_GPT => Some(PartitionStyle::Gpt),
+                    _ => None,
+                };
+                info.os_disk = Some(o.is_system || o.is_boot);
+            }
+            disks::mark_temporary(&mut out);
+            return Ok(out);
+        }
+        if details {
+            for info in &mut out {
+                info.size = Some(disk.size(info.number).await?);
+                info.online = disk.is_online(info.number).await?;
+            }
+        }
+        if let Some(os) = self.os_disk().await? {
+            for info in &mut out {
+                info.os_disk = Some(info.number == os);
+            }
+        }
+        disks::mark_temporary(&mut out);
+        Ok(out)
+    }
+
+    /// The number of the disk holding Windows, once looked up; `None` when
+    /// this mode or proxy cannot tell (see [`DiskInfo::os_disk`]).
+    async fn os_disk(&self) -> Result<Option<u32>, Error> {
+        if let Some(n) = self.inner.os_disk.get() {
+            return Ok(Some(*n));
+        }
+        #[cfg(feature = "host-process")]
+        if let Some(backend) = &self.inner.host_process {
+            let found = backend
+                .disk_objects()
+                .await?
+                .into_iter()
+                .find(|o| o.is_system || o.is_boot)
+                .map(|o| o.number);
+            if let Some(n) = found {
+                let _ = self.inner.os_disk.set(n);
+            }
+            return Ok(found);
+        }
+        let Some(volume) = &self.inner.os_volume else {
+            return Ok(None);
+        };
+        let Some(id) = volume.closest_volume(r"C:\").await? else {
+            return Ok(None);
+        };
+        let n = volume.disk_of(&id).await?;
+        let _ = self.inner.os_disk.set(n);
+        Ok(Some(n))
+    }
+
+    /// Refuses any change to the OS disk: [`Error::OsDisk`] for disk `n`
+    /// when it holds Windows, before any call that changes it.
+    async fn refuse_os_disk(&self, n: u32, operation: &'static str) -> Result<(), Error> {
+        match self.os_disk().await? {
+            Some(os) if os == n => Err(Error::OsDisk {
+                disk: n,
+                operation,
+                why: if self.is_host_process() {
+                    "MSFT_Disk.IsSystem/IsBoot".into()
+                } else {
+                    r"it holds the volume of C:\".into()
+                },
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    fn is_host_process(&self) -> bool {
+        #[cfg(feature = "host-process")]
+        if self.inner.host_process.is_some() {
+            return true;
+        }
+        false
+    }
+
     /// Stages a disk at `path`: onlines it if offline, partitions it if
     /// blank, formats its first volume NTFS if unformatted, and mounts it
     /// at `path` (parents created). Returns the volume id.
@@ -757,6 +881,21 @@ impl Node {
     /// Already mounted at `path` from this disk: Ok. `path` holding another
     /// volume or a link ([`Error::PathInUse`]), a directory with files
     /// ([`Error::NotEmpty`]): nothing is changed.
+    ///
+    /// The disk that holds Windows is never touched: [`Error::OsDisk`],
+    /// before any call that changes it (see [`DiskInfo::os_disk`] for how
+    /// it is found; through a proxy without volume v2alpha1 it cannot be).
+    /// On a disk with several partitions the data partition is staged
+    /// (the largest formatted volume), never a System Reserved, EFI or
+    /// recovery one.
+    ///
+    /// A read-only disk: in HostProcess mode it is made writable first
+    /// (`MSFT_Disk.SetAttributes`, `IsReadOnly = false`). Through the proxy,
+    /// whose API neither reports nor clears read-only, a blank read-only
+    /// disk fails with [`Error::ReadOnlyDisk`] when Windows refuses to
+    /// initialise, partition or format it; a read-only disk that already
+    /// holds NTFS is **not** detected through the proxy: it is mounted
+    /// read-only and writes fail later, in the pod.
     pub async fn stage_disk(&self, disk: impl Into<u32>, path: &str) -> Result<String, Error> {
         let number = disk.into();
         let path = path::local(path)?;
@@ -766,6 +905,7 @@ impl Node {
 
     async fn stage_disk_at(&self, number: u32, path: &str) -> Result<String, Error> {
         let (disk, volume, fs) = (self.disk()?, self.volume()?, self.fs()?);
+        self.refuse_os_disk(number, "stage").await?;
         match self.state(path).await? {
             MountState::Mounted { volume_id } => {
                 return if volume.disk_of(&volume_id).await? == number {
@@ -794,18 +934,62 @@ impl Node {
             tracing::info!(disk = number, "bringing the disk online");
             disk.set_online(number, true).await?;
         }
-        disk.partition(number).await?;
-        let Some(id) = volume.volumes_on_disk(number).await?.into_iter().next() else {
-            return Err(Error::NoVolume { disk: number });
-        };
-        if !volume.is_formatted(&id).await? {
-            tracing::info!(volume = %id, "formatting NTFS");
-            volume.format(&id).await?;
-        }
+        self.make_writable(number).await?;
+        let read_only = |e: Error| read_only_refusal(number, e);
+        disk.partition(number).await.map_err(read_only)?;
+        let id = self.data_volume(number).await?;
+        // A format in a task of its own: it outlives this caller at the
+        // host, and a retry must wait for it rather than format again.
+        self.ensure_formatted(&id).await.map_err(read_only)?;
         fs.mkdir(path).await?;
         volume.mount(&id, path).await?;
         tracing::info!(disk = number, volume = %id, path, "staged");
         Ok(id)
+    }
+
+    /// HostProcess mode: clears the read-only flag of disk `n`
+    /// (`MSFT_Disk.SetAttributes(IsReadOnly = false)`), so that a disk a
+    /// SAN policy left read-only is never staged read-only. Through the
+    /// proxy nothing can be read or done ([`Node::stage_disk`]).
+    async fn make_writable(&self, n: u32) -> Result<(), Error> {
+        #[cfg(feature = "host-process")]
+        if let Some(backend) = &self.inner.host_process {
+            let read_only = backend
+                .disk_objects()
+                .await?
+                .iter()
+                .any(|o| o.number == n && o.is_read_only);
+            if read_only {
+                tracing::info!(disk = n, "the disk is read-only: making it writable");
+                backend.make_writable(n).await?;
+            }
+        }
+        let _ = n;
+        Ok(())
+    }
+
+    /// The volume to stage on disk `n`: its only volume, else the largest
+    /// formatted one, else the first. On a disk with several partitions
+    /// this is the data partition: System Reserved (500 MiB), EFI (100
+    /// MiB), recovery and MSR partitions are small, and the proxy's API
+    /// shows no partition types to tell them apart otherwise.
+    async fn data_volume(&self, n: u32) -> Result<String, Error> {
+        let volume = self.volume()?;
+        let ids = volume.volumes_on_disk(n).await?;
+        if ids.len() <= 1 {
+            return ids.into_iter().next().ok_or(Error::NoVolume { disk: n });
+        }
+        let mut best: Option<(i64, String)> = None;
+        for id in &ids {
+            if !volume.is_formatted(id).await? {
+                continue;
+            }
+            let (total, _) = volume.stats(id).await?;
+            if best.as_ref().is_none_or(|(size, _)| total > *size) {
+                best = Some((total, id.clone()));
+            }
+        }
+        Ok(best.map_or_else(|| ids[0].clone(), |(_, id)| id))
     }
 
     /// Links `target` to `staging` (kubelet's pre-created empty directory
@@ -889,11 +1073,9 @@ impl Node {
             MountState::Linked => self.fs()?.rmdir(path, false).await,
             MountState::Mounted { volume_id } => {
                 let volume = self.volume()?;
-                let disk = if offline {
-                    Some(volume.disk_of(&volume_id).await?)
-                } else {
-                    None
-                };
+                let number = volume.disk_of(&volume_id).await?;
+                self.refuse_os_disk(number, "unstage").await?;
+                let disk = offline.then_some(number);
                 volume.flush(&volume_id).await?;
                 volume.unmount(&volume_id, path).await?;
                 self.remove_empty_dir(path).await?;
@@ -916,21 +1098,49 @@ impl Node {
     /// Grows the volume behind `path` over its whole partition and returns
     /// its size in bytes afterwards. Nothing to grow is not an error.
     pub async fn expand(&self, path: &str) -> Result<u64, Error> {
+        self.expand_to(path, 0).await
+    }
+
+    /// [`Node::expand`], with a way out when the host cannot tell the
+    /// partition's maximum size: growing to the maximum asks
+    /// `MSFT_Partition.GetSupportedSize`, which needs the defrag service
+    /// and fails with `StorageWMI 4` when it is disabled
+    /// (aws-ebs-csi-driver#2877) or takes minutes when it is busy
+    /// (AgentBaker#3804). When that call fails so, or has not answered
+    /// within half the operation deadline, the partition is grown to
+    /// `size_bytes` instead (the size the volume must have, e.g. the CSI
+    /// request's required bytes less what the disk layout keeps). With
+    /// `size_bytes` 0, as [`Node::expand`]: the maximum only.
+    ///
+    /// The proxy leaves a growth under 100 MiB undone (csi-proxy v1.3.0
+    /// `pkg/os/volume/api.go`, `minimumResizeSize`); the size returned is
+    /// then the volume's unchanged size.
+    pub async fn expand_to(&self, path: &str, size_bytes: u64) -> Result<u64, Error> {
         let path = path::local(path)?;
+        let patience = self.inner.options.deadline / 2;
         self.bounded("expand", async {
             let volume = self.volume()?;
             let id = volume.volume_at(&path).await?;
-            match volume.resize(&id, 0).await {
-                Ok(()) => {}
-                // Windows' answer when the volume already fills its partition.
-                Err(e)
-                    if e.to_string()
-                        .to_lowercase()
-                        .contains("extent less than the minimum") =>
-                {
-                    tracing::debug!(volume = %id, "nothing to grow");
+            self.refuse_os_disk(volume.disk_of(&id).await?, "expand")
+                .await?;
+            if size_bytes == 0 {
+                grow(volume, &id, 0).await?;
+            } else {
+                let size = i64::try_from(size_bytes).unwrap_or(i64::MAX);
+                match tokio::time::timeout(patience, grow(volume, &id, 0)).await {
+                    Ok(Ok(())) => {}
+                    Ok(Err(e)) if no_supported_size(&e) => {
+                        tracing::warn!(volume = %id, error = %e, size_bytes, "the maximum size cannot be had; growing to the size asked for");
+                        grow(volume, &id, size).await?;
+                    }
+                    Ok(Err(e)) => return Err(e),
+                    Err(_) => {
+                        // The query goes on at the host; growing to a
+                        // size of our own does not need it.
+                        tracing::warn!(volume = %id, ?patience, size_bytes, "the maximum size did not come; growing to the size asked for");
+                        grow(volume, &id, size).await?;
+                    }
                 }
-                Err(e) => return Err(e),
             }
             let (total, _) = volume.stats(&id).await?;
             Ok(u64::try_from(total).unwrap_or(0))
@@ -1134,6 +1344,33 @@ impl Node {
         self.bounded("bios_serial_number", self.system()?.bios_serial_number())
             .await
     }
+}
+
+/// ResizeVolume of volume `id` to `size` bytes (0: the maximum), nothing
+/// to grow taken as done.
+async fn grow(volume: &VolumeGroup, id: &str, size: i64) -> Result<(), Error> {
+    match volume.resize(id, size).await {
+        // Windows' answer when the volume already fills its partition. v1.1
+        // quotes PowerShell's "The size of the extent is less than the
+        // minimum of 1MB."; other wordings leave out the "is".
+        Err(e)
+            if e.to_string()
+                .to_lowercase()
+                .contains("less than the minimum") =>
+        {
+            tracing::debug!(volume = %id, "nothing to grow");
+            Ok(())
+        }
+        other => other,
+    }
+}
+
+/// Whether a ResizeVolume failed asking for the partition's supported
+/// size: v1.3's "error getting sizeMin, sizeMax from volume ...", v1.1's
+/// "error getting sizemin,sizemax from mount ..." (csi-proxy
+/// `pkg/os/volume/api.go` of v1.3.0 and v1.1.3).
+fn no_supported_size(e: &Error) -> bool {
+    e.to_string().to_lowercase().contains("sizemin")
 }
 
 // A `Node` moves between tasks and threads.

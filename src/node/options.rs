@@ -34,6 +34,7 @@ pub struct NodeOptions {
     pub(crate) find_disk_interval: Duration,
     pub(crate) find_disk_timeout: Duration,
     pub(crate) smb_store: SmbStore,
+    pub(crate) max_concurrent_formats: usize,
 }
 
 /// Default bound of one [`Node`](super::Node) operation: 2 minutes.
@@ -42,11 +43,15 @@ pub const DEFAULT_DEADLINE: Duration = Duration::from_secs(120);
 pub const DEFAULT_FIND_DISK_INTERVAL: Duration = Duration::from_secs(1);
 /// Default time `find_disk` waits for a disk to appear: 2 minutes.
 pub const DEFAULT_FIND_DISK_TIMEOUT: Duration = Duration::from_secs(120);
+/// Default number of formats a `Node` runs at once: 2, as
+/// azuredisk-csi-driver's `--max-concurrent-format`.
+pub const DEFAULT_MAX_CONCURRENT_FORMATS: usize = 2;
 
 impl Default for NodeOptions {
     /// The default endpoints, no alpha versions, no iSCSI or system group,
     /// [`DEFAULT_DEADLINE`], [`DEFAULT_FIND_DISK_INTERVAL`],
-    /// [`DEFAULT_FIND_DISK_TIMEOUT`], SMB references in memory.
+    /// [`DEFAULT_FIND_DISK_TIMEOUT`], SMB references in memory,
+    /// [`DEFAULT_MAX_CONCURRENT_FORMATS`].
     fn default() -> Self {
         Self {
             socket_dir: None,
@@ -59,6 +64,7 @@ impl Default for NodeOptions {
             find_disk_interval: DEFAULT_FIND_DISK_INTERVAL,
             find_disk_timeout: DEFAULT_FIND_DISK_TIMEOUT,
             smb_store: SmbStore::memory(),
+            max_concurrent_formats: DEFAULT_MAX_CONCURRENT_FORMATS,
         }
     }
 }
@@ -128,6 +134,16 @@ impl NodeOptions {
     #[must_use]
     pub fn find_disk_timeout(mut self, timeout: Duration) -> Self {
         self.find_disk_timeout = timeout;
+        self
+    }
+
+    /// How many volumes `stage_disk` formats at once (default
+    /// [`DEFAULT_MAX_CONCURRENT_FORMATS`]; 0 is taken as 1). A format
+    /// holds its place until the host answers, also after its caller has
+    /// given up: formats of large disks take minutes and go on at the host.
+    #[must_use]
+    pub fn max_concurrent_formats(mut self, formats: usize) -> Self {
+        self.max_concurrent_formats = formats.max(1);
         self
     }
 

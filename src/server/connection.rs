@@ -26,6 +26,7 @@ use tokio::time::Instant;
 use tonic::service::Routes;
 
 use super::deadline;
+use super::host_time::{self, Whole};
 use super::listen::Limits;
 use crate::h2io::{RecvBody, Silence, Watched, watch_silence};
 
@@ -196,14 +197,27 @@ async fn call(
     let latency = limits.latency_of(request.uri().path());
     let failure = limits.failure_of(request.uri().path());
     let request = request.map(|body| RecvBody::new(body, ()));
-    let answer = async {
-        if !latency.is_zero() {
-            tokio::time::sleep(latency).await;
+    let answer = async move {
+        if latency.is_zero() {
+            return match failure {
+                Some(status) => Ok(status.into_http()),
+                None => tower::ServiceExt::oneshot(routes, request).await,
+            };
         }
-        match failure {
-            Some(status) => Ok(status.into_http()),
-            None => tower::ServiceExt::oneshot(routes, request).await,
-        }
+        // Host time: the work goes on when the caller leaves (host_time).
+        let (parts, body) = request.into_parts();
+        let whole = match host_time::read_whole(body).await {
+            Ok(whole) => whole,
+            Err(e) => return Ok(tonic::Status::internal(e.to_string()).into_http()),
+        };
+        let request = http::Request::from_parts(parts, tonic::body::Body::new(Whole(Some(whole))));
+        host_time::after(latency, async move {
+            match failure {
+                Some(status) => Ok(status.into_http()),
+                None => tower::ServiceExt::oneshot(routes, request).await,
+            }
+        })
+        .await
     };
     let response = tokio::select! {
         biased;

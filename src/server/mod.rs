@@ -18,6 +18,7 @@ mod convert;
 pub(crate) mod deadline;
 mod disk;
 mod filesystem;
+pub(crate) mod host_time;
 mod iscsi;
 mod listen;
 mod message;

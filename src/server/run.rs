@@ -9,7 +9,7 @@ use tokio::task::JoinSet;
 use super::ProxyService;
 use super::listen::{Cleanup, Limits, Listener};
 use super::sandbox_lock::SandboxLock;
-use crate::host::{Host, HostConfig, temporary_sandbox};
+use crate::host::{Host, HostConfig, LatencyProfile, temporary_sandbox};
 use crate::transport::Address;
 
 /// Re-exported from the crate root, where it now lives beside `ApiVersion`.
@@ -146,6 +146,22 @@ impl ServerBuilder {
         );
         let mut latency = self.limits.latency.to_vec();
         latency.push((rpc, delay));
+        self.limits.latency = latency.into();
+        self
+    }
+
+    /// The host time of the real csi-proxy `profile` for every RPC (see
+    /// [`LatencyProfile`]), added to the latencies given with
+    /// [`ServerBuilder::latency`]. Off by default. A call's work is done
+    /// at the host once its host time has passed, also when the caller
+    /// has given up by then, as at the proxy.
+    pub fn latency_profile(mut self, profile: LatencyProfile) -> Self {
+        let mut latency = self.limits.latency.to_vec();
+        latency.extend(
+            profile
+                .latencies()
+                .map(|(rpc, delay)| (rpc.to_string(), delay)),
+        );
         self.limits.latency = latency.into();
         self
     }

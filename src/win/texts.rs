@@ -169,6 +169,28 @@ pub fn supported_size_failed(volume: &str, code: u32) -> String {
     )
 }
 
+/// `MSFT_Partition.GetSupportedSize` for volume `volume` (ResizeVolume to
+/// the maximum) returned `code`, in `release`'s words: v1.1 runs
+/// `Get-PartitionSupportedSize` and quotes its record (`StorageWMI 4`
+/// when the defrag service cannot answer).
+pub fn supported_size_failed_in(release: ProxyRelease, volume: &str, code: u32) -> String {
+    match release {
+        ProxyRelease::V1_1 => {
+            let command = r#"Get-Volume -UniqueId "$Env:volumeID" | Get-partition | Get-PartitionSupportedSize | Select SizeMax | ConvertTo-Json"#;
+            let out = cmdlet_output(
+                "Get-PartitionSupportedSize",
+                command,
+                "MSFT_Partition",
+                code,
+            );
+            format!(
+                "error getting sizemin,sizemax from mount. cmd: {command}, output: {out}, error: {EXIT_STATUS}"
+            )
+        }
+        ProxyRelease::V1_3 => supported_size_failed(volume, code),
+    }
+}
+
 /// v1.3: `MSFT_Volume.Flush` of volume `volume` returned `code`.
 pub fn flush_failed(volume: &str, code: u32) -> String {
     format!("error writing volume ({volume}) cache. result: {code}, error: <nil>")

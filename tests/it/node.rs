@@ -120,7 +120,7 @@ async fn find_disk_by_each_selector(f: &Fixture) {
     let node = &f.node;
     let by_lun = node.find_disk(DiskSelector::Lun(2)).await.unwrap();
     assert_eq!(by_lun.number, 2);
-    assert_eq!(by_lun.lun.as_deref(), Some("2"));
+    assert_eq!(by_lun.lun, Some(2));
     let page83 = by_lun
         .page83
         .clone()
@@ -134,7 +134,7 @@ async fn find_disk_by_each_selector(f: &Fixture) {
     let by_word = node.find_disk(DiskSelector::Page83(last)).await.unwrap();
     assert_eq!(by_word.number, 2);
     let by_number = node.find_disk(DiskSelector::Number(1)).await.unwrap();
-    assert_eq!(by_number.lun.as_deref(), Some("1"));
+    assert_eq!(by_number.lun, Some(1));
 }
 
 async fn stage_disk_is_idempotent(f: &Fixture) {

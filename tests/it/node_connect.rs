@@ -154,7 +154,7 @@ async fn find_disk_polls_until_the_disk_is_attached() {
     });
     let start = tokio::time::Instant::now();
     let disk = node.find_disk(DiskSelector::Lun(7)).await.unwrap();
-    assert_eq!(disk.lun.as_deref(), Some("7"));
+    assert_eq!(disk.lun, Some(7));
     assert_eq!(start.elapsed(), Duration::from_secs(5));
     assert_eq!(mock.calls_of("Rescan").len(), 1);
     assert_eq!(mock.calls_of("ListDiskLocations").len(), 6);

@@ -114,7 +114,10 @@ async fn an_nvme_disk_never_matches_a_lun(f: &Fixture) {
     let Error::DiskNotFound { seen, .. } = &err else {
         panic!("{err}");
     };
-    assert!(seen.contains("disk 2 (LUN none"), "{seen}");
+    assert!(
+        seen.contains("disk 2 (") && seen.contains("no LUN"),
+        "{seen}"
+    );
     let nvme = f.node.find_disk(DiskSelector::Number(2)).await.unwrap();
     assert_eq!(nvme.lun, None);
     assert_eq!(

@@ -162,6 +162,9 @@ fn disk_object(obj: &IWbemClassWrapper) -> Result<DiskObject> {
         size: unsigned(obj, "Size")?,
         is_offline: boolean(obj, "IsOffline")?,
         partition_style: unsigned(obj, "PartitionStyle")? as u16,
+        is_read_only: boolean(obj, "IsReadOnly")?,
+        is_system: boolean(obj, "IsSystem")?,
+        is_boot: boolean(obj, "IsBoot")?,
     })
 }
 
@@ -278,6 +281,17 @@ impl WindowsHost for LocalHost {
         cim::with(Namespace::Storage, |conn| {
             let path = disk_path(conn, number)?;
             method_result(call(conn, "MSFT_Disk", &path, method, vec![])?, method)
+        })
+    }
+
+    fn disk_set_read_only(&self, number: u32, read_only: bool) -> Result<MethodResult> {
+        cim::with(Namespace::Storage, |conn| {
+            let path = disk_path(conn, number)?;
+            let args = vec![("IsReadOnly", Variant::Bool(read_only))];
+            method_result(
+                call(conn, "MSFT_Disk", &path, "SetAttributes", args)?,
+                "MSFT_Disk.SetAttributes",
+            )
         })
     }
 

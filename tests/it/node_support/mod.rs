@@ -11,7 +11,7 @@ use csi_proxy_client::host::{Host, HostConfig, NodeSeed, ProxyRelease};
 use csi_proxy_client::host_process::FakeWindows;
 use csi_proxy_client::mock::MockHost;
 use csi_proxy_client::node::{Node, NodeOptions, NodeVersions, SmbCredentials};
-use csi_proxy_client::server::{GroupVersion, Server};
+use csi_proxy_client::server::{GroupVersion, Server, ServerBuilder};
 use tempfile::TempDir;
 
 pub const GIB: u64 = 1 << 30;
@@ -140,19 +140,27 @@ impl Fixture {
         options: NodeOptions,
         seed: Option<&str>,
     ) -> Fixture {
+        Self::server_configured(family, options, seed, |builder| builder).await
+    }
+
+    /// Over the reference server built with `configure` (latency, faults).
+    pub async fn server_configured(
+        family: Family,
+        options: NodeOptions,
+        seed: Option<&str>,
+        configure: impl FnOnce(ServerBuilder) -> ServerBuilder,
+    ) -> Fixture {
         let sandbox = tempfile::tempdir().expect("sandbox");
         let sockets = tempfile::tempdir().expect("sockets");
         let mut config = HostConfig::new(sandbox.path());
         config.seed = seed.map(|s| NodeSeed::from_toml_str(s).expect("valid seed"));
         let host = Host::new(config).expect("host");
         make_share_dirs(&host);
-        let server = Server::builder()
+        let builder = Server::builder()
             .socket_dir(sockets.path())
             .serve(family.endpoints())
-            .host(host.clone())
-            .start()
-            .await
-            .expect("server starts");
+            .host(host.clone());
+        let server = configure(builder).start().await.expect("server starts");
         let node = Node::connect(options.socket_dir(sockets.path()))
             .await
             .expect("connect");
@@ -203,6 +211,12 @@ impl Fixture {
             server: None,
             fake: Some((fake, sandbox)),
         }
+    }
+
+    /// The fake Windows boundary, on the host-process backend.
+    #[cfg(feature = "host-process")]
+    pub fn fake(&self) -> Option<&FakeWindows> {
+        self.fake.as_ref().map(|(fake, _)| &**fake)
     }
 
     /// A second `Node` over the same backend with default options (its own

@@ -1,0 +1,409 @@
+//! What the node layer knows about a disk ([`DiskInfo`]), how a driver
+//! names the disk it wants ([`DiskSelector`]), and the rules every cloud's
+//! driver follows to find its disks.
+
+use std::fmt;
+use std::sync::Arc;
+
+/// How a disk's partitions are laid out (`MSFT_Disk.PartitionStyle`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PartitionStyle {
+    /// No partition table: a blank disk.
+    Raw,
+    /// Master boot record.
+    Mbr,
+    /// GUID partition table.
+    Gpt,
+}
+
+/// One disk as the node lists it ([`Node::disks`](super::Node::disks)).
+///
+/// Through the proxy, the location comes from `ListDiskLocations`, the ids
+/// from `ListDiskIDs`, the size from `GetDiskStats` (`DiskStats` before
+/// v1beta3), the state from `GetDiskState` (`GetAttachState` in v1beta2;
+/// v1beta1 cannot tell). In HostProcess mode every field comes from the
+/// disk's `MSFT_Disk` instance, the page 83 id from
+/// `IOCTL_STORAGE_QUERY_PROPERTY`. `None` is "this mode or proxy version
+/// cannot tell", never a guess.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct DiskInfo {
+    /// The disk number Windows gave it (`MSFT_Disk.Number`).
+    pub number: u32,
+    /// `Adapter N` of `MSFT_Disk.Location` (the proxy's `adapter`).
+    pub adapter: Option<u32>,
+    /// `Bus N` of the location (NVMe and PCI locations); a SCSI `Port` is
+    /// not reported by the proxy and stays `None`.
+    pub bus: Option<u32>,
+    /// `Target N` of the location.
+    pub target: Option<u32>,
+    /// `LUN N` of the location: SCSI disks only, never NVMe.
+    pub lun: Option<u32>,
+    /// The NVMe namespace id, read from the device path
+    /// (`MSFT_Disk.Path`, `ven_nvme`, the number after `&0&`, the form
+    /// azuredisk-csi-driver pkg/os/disk/disk.go reads). HostProcess mode
+    /// only: the proxy's API shows no device path.
+    pub nvme_namespace: Option<u32>,
+    /// The page 83 id as the proxy reports it (ASCII ids as text, binary
+    /// ids as lowercase hex); `None` when the disk has none.
+    pub page83: Option<String>,
+    /// The serial number verbatim (`MSFT_Disk.SerialNumber`); `None` when empty.
+    pub serial_number: Option<String>,
+    /// Size in bytes (`GetDiskStats`, `MSFT_Disk.Size`).
+    pub size: Option<u64>,
+    /// Online (`GetDiskState`, `MSFT_Disk.IsOffline`); `None` on v1beta1.
+    pub online: Option<bool>,
+    /// Read-only (`MSFT_Disk.IsReadOnly`). HostProcess mode only: no
+    /// proxy version reports it.
+    pub read_only: Option<bool>,
+    /// Partition style (`MSFT_Disk.PartitionStyle`). HostProcess mode only.
+    pub partition_style: Option<PartitionStyle>,
+    /// Whether this disk holds Windows or boots the node. HostProcess mode:
+    /// `MSFT_Disk.IsSystem` or `IsBoot`. Through the proxy: the disk of the
+    /// volume holding `C:\` (volume v2alpha1's
+    /// `GetClosestVolumeIDFromTargetPath`, then `GetDiskNumberFromVolumeID`);
+    /// `None` when the proxy serves no volume v2alpha1.
+    pub os_disk: Option<bool>,
+    /// Whether this is a cloud's temporary (resource) disk: another LUN of
+    /// the OS disk's SCSI adapter and target, as Azure places its resource
+    /// disk (`D:`, adapter 0, LUN 1; azuredisk-csi-driver skips adapter 0
+    /// for this reason, its commit f890cd269). `false` when the OS disk is
+    /// unknown.
+    pub temporary: bool,
+}
+
+impl DiskInfo {
+    /// A disk known only by its number.
+    pub fn new(number: u32) -> DiskInfo {
+        DiskInfo {
+            number,
+            adapter: None,
+            bus: None,
+            target: None,
+            lun: None,
+            nvme_namespace: None,
+            page83: None,
+            serial_number: None,
+            size: None,
+            online: None,
+            read_only: None,
+            partition_style: None,
+            os_disk: None,
+            temporary: false,
+        }
+    }
+
+    /// The NVMe EUI-64 a GCE NVMe disk shows: the first 16 hex digits after
+    /// `eui.` in the page 83 id, or of a serial number written as
+    /// `10CC_9636_B6E3_CE3B_0000_0000_0000_0000.` (the two forms
+    /// gcp-compute-persistent-disk-csi-driver pkg/mount-manager/safe-mounter-v1_windows.go
+    /// reads, gcp-compute-persistent-disk-csi-driver#2114).
+    pub fn eui64(&self) -> Option<u64> {
+        let from_page83 = self.page83.as_deref().and_then(|p| {
+            let hex = p.trim().strip_prefix("eui.")?;
+            hex.get(..16).and_then(|h| u64::from_str_radix(h, 16).ok())
+        });
+        from_page83.or_else(|| {
+            let serial = self.serial_number.as_deref()?.trim();
+            let hex: String = serial.trim_end_matches('.').replace('_', "");
+            if hex.len() != 32 {
+                return None;
+            }
+            u64::from_str_radix(&hex[..16], 16).ok()
+        })
+    }
+
+    /// Whether a selector may return this disk: never the OS disk, never
+    /// the temporary disk.
+    pub fn selectable(&self) -> bool {
+        self.os_disk != Some(true) && !self.temporary
+    }
+
+    pub(crate) fn describe(&self) -> String {
+        let mut s = format!("disk {}", self.number);
+        let mut parts = Vec::new();
+        if let Some(a) = self.adapter {
+            parts.push(format!("adapter {a}"));
+        }
+        if let Some(t) = self.target {
+            parts.push(format!("target {t}"));
+        }
+        match (self.lun, self.nvme_namespace) {
+            (Some(l), _) => parts.push(format!("LUN {l}")),
+            (None, Some(ns)) => parts.push(format!("NVMe namespace {ns}")),
+            (None, None) => parts.push("no LUN".into()),
+        }
+        parts.push(format!("page83 {:?}", self.page83.as_deref().unwrap_or("")));
+        parts.push(format!(
+            "serial {:?}",
+            self.serial_number.as_deref().unwrap_or("")
+        ));
+        if self.os_disk == Some(true) {
+            parts.push("OS disk, never selected".into());
+        }
+        if self.temporary {
+            parts.push("temporary disk, never selected".into());
+        }
+        s.push_str(&format!(" ({})", parts.join(", ")));
+        s
+    }
+}
+
+/// Marks the temporary disks of `disks` (see [`DiskInfo::temporary`]):
+/// another LUN at the OS disk's adapter, bus and target.
+pub(crate) fn mark_temporary(disks: &mut [DiskInfo]) {
+    let Some(os) = disks.iter().find(|d| d.os_disk == Some(true)) else {
+        return;
+    };
+    if os.lun.is_none() || os.adapter.is_none() {
+        return;
+    }
+    let (number, adapter, bus, target) = (os.number, os.adapter, os.bus, os.target);
+    for d in disks.iter_mut() {
+        if d.number != number
+            && d.lun.is_some()
+            && (d.adapter, d.bus, d.target) == (adapter, bus, target)
+        {
+            d.temporary = true;
+        }
+    }
+}
+
+/// The NVMe namespace id in a disk's device path: `ven_nvme`, then the
+/// digits after `&0&` (azuredisk-csi-driver pkg/os/disk/disk.go).
+pub(crate) fn nvme_namespace_of_path(path: &str) -> Option<u32> {
+    let lower = path.to_ascii_lowercase();
+    if !lower.contains("ven_nvme") {
+        return None;
+    }
+    let (_, rest) = lower.rsplit_once("&0&")?;
+    let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+    if digits.is_empty() || !matches!(rest[digits.len()..].chars().next(), None | Some('#')) {
+        return None;
+    }
+    digits.parse().ok().filter(|&n| n >= 1)
+}
+
+/// A driver's own rule for [`DiskSelector::Matching`]: a description (for
+/// logs and errors) and a test over [`DiskInfo`]. Two predicates are equal
+/// when they are the same closure.
+#[derive(Clone)]
+pub struct DiskPredicate {
+    description: String,
+    test: Arc<dyn Fn(&DiskInfo) -> bool + Send + Sync>,
+}
+
+impl DiskPredicate {
+    /// A rule named `description`.
+    pub fn new(
+        description: impl Into<String>,
+        test: impl Fn(&DiskInfo) -> bool + Send + Sync + 'static,
+    ) -> DiskPredicate {
+        DiskPredicate {
+            description: description.into(),
+            test: Arc::new(test),
+        }
+    }
+
+    /// What the rule looks for.
+    pub fn description(&self) -> &str {
+        &self.description
+    }
+}
+
+impl fmt::Debug for DiskPredicate {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("DiskPredicate")
+            .field(&self.description)
+            .finish()
+    }
+}
+
+impl PartialEq for DiskPredicate {
+    fn eq(&self, other: &Self) -> bool {
+        Arc::ptr_eq(&self.test, &other.test)
+    }
+}
+
+impl Eq for DiskPredicate {}
+
+/// Which disk [`Node::find_disk`](super::Node::find_disk) looks for. No
+/// selector ever returns the OS disk or a cloud's temporary disk
+/// ([`DiskInfo::selectable`]). See the README's table of clouds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DiskSelector {
+    /// The SCSI LUN on any adapter (a disk without one, NVMe, never
+    /// matches). Prefer the cloud's own selector: on Azure, use
+    /// [`DiskSelector::AzureLun`].
+    Lun(u32),
+    /// Azure's LUN: the SCSI LUN of a data disk (an adapter other than 0,
+    /// where Azure puts the OS and resource disks), or on NVMe VM sizes the
+    /// disk whose NVMe namespace id is LUN + 1 (azuredisk-csi-driver
+    /// pkg/os/disk/disk.go, its commit f890cd269 and #3632). The namespace
+    /// is known in HostProcess mode only.
+    AzureLun(u32),
+    /// GCE's device name: the last word of the page 83 id
+    /// (`Google  <device name>`, gcp-compute-persistent-disk-csi-driver
+    /// pkg/mount-manager/safe-mounter-v1_windows.go).
+    GceDeviceName(String),
+    /// A GCE NVMe disk (Hyperdisk) by the `nvmeNamespaceIdentifier` of the
+    /// instance metadata: equal to [`DiskInfo::eui64`]
+    /// (gcp-compute-persistent-disk-csi-driver#2114).
+    GceNvmeNamespace(u64),
+    /// An EBS volume id (`vol-0123...` or `vol0123...`): the id without
+    /// its `-` inside the serial number, whatever follows it (Windows shows
+    /// `vol0123456789abcdef0_00000001.`; aws-ebs-csi-driver
+    /// pkg/mounter/mount_windows_proxyV1.go matches the same way).
+    EbsVolumeId(String),
+    /// vSphere's disk UUID: the page 83 id equal to it, case and `-`
+    /// ignored (vsphere-csi-driver pkg/csi/service/mounter/mounter_windows.go).
+    VsphereUuid(String),
+    /// The page 83 id, whole or its last word (case-insensitive).
+    Page83(String),
+    /// The serial number (case-insensitive, surrounding blanks ignored).
+    SerialNumber(String),
+    /// The disk number Windows gave it.
+    Number(u32),
+    /// A driver's own rule over [`DiskInfo`]. With it, every disk's size
+    /// and state are read at each look (one call each per disk).
+    Matching(DiskPredicate),
+}
+
+impl DiskSelector {
+    /// [`DiskSelector::Matching`] over `test`, described as `description`.
+    pub fn matching(
+        description: impl Into<String>,
+        test: impl Fn(&DiskInfo) -> bool + Send + Sync + 'static,
+    ) -> DiskSelector {
+        DiskSelector::Matching(DiskPredicate::new(description, test))
+    }
+
+    /// Whether `disk` is the one looked for (the OS and temporary disks
+    /// aside: [`Node::find_disk`](super::Node::find_disk) leaves those out first).
+    pub fn matches(&self, disk: &DiskInfo) -> bool {
+        let same = |a: &str, b: &str| a.trim().eq_ignore_ascii_case(b.trim());
+        match self {
+            DiskSelector::Lun(lun) => disk.lun == Some(*lun),
+            DiskSelector::AzureLun(lun) => match (disk.lun, disk.nvme_namespace) {
+                (Some(l), _) => l == *lun && disk.adapter != Some(0),
+                (None, Some(ns)) => u64::from(ns) == u64::from(*lun) + 1,
+                (None, None) => false,
+            },
+            DiskSelector::GceDeviceName(name) => disk
+                .page83
+                .as_deref()
+                .and_then(|p| p.split_whitespace().last())
+                .is_some_and(|w| !name.trim().is_empty() && w == name.trim()),
+            DiskSelector::GceNvmeNamespace(id) => disk.eui64() == Some(*id),
+            DiskSelector::EbsVolumeId(id) => {
+                let id = id.trim().replace('-', "").to_ascii_lowercase();
+                id.len() > 3
+                    && disk
+                        .serial_number
+                        .as_deref()
+                        .is_some_and(|s| s.to_ascii_lowercase().contains(&id))
+            }
+            DiskSelector::VsphereUuid(uuid) => {
+                let plain = |s: &str| s.trim().replace('-', "").to_ascii_lowercase();
+                !uuid.trim().is_empty()
+                    && disk
+                        .page83
+                        .as_deref()
+                        .is_some_and(|p| plain(p) == plain(uuid))
+            }
+            DiskSelector::Page83(id) => disk.page83.as_deref().is_some_and(|p| {
+                same(p, id) || p.split_whitespace().last().is_some_and(|w| same(w, id))
+            }),
+            DiskSelector::SerialNumber(s) => disk
+                .serial_number
+                .as_deref()
+                .is_some_and(|serial| !s.trim().is_empty() && same(serial, s)),
+            DiskSelector::Number(n) => *n == disk.number,
+            DiskSelector::Matching(p) => (p.test)(disk),
+        }
+    }
+
+    /// Whether looking needs every disk's size and state.
+    pub(crate) fn needs_details(&self) -> bool {
+        matches!(self, DiskSelector::Matching(_))
+    }
+}
+
+impl fmt::Display for DiskSelector {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            DiskSelector::Lun(n) => write!(f, "LUN {n}"),
+            DiskSelector::AzureLun(n) => write!(f, "Azure LUN {n}"),
+            DiskSelector::GceDeviceName(n) => write!(f, "GCE device name {n:?}"),
+            DiskSelector::GceNvmeNamespace(n) => write!(f, "GCE NVMe namespace identifier {n}"),
+            DiskSelector::EbsVolumeId(id) => write!(f, "EBS volume {id:?}"),
+            DiskSelector::VsphereUuid(id) => write!(f, "vSphere disk UUID {id:?}"),
+            DiskSelector::Page83(id) => write!(f, "page83 id {id:?}"),
+            DiskSelector::SerialNumber(s) => write!(f, "serial number {s:?}"),
+            DiskSelector::Number(n) => write!(f, "disk number {n}"),
+            DiskSelector::Matching(p) => write!(f, "rule {:?}", p.description),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn disk(f: impl FnOnce(&mut DiskInfo)) -> DiskInfo {
+        let mut d = DiskInfo::new(4);
+        f(&mut d);
+        d
+    }
+
+    #[test]
+    fn azure_lun_skips_adapter_0_and_maps_nvme_namespaces() {
+        let os = disk(|d| (d.adapter, d.lun) = (Some(0), Some(0)));
+        let data = disk(|d| (d.adapter, d.lun) = (Some(3), Some(0)));
+        let nvme = disk(|d| (d.adapter, d.nvme_namespace) = (Some(2), Some(1)));
+        assert!(!DiskSelector::AzureLun(0).matches(&os));
+        assert!(DiskSelector::AzureLun(0).matches(&data));
+        assert!(DiskSelector::AzureLun(0).matches(&nvme));
+        assert!(!DiskSelector::AzureLun(1).matches(&nvme));
+        assert!(!DiskSelector::Lun(0).matches(&nvme));
+    }
+
+    #[test]
+    fn nvme_namespace_comes_from_the_device_path() {
+        let p = r"\\?\scsi#disk&ven_nvme&prod_msft_nvme_accele#6&ca10229&0&000002#{53f56307-b6bf-11d0-94f2-00a0c91efb8b}";
+        assert_eq!(nvme_namespace_of_path(p), Some(2));
+        let scsi = r"\\?\scsi#disk&ven_msft&prod_virtual_disk#000001#{53f56307-b6bf-11d0-94f2-00a0c91efb8b}";
+        assert_eq!(nvme_namespace_of_path(scsi), None);
+    }
+
+    #[test]
+    fn ebs_ids_match_with_or_without_dash_and_suffix() {
+        let d = disk(|d| d.serial_number = Some("vol0123456789abcdef0_00000001.".into()));
+        assert!(DiskSelector::EbsVolumeId("vol-0123456789abcdef0".into()).matches(&d));
+        assert!(DiskSelector::EbsVolumeId("vol0123456789abcdef0".into()).matches(&d));
+        assert!(!DiskSelector::EbsVolumeId("vol-0123456789abcdef1".into()).matches(&d));
+        assert!(!DiskSelector::SerialNumber("vol0123456789abcdef0".into()).matches(&d));
+    }
+
+    #[test]
+    fn gce_eui_from_page83_or_serial() {
+        let a = disk(|d| d.page83 = Some("eui.10CC9636B6E3CE3B0000000000000000".into()));
+        let b = disk(|d| d.serial_number = Some("10CC_9636_B6E3_CE3B_0000_0000_0000_0000.".into()));
+        assert_eq!(a.eui64(), Some(0x10CC_9636_B6E3_CE3B));
+        assert_eq!(b.eui64(), Some(0x10CC_9636_B6E3_CE3B));
+        assert!(DiskSelector::GceNvmeNamespace(0x10CC_9636_B6E3_CE3B).matches(&a));
+        let pd = disk(|d| d.page83 = Some("Google  data-disk-1".into()));
+        assert!(DiskSelector::GceDeviceName("data-disk-1".into()).matches(&pd));
+        assert!(!DiskSelector::GceDeviceName("disk-1".into()).matches(&pd));
+    }
+
+    #[test]
+    fn vsphere_uuid_ignores_case_and_dashes() {
+        let d = disk(|d| d.page83 = Some("6000c29a98d05e384a43f0ef189aaf5a".into()));
+        assert!(
+            DiskSelector::VsphereUuid("6000C29A-98D0-5E38-4A43-F0EF189AAF5A".into()).matches(&d)
+        );
+        assert!(!DiskSelector::VsphereUuid("6000c29a98d05e384a43f0ef189aaf5b".into()).matches(&d));
+    }
+}

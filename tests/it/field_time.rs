@@ -1,0 +1,272 @@
+//! Host time (issues 26 and 27): work at the host takes time and goes on
+//! when its caller gives up, as csi-proxy's PowerShell and WMI calls do;
+//! latency profiles of the real proxy; and the field failures that come of
+//! it (a format that outlives kubelet's timeout, azuredisk-csi-driver#2690;
+//! an expansion whose supported-size query fails or takes minutes,
+//! aws-ebs-csi-driver#2877, AgentBaker#3804).
+#![cfg(feature = "mock")]
+
+use std::time::Duration;
+
+use csi_proxy_client::Error;
+use csi_proxy_client::filesystem::v1::{self as fs, FilesystemApi};
+use csi_proxy_client::mock::MockHost;
+
+const LATE: &str = r"C:\var\lib\kubelet\plugins\late";
+
+async fn exists(api: &dyn FilesystemApi, path: &str) -> bool {
+    let request = fs::PathExistsRequest { path: path.into() };
+    api.path_exists(request).await.unwrap().exists
+}
+
+/// MockHost: the call fails with the caller's timeout, and the host work
+/// is done once its host time has passed (before, the mock dropped the
+/// work with the caller and the directory never appeared).
+#[tokio::test(start_paused = true)]
+async fn mock_host_work_goes_on_after_the_caller_gives_up() {
+    let node = MockHost::builder()
+        .request_timeout(Duration::from_secs(1))
+        .build()
+        .unwrap();
+    node.add_latency("Mkdir", Duration::from_secs(10));
+    let api: &dyn FilesystemApi = &node;
+    let err = api
+        .mkdir(fs::MkdirRequest { path: LATE.into() })
+        .await
+        .unwrap_err();
+    assert!(matches!(err, Error::Timeout { .. }), "{err}");
+    assert!(!exists(api, LATE).await, "done before its host time");
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    assert!(
+        exists(api, LATE).await,
+        "the host work stopped with its caller"
+    );
+}
+
+/// The reference server: a call its caller gave up on (its `grpc-timeout`
+/// passed) is done at the host once its host time has passed.
+#[cfg(unix)]
+#[tokio::test(start_paused = true)]
+async fn server_host_work_goes_on_after_the_deadline_passes() {
+    use csi_proxy_client::ConnectOptions;
+    use csi_proxy_client::server::Server;
+    let sockets = tempfile::tempdir().unwrap();
+    let server = Server::builder()
+        .socket_dir(sockets.path())
+        .latency("Mkdir", Duration::from_secs(10))
+        .start()
+        .await
+        .unwrap();
+    let address = server.address("filesystem", "v1").unwrap().to_string();
+    let options = ConnectOptions::default().with_request_timeout(Duration::from_secs(1));
+    let client = fs::Client::connect_with(&address, &options).await.unwrap();
+    let err = client
+        .mkdir(fs::MkdirRequest { path: LATE.into() })
+        .await
+        .unwrap_err();
+    assert!(err.kind() == csi_proxy_client::ErrorKind::TimedOut, "{err}");
+    assert!(!exists(&client, LATE).await, "done before its host time");
+    tokio::time::sleep(Duration::from_secs(10)).await;
+    assert!(
+        exists(&client, LATE).await,
+        "the host work stopped with its caller"
+    );
+    server.shutdown().await.unwrap();
+}
+
+/// A latency profile gives each call the real proxy's host time for its
+/// RPC (modelled time, read on tokio's paused clock).
+#[tokio::test(start_paused = true)]
+async fn a_latency_profile_gives_each_call_its_host_time() {
+    use csi_proxy_client::host::LatencyProfile;
+    use csi_proxy_client::volume::v1::{self as volume, VolumeApi};
+    for profile in LatencyProfile::ALL {
+        let node = MockHost::builder()
+            .latency_profile(profile)
+            .build()
+            .unwrap();
+        let api: &dyn VolumeApi = &node;
+        let start = tokio::time::Instant::now();
+        let request = volume::ListVolumesOnDiskRequest {
+            disk_number: 0,
+            partition_number: 0,
+        };
+        api.list_volumes_on_disk(request).await.unwrap();
+        assert_eq!(
+            start.elapsed(),
+            profile.latency("ListVolumesOnDisk"),
+            "{profile}"
+        );
+    }
+}
+mod format {
+    //! azuredisk-csi-driver#2690: a format that outlives kubelet's
+    //! deadline. Before the fix, the retry found the volume unformatted,
+    //! formatted it again and mounted it; the formats still running at
+    //! the host then wiped the mounted volume.
+
+    use std::time::Duration;
+
+    use crate::node_support::*;
+    use csi_proxy_client::Error;
+    use csi_proxy_client::node::{Node, NodeOptions};
+
+    /// Stages disk 1 as kubelet does: again after each deadline, until it
+    /// succeeds; then writes a file on the volume, waits until every
+    /// format ever started has ended, and checks the file is there.
+    async fn stage_write_and_wait(f: &Fixture, format_time: Duration) {
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            assert!(attempts <= 50, "stage never succeeded");
+            match f.node.stage_disk(1u32, STAGING).await {
+                Ok(_) => break,
+                Err(Error::DeadlineExceeded { .. }) => continue,
+                Err(e) => panic!("stage failed: {e}"),
+            }
+        }
+        assert!(attempts > 1, "the first stage outlived no deadline");
+        let file = format!(r"{STAGING_C}\data");
+        f.host.write_file(&file, b"the pod's data").unwrap();
+        tokio::time::sleep(format_time * 3).await;
+        assert_eq!(
+            f.host.read_file(&file).ok().as_deref(),
+            Some(&b"the pod's data"[..]),
+            "a second format wiped the mounted volume"
+        );
+    }
+
+    fn options(deadline: Duration) -> NodeOptions {
+        NodeOptions::default().deadline(deadline)
+    }
+
+    const FORMAT: Duration = Duration::from_secs(60);
+    const DEADLINE: Duration = Duration::from_secs(10);
+
+    #[tokio::test(start_paused = true)]
+    async fn a_format_that_outlives_the_deadline_is_done_once_mock() {
+        let f = Fixture::mock(Family::V1, options(DEADLINE)).await;
+        let mock = f.mock.as_ref().unwrap();
+        mock.add_latency("FormatVolume", FORMAT);
+        stage_write_and_wait(&f, FORMAT).await;
+        assert_eq!(mock.calls_of("FormatVolume").len(), 1);
+        f.finish().await;
+    }
+
+    #[cfg(unix)]
+    #[tokio::test(start_paused = true)]
+    async fn a_format_that_outlives_the_deadline_is_done_once_server() {
+        let f = Fixture::server_configured(Family::V1, options(DEADLINE), None, |b| {
+            b.latency("FormatVolume", FORMAT)
+        })
+        .await;
+        stage_write_and_wait(&f, FORMAT).await;
+        f.finish().await;
+    }
+
+    /// The fake's calls run on blocking threads, which tokio's paused
+    /// clock waits for: real time here, short.
+    #[cfg(feature = "host-process")]
+    #[tokio::test]
+    async fn a_format_that_outlives_the_deadline_is_done_once_host_process() {
+        let format = Duration::from_millis(1500);
+        let f = Fixture::host_process(Family::V1, options(Duration::from_millis(300))).await;
+        f.fake().unwrap().add_latency("volume_format_ntfs", format);
+        stage_write_and_wait(&f, format).await;
+        f.finish().await;
+    }
+
+    /// At most `max_concurrent_formats` formats run at once; the others
+    /// wait their turn (before, every stage formatted at once).
+    #[tokio::test(start_paused = true)]
+    async fn formats_beyond_the_bound_wait_their_turn() {
+        let options = NodeOptions::default()
+            .deadline(Duration::from_secs(600))
+            .max_concurrent_formats(1);
+        let f = Fixture::mock(Family::V1, options).await;
+        let mock = f.mock.as_ref().unwrap().clone();
+        mock.add_latency("FormatVolume", FORMAT);
+        let other = r"C:\var\lib\kubelet\plugins\kubernetes.io\csi\d\pv2\globalmount";
+        let node: &Node = &f.node;
+        let both = async {
+            let (a, b) = tokio::join!(node.stage_disk(1u32, STAGING), node.stage_disk(2u32, other));
+            a.unwrap();
+            b.unwrap();
+        };
+        let look = async {
+            tokio::time::sleep(FORMAT / 2).await;
+            mock.calls_of("FormatVolume").len()
+        };
+        let ((), formats_at_first) = tokio::join!(both, look);
+        assert_eq!(formats_at_first, 1, "both formats started at once");
+        assert_eq!(mock.calls_of("FormatVolume").len(), 2);
+        f.finish().await;
+    }
+}
+mod expand {
+    //! Expansion when the partition's maximum size cannot be had
+    //! (aws-ebs-csi-driver#2877, AgentBaker#3804) and v1.1's wording of
+    //! "nothing to grow".
+
+    use std::time::Duration;
+
+    use crate::node_support::*;
+    use csi_proxy_client::node::NodeOptions;
+
+    const GROWN: u64 = 20 * GIB;
+    /// What the GPT layout keeps outside the volume, rounded up.
+    const LAYOUT: u64 = 17 << 20;
+
+    /// Stages disk 2 (16 GiB) and grows the disk to 20 GiB.
+    async fn staged_and_grown(f: &Fixture) {
+        f.node.stage_disk(2u32, STAGING).await.unwrap();
+        f.host.grow_disk(2, GROWN).unwrap();
+    }
+
+    /// `StorageWMI 4` from GetSupportedSize: growing to the maximum fails,
+    /// growing to the size asked for does not need it.
+    async fn without_the_maximum_the_size_asked_for_is_grown_to(f: &Fixture) {
+        staged_and_grown(f).await;
+        f.host.lock().storage.fail_supported_size(Some(4));
+        let err = f.node.expand(STAGING).await.unwrap_err();
+        assert!(err.to_string().to_lowercase().contains("sizemin"), "{err}");
+        let size = f.node.expand_to(STAGING, GROWN - LAYOUT).await.unwrap();
+        assert_eq!(size, GROWN - LAYOUT);
+    }
+
+    crate::node_tests!(without_the_maximum_the_size_asked_for_is_grown_to);
+
+    /// GetSupportedSize taking minutes (AgentBaker#3804): after half the
+    /// deadline the volume grows to the size asked for. Real time: the
+    /// fake's calls run on blocking threads.
+    #[cfg(feature = "host-process")]
+    #[tokio::test]
+    async fn a_maximum_size_that_takes_minutes_is_not_waited_for_host_process() {
+        let options = NodeOptions::default().deadline(Duration::from_millis(1000));
+        let f = Fixture::host_process(Family::V1, options).await;
+        staged_and_grown(&f).await;
+        let fake = f.fake().unwrap();
+        fake.add_latency("partition_supported_size", Duration::from_millis(2500));
+        let size = f.node.expand_to(STAGING, GROWN - LAYOUT).await.unwrap();
+        assert_eq!(size, GROWN - LAYOUT);
+        // The query goes on at the host and grows the rest of the way.
+        tokio::time::sleep(Duration::from_millis(3000)).await;
+        f.finish().await;
+    }
+
+    /// csi-proxy v1.1 quotes PowerShell's "The size of the extent is less
+    /// than the minimum of 1MB." when the volume already fills its
+    /// partition; only v1.3's "extent less than the minimum" was known.
+    #[tokio::test]
+    async fn v1_1s_nothing_to_grow_is_not_a_failure() {
+        let f = Fixture::mock(Family::V1, NodeOptions::default()).await;
+        f.node.stage_disk(2u32, STAGING).await.unwrap();
+        let text = "error resizing volume. cmd: Get-Volume -UniqueId \"$Env:volumeID\" | Get-Partition | Resize-Partition -Size 17162043392, output: Resize-Partition : Size Not Supported\r\n\r\nExtended information:\r\nThe size of the extent is less than the minimum of 1MB.\r\n, error: exit status 1";
+        f.mock
+            .as_ref()
+            .unwrap()
+            .fail_next("ResizeVolume", tonic::Code::Unknown, text);
+        f.node.expand(STAGING).await.unwrap();
+        f.finish().await;
+    }
+}
