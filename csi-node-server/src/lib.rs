@@ -38,6 +38,15 @@ pub mod metrics;
 pub mod plugin;
 pub mod serve;
 
+// The workspace README's code blocks, compiled (and the unit test over
+// `MockHost` run) as this crate's doc tests: the plugin in a page needs this
+// crate, the rest `csi-proxy-client` with `mock`, a dev-dependency here.
+// Only under `cargo test --doc` in the repository; the file is not part of
+// this package.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+mod workspace_readme {}
+
 pub use driver::{
     Call, Driver, Step, Volume, VolumeRequest, default_access_mode, default_fs_type, host_name,
     smb_credentials,

@@ -51,62 +51,43 @@
 //! Other deliberate choices: volume mount points of absent volumes resolve
 //! with Win32 error 21 ("The device is not ready."); WMI result codes that
 //! upstream never pinned down are the constants in [`storage::wmi`].
-
 //!
-//! With feature `host-process` alone (no `server`), only [`path`],
-//! [`credential`], [`location`], [`release`], [`texts`] and the error type are built: the
-//! HostProcess backend validates paths and words its failures with them.
+//! The Windows facts this host shares with the HostProcess backend (path
+//! rules, the proxy's error texts, credential encoding, disk locations, the
+//! release, [`HostError`]) live in a module of their own that both use, so
+//! a build with `host-process` alone compiles none of the simulator; they
+//! are re-exported here under the names they always had.
 
-pub mod credential;
-#[cfg(feature = "server")]
 pub mod disk;
-mod error;
-#[cfg(feature = "server")]
 pub mod filesystem;
-#[cfg(feature = "server")]
 pub mod hotplug;
-#[cfg(feature = "server")]
 pub mod iscsi;
 pub mod latency;
 #[cfg(feature = "server")]
 pub mod layout;
-pub mod location;
-#[cfg(feature = "server")]
 pub mod namespace;
-pub mod path;
-pub mod release;
-#[cfg(feature = "server")]
 pub mod seed;
-#[cfg(feature = "server")]
 pub mod smb;
-#[cfg(feature = "server")]
 pub mod state;
-#[cfg(feature = "server")]
 pub mod storage;
-#[cfg(feature = "server")]
 pub mod system;
-pub mod texts;
-#[cfg(feature = "server")]
 pub mod volume;
 
-#[cfg(feature = "server")]
-pub use disk::{DiskIds, DiskLocation};
+pub use crate::win::ProxyRelease;
+use crate::win::error;
+pub use crate::win::{credential, location, path, release, texts};
 pub use error::{HostError, HostErrorKind, HostResult};
-#[cfg(feature = "server")]
+
+pub use disk::{DiskIds, DiskLocation};
 pub use hotplug::{HotAttach, HotDisk, HotplugError};
 
-#[cfg(feature = "server")]
 pub use iscsi::NodeDisks;
 pub use latency::LatencyProfile;
 #[cfg(feature = "server")]
 pub use layout::Layout;
-pub use release::ProxyRelease;
-#[cfg(feature = "server")]
 pub use seed::{HostConfig, NodeSeed};
-#[cfg(feature = "server")]
 pub use state::{Host, HostState, MountPointInfo, Snapshot, temporary_sandbox};
-#[cfg(feature = "server")]
 pub use volume::VolumeStats;
 
-#[cfg(all(test, feature = "server"))]
+#[cfg(test)]
 mod tests;

@@ -110,14 +110,14 @@ impl Ctx {
 
     /// The filesystem group's validation (working directories, syntax).
     pub fn validate(&self, path: &str) -> Result<(), String> {
-        crate::host::path::validate_working_path(path, &self.working_dirs)
+        crate::win::path::validate_working_path(path, &self.working_dirs)
             .map_err(|e| e.message().to_string())
     }
 }
 
 /// The out parameters of a WMI method that returned 0; for any other
 /// return value, the text `failed` words it in (csi-proxy v1.3's, from
-/// [`crate::host::texts`]).
+/// [`crate::win::texts`]).
 pub(super) fn wmi<T>(
     result: MethodResult<T>,
     failed: impl FnOnce(u32) -> String,

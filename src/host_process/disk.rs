@@ -7,9 +7,9 @@ use super::backend::{Ctx, HostProcess, text, wmi};
 use super::boundary::{DeviceId, DiskObject, PARTITION_STYLE_GPT, PARTITION_STYLE_RAW};
 use crate::Error;
 use crate::disk::v1 as api;
-use crate::host::ProxyRelease::V1_3;
-use crate::host::location::parse_location;
-use crate::host::texts;
+use crate::win::ProxyRelease::V1_3;
+use crate::win::location::parse_location;
+use crate::win::texts;
 
 /// GPT type of a basic data partition.
 pub const GPT_BASIC_DATA: &str = "{ebd0a0a2-b9e5-4433-87c0-68b6b72699c7}";

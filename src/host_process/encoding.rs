@@ -2,7 +2,7 @@
 //! and writes: the `STORAGE_DEVICE_ID_DESCRIPTOR` that
 //! `IOCTL_STORAGE_QUERY_PROPERTY` fills, and how a path is spelled for
 //! each kind of Win32 call (the SMB credential string is
-//! [`crate::host::credential`]).
+//! [`crate::win::credential`]).
 //!
 //! Plain Rust on bytes and strings, so it is compiled and tested on every
 //! platform, not only where the Windows code around it runs.

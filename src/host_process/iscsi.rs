@@ -130,7 +130,7 @@ fn accept(
         }
         Ok(())
     } else {
-        Err(crate::host::texts::iscsi_failed(
+        Err(crate::win::texts::iscsi_failed(
             class_method,
             &target(),
             result.code,

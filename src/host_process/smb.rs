@@ -3,8 +3,8 @@
 
 use super::backend::{Ctx, HostProcess, text, wmi};
 use crate::Error;
-use crate::host::texts;
 use crate::smb::v1 as api;
+use crate::win::texts;
 
 /// A remote path: `/` made `\`, and its mapping root, the lowercase
 /// `\\host\share` of its first two components.

@@ -4,9 +4,9 @@
 use super::backend::{Ctx, HostProcess, text, with_slash, wmi};
 use super::boundary::{FileKind, PartitionObject, VolumeObject};
 use crate::Error;
-use crate::host::ProxyRelease::V1_3;
-use crate::host::texts;
 use crate::volume::v1 as api;
+use crate::win::ProxyRelease::V1_3;
+use crate::win::texts;
 
 /// Growth below which `ResizeVolume` does nothing (100 MiB), as the proxy.
 pub const RESIZE_MIN_GROWTH: u64 = 100 * 1024 * 1024;

@@ -113,7 +113,7 @@ use super::boundary::{
 };
 use super::encoding::{parse_device_id, without_trailing_separator};
 use crate::Error;
-use crate::host::credential;
+use crate::win::credential;
 
 /// `FILE_ATTRIBUTE_DIRECTORY`.
 const FILE_ATTRIBUTE_DIRECTORY: u32 = 0x10;

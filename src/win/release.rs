@@ -1,4 +1,5 @@
-//! Which csi-proxy release the simulated host answers like.
+//! Which csi-proxy release the simulated host answers like (the
+//! HostProcess backend always speaks v1.3).
 //!
 //! csi-proxy v1.3 replaced the PowerShell cmdlets of v1.0–v1.2 with WMI and
 //! Win32 calls, and its failure texts changed with them: a v1.1 failure
@@ -6,7 +7,7 @@
 //! System Error 1219,New-SmbGlobalMapping`, quoted by Go's `%q`), a v1.3
 //! one the WMI library's or go-ole's words (`err: Not Found`, `result: -1,
 //! err: Exception occurred. (...)`). A driver's tests meet either through
-//! [`HostConfig::release`](super::HostConfig::release) (`--proxy-release` of
+//! `HostConfig::release` (`--proxy-release` of
 //! `csi-proxy-server`, `MockHostBuilder::proxy_release`).
 //!
 //! What follows the release today: the SMB group's failures (a mapping
