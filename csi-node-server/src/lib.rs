@@ -39,8 +39,9 @@ pub mod plugin;
 pub mod serve;
 
 // The workspace README's code blocks, compiled (and the unit test over
-// `MockHost` run) as this crate's doc tests: the plugin in a page needs this
-// crate, the rest `csi-proxy-client` with `mock`, a dev-dependency here.
+// `MockHost` run) as this crate's doc tests, with `csi-proxy-client`'s
+// `mock` from the dev-dependencies; the plugin examples are `ignore` there
+// because tests/readme.rs checks them equal to examples/readme, which build.
 // Only under `cargo test --doc` in the repository; the file is not part of
 // this package.
 #[cfg(doctest)]
