@@ -9,7 +9,6 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use csi_node_server::csi::v1::identity_server::Identity;
 use csi_node_server::csi::v1::node_server::Node as _;
 use csi_node_server::csi::v1::node_service_capability::rpc;
 use csi_node_server::csi::v1::volume_capability::access_mode::Mode;
@@ -642,6 +641,7 @@ mod composed {
 
     use csi_node_server::csi::v1::controller_client::ControllerClient;
     use csi_node_server::csi::v1::identity_client::IdentityClient;
+    use csi_node_server::csi::v1::identity_server::Identity;
 
     /// Counts the requests through it: a tower layer around the whole router.
     #[derive(Clone, Default)]
