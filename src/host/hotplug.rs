@@ -1,12 +1,13 @@
 //! Disks that come and go while the node runs, as a cloud attaches, detaches
 //! and grows data disks of a running virtual machine.
 //!
-//! A disk attached here sits on the data-disk SCSI controller
+//! A disk attached here sits where [`HotAttach::location`] says, by default
+//! on the data-disk SCSI controller
 //! (`Integrated : Adapter 3 : Port 0 : Target 0 : LUN <n>`) at the lowest
 //! LUN no disk of the node uses yet, and storage management lists it only
 //! after a `Rescan` (and `rescan_delay` after it), as Windows lists a disk
 //! the hypervisor just hot-added. The driver finds it the way it would on a
-//! cloud node: by the LUN the controller returned, after a rescan.
+//! cloud node: by the LUN or id the controller returned, after a rescan.
 //!
 //! # Detaching a disk that is still mounted is refused
 //! Azure detaches a data disk even while Windows has its volume mounted
@@ -18,15 +19,17 @@
 //! Azure case) is [`HostState::detach_disk_handle`], which leaves the mount
 //! points dangling.
 //!
-//! # Not modelled
-//! A detached disk's contents are gone: attaching the same cloud disk again
-//! gives a blank disk of its size, and the driver formats it again.
+//! # A detached disk keeps its contents
+//! [`HostState::hot_detach`] gives back the disk ([`DetachedDisk`]: its
+//! partitions, volumes and their files), and
+//! [`HostState::hot_reattach`] attaches it again as it was, as a cloud
+//! disk keeps its data between attachments.
 
 use std::time::Duration;
 
 use super::error::HostError;
 use super::state::{Host, HostState};
-use super::storage::{DiskHandle, DiskSpec, Page83, parse_location};
+use super::storage::{DetachedDisk, DiskHandle, DiskSpec, Page83, parse_location};
 
 /// How many LUNs the data-disk controller has (0 to 63, Azure's limit).
 pub const DATA_DISK_LUNS: u32 = 64;
@@ -36,10 +39,17 @@ pub const DATA_DISK_LUNS: u32 = 64;
 pub struct HotAttach {
     /// Capacity in bytes (a multiple of 512).
     pub size: u64,
+    /// Where the disk sits (`MSFT_Disk.Location`); default the data-disk
+    /// controller at [`HostState::free_lun`].
+    pub location: Option<String>,
     /// Page 83 id; default an `MSFT    `+GUID id, as Hyper-V gives.
     pub page83: Option<Page83>,
     /// Serial number; default `""`.
     pub serial_number: Option<String>,
+    /// Device interface path; default a Hyper-V SCSI disk's.
+    pub device_path: Option<String>,
+    /// Attached read-only, as a cloud attaches a disk for a readonly publish.
+    pub read_only: bool,
     /// How long after the `Rescan` the disk shows.
     pub rescan_delay: Duration,
 }
@@ -49,8 +59,11 @@ impl HotAttach {
     pub fn new(size: u64) -> Self {
         Self {
             size,
+            location: None,
             page83: None,
             serial_number: None,
+            device_path: None,
+            read_only: false,
             rescan_delay: Duration::ZERO,
         }
     }
@@ -63,8 +76,8 @@ pub struct HotDisk {
     pub number: u32,
     /// Its handle, for [`HostState::hot_detach`] and [`HostState::hot_grow`].
     pub handle: DiskHandle,
-    /// The LUN it sits at on the data-disk controller.
-    pub lun: u32,
+    /// The LUN in its location (`None` for an NVMe location, which has none).
+    pub lun: Option<u32>,
 }
 
 /// Why a hot-plug operation was refused.
@@ -114,22 +127,58 @@ impl HostState {
         (0..DATA_DISK_LUNS).find(|lun| !used.contains(lun))
     }
 
-    /// Attaches a blank RAW disk at [`free_lun`](Self::free_lun); it is
-    /// listed only after a `Rescan`.
+    /// Attaches a blank RAW disk at `disk.location`, by default at
+    /// [`free_lun`](Self::free_lun); it is listed only after a `Rescan`.
     pub fn hot_attach(&mut self, disk: HotAttach) -> Result<HotDisk, HotplugError> {
-        let lun = self.free_lun().ok_or(HotplugError::NoFreeLun)?;
-        let spec = DiskSpec {
-            location: Some(format!(
-                "Integrated : Adapter 3 : Port 0 : Target 0 : LUN {lun}"
-            )),
-            page83: disk.page83,
-            serial_number: disk.serial_number,
+        let spec = self.hot_spec(&disk)?;
+        let (number, handle) = self.attach_disk(spec)?;
+        self.hot_attached(number, handle)
+    }
+
+    /// Attaches again a disk [`hot_detach`](Self::hot_detach) gave back,
+    /// its partitions, volumes and files as they were, where and as `disk`
+    /// says (`disk.size` grows it if larger: a cloud grew it meanwhile).
+    pub fn hot_reattach(
+        &mut self,
+        detached: DetachedDisk,
+        disk: HotAttach,
+    ) -> Result<HotDisk, HotplugError> {
+        let spec = self.hot_spec(&disk)?;
+        let volumes = detached.volume_ids();
+        let (number, handle) = self.storage.put_disk(detached, spec)?;
+        for id in volumes {
+            self.detached_volumes.remove(&id.to_ascii_lowercase());
+        }
+        self.hot_attached(number, handle)
+    }
+
+    fn hot_spec(&self, disk: &HotAttach) -> Result<DiskSpec, HotplugError> {
+        let location = match &disk.location {
+            Some(l) => l.clone(),
+            None => {
+                let lun = self.free_lun().ok_or(HotplugError::NoFreeLun)?;
+                format!("Integrated : Adapter 3 : Port 0 : Target 0 : LUN {lun}")
+            }
+        };
+        Ok(DiskSpec {
+            location: Some(location),
+            page83: disk.page83.clone(),
+            serial_number: disk.serial_number.clone(),
+            device_path: disk.device_path.clone(),
+            read_only: disk.read_only,
             needs_rescan: true,
             rescan_delay: disk.rescan_delay,
             ..DiskSpec::new(disk.size)
-        };
-        let (number, handle) = self.attach_disk(spec)?;
-        tracing::debug!(number, lun, size = disk.size, "disk hot-attached");
+        })
+    }
+
+    fn hot_attached(&self, number: u32, handle: DiskHandle) -> Result<HotDisk, HotplugError> {
+        let disk = self
+            .storage
+            .disk_by_handle(handle)
+            .ok_or(HotplugError::UnknownDisk(handle.0))?;
+        let lun = parse_location(&disk.location).and_then(|l| l[3].parse().ok());
+        tracing::debug!(number, location = disk.location, size = disk.size, "disk hot-attached");
         Ok(HotDisk {
             number,
             handle,
@@ -137,8 +186,9 @@ impl HostState {
         })
     }
 
-    /// Detaches a disk, refused while a volume of it is mounted.
-    pub fn hot_detach(&mut self, handle: DiskHandle) -> Result<(), HotplugError> {
+    /// Detaches a disk, refused while a volume of it is mounted; gives back
+    /// the disk with its contents, for [`hot_reattach`](Self::hot_reattach).
+    pub fn hot_detach(&mut self, handle: DiskHandle) -> Result<DetachedDisk, HotplugError> {
         let disk = self
             .storage
             .disk_by_handle(handle)
@@ -161,9 +211,12 @@ impl HostState {
                 path: m.path,
             });
         }
-        self.detach_disk_handle(handle)?;
+        let detached = self.storage.take_disk(handle)?;
+        for id in detached.volume_ids() {
+            self.detached_volumes.insert(id.to_ascii_lowercase());
+        }
         tracing::debug!(number, "disk hot-detached");
-        Ok(())
+        Ok(detached)
     }
 
     /// Grows a disk to `size` bytes (at once: partitions stay, the driver
@@ -195,8 +248,17 @@ impl Host {
     }
 
     /// [`HostState::hot_detach`] under the node's lock.
-    pub fn hot_detach(&self, handle: DiskHandle) -> Result<(), HotplugError> {
+    pub fn hot_detach(&self, handle: DiskHandle) -> Result<DetachedDisk, HotplugError> {
         self.lock().hot_detach(handle)
+    }
+
+    /// [`HostState::hot_reattach`] under the node's lock.
+    pub fn hot_reattach(
+        &self,
+        detached: DetachedDisk,
+        disk: HotAttach,
+    ) -> Result<HotDisk, HotplugError> {
+        self.lock().hot_reattach(detached, disk)
     }
 
     /// [`HostState::hot_grow`] under the node's lock.

@@ -80,6 +80,7 @@ pub use error::{HostError, HostErrorKind, HostResult};
 
 pub use disk::{DiskIds, DiskLocation};
 pub use hotplug::{HotAttach, HotDisk, HotplugError};
+pub use storage::DetachedDisk;
 
 pub use iscsi::NodeDisks;
 pub use latency::LatencyProfile;

@@ -435,6 +435,26 @@ impl DiskSpec {
     }
 }
 
+/// A disk taken off the node by [`Storage::take_disk`]: its partitions
+/// and volumes, for [`Storage::put_disk`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DetachedDisk {
+    disk: Disk,
+    volumes: Vec<Volume>,
+}
+
+impl DetachedDisk {
+    /// Its capacity in bytes.
+    pub fn size(&self) -> u64 {
+        self.disk.size
+    }
+
+    /// The ids of its volumes.
+    pub fn volume_ids(&self) -> Vec<String> {
+        self.volumes.iter().map(|v| v.id.clone()).collect()
+    }
+}
+
 /// Where a new partition goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PartitionSize {
@@ -630,6 +650,67 @@ impl Storage {
             self.volumes.remove(&vkey(id));
         }
         Ok(ids)
+    }
+
+    /// Takes a disk off the node with its partitions and volumes, kept as a
+    /// cloud keeps a detached disk: [`Storage::put_disk`] brings it back as
+    /// it was. The volumes' contents are the caller's to keep.
+    pub fn take_disk(&mut self, h: DiskHandle) -> HostResult<DetachedDisk> {
+        let n = self
+            .disk_by_handle(h)
+            .map(|d| d.number)
+            .ok_or_else(|| HostError::invalid_argument(format!("no disk with handle {}", h.0)))?;
+        let disk = self.disks.remove(&n).expect("disk just found");
+        let volumes = disk
+            .partitions
+            .iter()
+            .filter_map(|p| self.volumes.remove(&vkey(p.volume.as_deref()?)))
+            .collect();
+        Ok(DetachedDisk { disk, volumes })
+    }
+
+    /// Attaches a disk [`Storage::take_disk`] took, its partitions and
+    /// volumes as they were, under the ids, size and state of `spec`
+    /// (`partition_style` and `system` are the disk's own). A drive letter
+    /// another volume took meanwhile is dropped.
+    pub fn put_disk(
+        &mut self,
+        detached: DetachedDisk,
+        spec: DiskSpec,
+    ) -> HostResult<(u32, DiskHandle)> {
+        let DetachedDisk {
+            disk: mut kept,
+            volumes,
+        } = detached;
+        let size = spec.size.max(kept.size);
+        let (number, handle) = self.attach_disk(DiskSpec {
+            size: kept.size,
+            sector_size: kept.sector_size,
+            ..spec
+        })?;
+        let taken: Vec<char> = self
+            .disks
+            .values()
+            .flat_map(|d| d.partitions.iter().filter_map(|p| p.drive_letter))
+            .collect();
+        let disk = self.disks.get_mut(&number).expect("disk just attached");
+        for p in &mut kept.partitions {
+            if p.drive_letter.is_some_and(|l| taken.contains(&l)) {
+                p.drive_letter = None;
+            }
+        }
+        disk.partition_style = kept.partition_style;
+        disk.partitions = kept.partitions;
+        disk.is_system = kept.is_system;
+        if let Err(e) = disk.set_size(size) {
+            self.disks.remove(&number);
+            return Err(e);
+        }
+        for mut v in volumes {
+            v.disk = number;
+            self.volumes.insert(vkey(&v.id), v);
+        }
+        Ok((number, handle))
     }
 
     /// Sets a blank disk's partition style without creating the MSR

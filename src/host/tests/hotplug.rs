@@ -15,14 +15,14 @@ fn attached_disk_takes_the_lowest_free_lun_and_shows_after_a_rescan() {
     let h = host();
     // the default node uses LUN 0 (OS disk), 1 and 2
     let a = h.hot_attach(HotAttach::new(GIB)).unwrap();
-    assert_eq!((a.number, a.lun), (3, 3));
+    assert_eq!((a.number, a.lun), (3, Some(3)));
     assert_eq!(lun_of(&h, a.number), None, "listed before a rescan");
     assert_eq!(
         msg(h.run(|node| node.get_disk_stats(a.number))),
         "failed to query disk 3. error: not found"
     );
     let b = h.hot_attach(HotAttach::new(2 * GIB)).unwrap();
-    assert_eq!((b.number, b.lun), (4, 4));
+    assert_eq!((b.number, b.lun), (4, Some(4)));
     h.run(|node| node.rescan()).unwrap();
     assert_eq!(lun_of(&h, a.number).as_deref(), Some("3"));
     assert_eq!(lun_of(&h, b.number).as_deref(), Some("4"));
@@ -34,7 +34,7 @@ fn attached_disk_takes_the_lowest_free_lun_and_shows_after_a_rescan() {
     h.hot_detach(a.handle).unwrap();
     assert_eq!(lun_of(&h, a.number), None);
     let c = h.hot_attach(HotAttach::new(GIB)).unwrap();
-    assert_eq!((c.number, c.lun), (3, 3));
+    assert_eq!((c.number, c.lun), (3, Some(3)));
     assert_ne!(c.handle, a.handle);
     assert_eq!(
         h.hot_detach(a.handle),
@@ -133,6 +133,53 @@ fn grow_only_grows() {
     assert_eq!(
         h.hot_grow(d.handle, 4 * GIB),
         Err(HotplugError::UnknownDisk(d.handle.0))
+    );
+    ok_invariants(&h);
+}
+
+#[test]
+fn a_detached_disk_comes_back_with_its_partitions_volume_and_files() {
+    let h = host();
+    let d = h.hot_attach(HotAttach::new(GIB)).unwrap();
+    h.run(|node| node.rescan()).unwrap();
+    h.run(|node| node.partition_disk(d.number)).unwrap();
+    let id = h
+        .run(|node| node.list_volumes_on_disk(d.number, 0))
+        .unwrap()
+        .remove(0);
+    h.run(|node| node.format_volume(&id)).unwrap();
+    let staging = format!(r"{K}\plugins\cloud\globalmount");
+    h.run(|node| node.mkdir(&staging)).unwrap();
+    h.run(|node| node.mount_volume(&id, &staging)).unwrap();
+    h.run(|node| node.mkdir(&format!(r"{staging}\data"))).unwrap();
+    h.run(|node| node.unmount_volume(&id, &staging)).unwrap();
+    let before = h.snapshot().disk(d.number).unwrap().partitions.clone();
+
+    let kept = h.hot_detach(d.handle).unwrap();
+    assert!(h.snapshot().volume(&id).is_none(), "gone with its disk");
+    ok_invariants(&h);
+    // back elsewhere, grown meanwhile, read-only: same partitions and volume
+    let mut again = HotAttach::new(2 * GIB);
+    again.location = Some("PCI Slot 3 : Adapter 0 : Port 0 : Target 5 : LUN 0".into());
+    again.read_only = true;
+    let r = h.hot_reattach(kept, again).unwrap();
+    assert_eq!(r.lun, Some(0));
+    assert_eq!(lun_of(&h, r.number), None, "listed after a rescan only");
+    h.run(|node| node.rescan()).unwrap();
+    let disk = h.snapshot().disk(r.number).unwrap().clone();
+    assert_eq!(disk.partitions, before);
+    assert_eq!(disk.size, 2 * GIB);
+    assert!(disk.is_read_only);
+    assert_eq!(
+        h.run(|node| node.list_volumes_on_disk(r.number, 0)).unwrap(),
+        vec![id.clone()]
+    );
+    assert!(h.run(|node| node.is_volume_formatted(&id)).unwrap());
+    h.run(|node| node.mount_volume(&id, &staging)).unwrap();
+    assert!(
+        h.run(|node| node.path_exists(&format!(r"{staging}\data")))
+            .unwrap(),
+        "the file written before the detach"
     );
     ok_invariants(&h);
 }
