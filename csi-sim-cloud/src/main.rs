@@ -1,10 +1,11 @@
 //! `csi-sim-cloud`: the reference CSI Proxy server and a simulated cloud's
 //! CSI controller over one simulated Windows node, in one process.
 //!
-//! `csi-sim-cloud serve --socket-dir DIR --endpoint unix:///PATH` serves
-//! the proxy's sockets in DIR (as `csi-proxy-server` does) and the CSI
-//! Identity and Controller services on PATH; a disk the controller attaches
-//! shows on the proxy's disk API after a rescan. `csi-sim-cloud path
+//! `csi-sim-cloud serve --socket-dir DIR --endpoint unix:///PATH [--cloud
+//! azure|gcp|aws|vsphere|smb]` serves the proxy's sockets in DIR (as
+//! `csi-proxy-server` does) and the CSI Identity and Controller services of
+//! that cloud on PATH, over a node laid out as the cloud lays it out; a disk
+//! the controller attaches shows on the proxy's disk API after a rescan. `csi-sim-cloud path
 //! create|remove|check PATH` works on the simulated node's files through the
 //! proxy, for csi-sanity's `--csi.createmountpathcmd` and friends.
 
@@ -16,7 +17,7 @@ use csi_node_server::host_name;
 use csi_proxy_client::host::{Host, HostConfig, NodeSeed, temporary_sandbox};
 use csi_proxy_client::node::{Node, NodeOptions};
 use csi_proxy_client::server::Server;
-use csi_sim_cloud::Cloud;
+use csi_sim_cloud::{Cloud, Profile};
 
 /// A simulated cloud for Windows CSI plugins.
 #[derive(Debug, Parser)]
@@ -80,9 +81,15 @@ struct Serve {
     seed: Option<PathBuf>,
 
     /// Lay the node out as a cloud does: default, azure, azure-nvme, gce,
-    /// aws or vsphere (not together with --seed).
+    /// aws or vsphere (not together with --seed; default: the --cloud's).
     #[arg(long, value_name = "NAME", conflicts_with = "seed")]
     layout: Option<csi_proxy_client::host::Layout>,
+
+    /// The cloud to play: generic, azure, gcp, aws, vsphere or smb (its
+    /// node layout, volume ids, where and how a disk attaches, what
+    /// ControllerPublishVolume returns).
+    #[arg(long, value_name = "NAME", default_value = "generic")]
+    cloud: Profile,
 
     /// Log filter: error, warn, info, debug, trace, or a tracing directive.
     #[arg(long, value_name = "LEVEL", default_value = "info")]
@@ -150,7 +157,7 @@ async fn run(args: Serve) -> Result<(), String> {
         Some(path) => Some(
             NodeSeed::from_file(path).map_err(|e| format!("seed file {}: {e}", path.display()))?,
         ),
-        None => args.layout.and_then(|l| l.seed()),
+        None => args.layout.unwrap_or(args.cloud.layout()).seed(),
     };
     let temp_sandbox;
     let sandbox = match args.sandbox {
@@ -172,9 +179,9 @@ async fn run(args: Serve) -> Result<(), String> {
         .await
         .map_err(|e| e.to_string())?;
     let node_id = args.node_id.unwrap_or_else(host_name);
-    let cloud = Cloud::new(host, node_id.clone());
+    let cloud = Cloud::with_profile(host, node_id.clone(), args.cloud);
     let controller = serve_controller(cloud, &args.endpoint)?;
-    tracing::info!(node_id, endpoint = args.endpoint, "controller serving");
+    tracing::info!(node_id, endpoint = args.endpoint, cloud = %args.cloud, "controller serving");
     let signal = shutdown_signal();
     println!(
         "ready: {} proxy endpoints, controller at {}",

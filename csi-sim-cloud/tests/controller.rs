@@ -178,7 +178,11 @@ async fn identity_and_capabilities() {
         [
             R::CreateDeleteVolume,
             R::PublishUnpublishVolume,
-            R::ExpandVolume
+            R::ListVolumes,
+            R::GetCapacity,
+            R::PublishReadonly,
+            R::ExpandVolume,
+            R::ListVolumesPublishedNodes,
         ]
     );
     let probe = f
