@@ -2,18 +2,25 @@
 //! shares, on the `csi-node-server` library. It serves the CSI Identity and
 //! Node services on `--endpoint unix://PATH`, doing the host work through the
 //! CSI Proxy, or with `--host-process` on the Windows host itself (a
-//! HostProcess container: WMI and Win32, no proxy).
+//! HostProcess container: WMI and Win32, no proxy). With `--driver
+//! azuredisk|gcp-pd|aws-ebs|vsphere|smb` it plays that upstream driver's
+//! node side ([`drivers`]).
+
+mod drivers;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 
 use clap::Parser;
+use csi_node_server::csi::v1::node_service_capability::rpc;
+use csi_node_server::csi::v1::volume_capability::access_mode::Mode;
 use csi_node_server::metrics::serve_metrics;
 use csi_node_server::{
     Driver, Plugin, Volume, VolumeRequest, host_name, serve, socket_path, stop_signal,
 };
-use csi_proxy_client::node::{DiskSelector, Node, NodeOptions, SmbStore};
+use csi_proxy_client::node::{Node, NodeOptions, SmbCredentials, SmbStore};
+use drivers::Flavor;
 use tonic::Status;
 
 /// The driver name the plugin registers with, unless told otherwise.
@@ -33,9 +40,15 @@ struct Args {
     /// The node id NodeGetInfo reports (default: the host name).
     #[arg(long)]
     node_id: Option<String>,
-    /// The driver name the plugin registers under.
-    #[arg(long, default_value = DEFAULT_DRIVER_NAME)]
-    driver_name: String,
+    /// The upstream driver whose node side the plugin plays: example (a
+    /// disk by publish_context lun, a share by volume_context source),
+    /// azuredisk, gcp-pd, aws-ebs, vsphere or smb.
+    #[arg(long, value_name = "NAME", default_value = "example")]
+    driver: Flavor,
+    /// The driver name the plugin registers under (default: the --driver's
+    /// upstream name).
+    #[arg(long)]
+    driver_name: Option<String>,
     /// Keep SMB share references in DIR, so that a restarted plugin knows
     /// which shares its staged volumes use and unmaps each with its last
     /// volume (default: `state` beside the endpoint's socket, which lies in
@@ -71,10 +84,10 @@ fn segment(s: &str) -> Result<(String, String), String> {
     }
 }
 
-/// The example's driver: a disk is named by `publish_context["lun"]`, an
-/// SMB share by `volume_context["source"]` (credentials from the secrets
-/// `username`, `password`, `domain`: the library's default).
+/// The example's driver: names volumes and sets policies as its
+/// [`Flavor`] says.
 struct Example {
+    flavor: Flavor,
     name: String,
     node_id: String,
     max_volumes: i64,
@@ -109,23 +122,36 @@ impl Driver for Example {
     }
 
     async fn volume(&self, r: &VolumeRequest<'_>) -> Result<Volume, Status> {
-        if let Some(source) = r.volume_context.get("source").filter(|s| !s.is_empty()) {
-            return Ok(Volume::Smb(source.clone()));
-        }
-        match r.publish_context.get("lun") {
-            Some(lun) => lun
-                .trim()
-                .parse()
-                .map(|n| Volume::Disk(DiskSelector::Lun(n)))
-                .map_err(|_| {
-                    Status::invalid_argument(format!(
-                        "publish_context lun {lun:?} is not a LUN number"
-                    ))
-                }),
-            None => Err(Status::invalid_argument(
-                "neither volume_context source (an SMB share) nor publish_context lun (a disk) is given",
-            )),
-        }
+        self.flavor
+            .resolve(r.volume_id, r.volume_context, r.publish_context)
+    }
+
+    async fn smb_credentials(&self, r: &VolumeRequest<'_>) -> Result<SmbCredentials, Status> {
+        self.flavor.smb_credentials(r.secrets)
+    }
+
+    fn fs_type(&self, volume: &Volume, fs_type: &str) -> Result<(), Status> {
+        self.flavor.fs_type(volume, fs_type)
+    }
+
+    fn mount_flags(&self, _: &Volume, flags: &[String]) -> Result<(), Status> {
+        self.flavor.mount_flags(flags)
+    }
+
+    fn access_mode(&self, volume: &Volume, mode: Mode) -> Result<(), Status> {
+        self.flavor.access_mode(volume, mode)
+    }
+
+    fn node_capabilities(&self) -> Vec<rpc::Type> {
+        self.flavor.node_capabilities()
+    }
+
+    fn grow_after_stage(&self) -> bool {
+        self.flavor.grow_after_stage()
+    }
+
+    fn offline_at_unstage(&self) -> bool {
+        self.flavor.offline_at_unstage()
     }
 }
 
@@ -198,7 +224,10 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     let socket = socket_path(&args.endpoint)?;
     let node = connect_node(&args).await?;
     let driver = Example {
-        name: args.driver_name,
+        flavor: args.driver,
+        name: args
+            .driver_name
+            .unwrap_or_else(|| args.driver.driver_name().to_string()),
         node_id: args.node_id.unwrap_or_else(host_name),
         max_volumes: args.max_volumes_per_node,
         topology: args.topology.into_iter().collect(),
@@ -209,7 +238,7 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
     } else {
         "the CSI Proxy"
     };
-    tracing::info!(node_id = driver.node_id, versions = %node.versions(), "working through {mode}");
+    tracing::info!(node_id = driver.node_id, driver = %driver.flavor, versions = %node.versions(), "working through {mode}");
     let plugin = Plugin::new(node, driver);
     if let Some(address) = args.metrics_address {
         let metrics = plugin.metrics().clone();

@@ -1,0 +1,556 @@
+//! The upstream Windows drivers' node sides, ported: how each names its
+//! volumes (volume id, volume context and publish context keys, the disk
+//! selector) and its policies (file system types, access modes, mount
+//! flags, capabilities, grow after stage, offline at unstage). One
+//! [`Flavor`] per driver, chosen with `--driver`; docs/ports.md compares
+//! each with its upstream driver call by call.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::str::FromStr;
+
+use csi_node_server::csi::v1::node_service_capability::rpc;
+use csi_node_server::csi::v1::volume_capability::access_mode::Mode;
+use csi_node_server::driver::CAPABILITIES;
+use csi_node_server::{Volume, default_access_mode, default_fs_type};
+use csi_proxy_client::node::{DiskSelector, SmbCredentials};
+use tonic::Status;
+
+/// Which driver the plugin plays.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Flavor {
+    /// The example's own rules: `publish_context["lun"]` names a disk,
+    /// `volume_context["source"]` an SMB share.
+    #[default]
+    Example,
+    /// azuredisk-csi-driver (`disk.csi.azure.com`).
+    Azuredisk,
+    /// gcp-compute-persistent-disk-csi-driver (`pd.csi.storage.gke.io`).
+    GcpPd,
+    /// aws-ebs-csi-driver (`ebs.csi.aws.com`).
+    AwsEbs,
+    /// vsphere-csi-driver (`csi.vsphere.vmware.com`).
+    Vsphere,
+    /// csi-driver-smb (`smb.csi.k8s.io`).
+    Smb,
+}
+
+impl Flavor {
+    /// Every flavor.
+    pub const ALL: [Flavor; 6] = [
+        Flavor::Example,
+        Flavor::Azuredisk,
+        Flavor::GcpPd,
+        Flavor::AwsEbs,
+        Flavor::Vsphere,
+        Flavor::Smb,
+    ];
+
+    /// The name `--driver` takes.
+    pub fn name(self) -> &'static str {
+        match self {
+            Flavor::Example => "example",
+            Flavor::Azuredisk => "azuredisk",
+            Flavor::GcpPd => "gcp-pd",
+            Flavor::AwsEbs => "aws-ebs",
+            Flavor::Vsphere => "vsphere",
+            Flavor::Smb => "smb",
+        }
+    }
+
+    /// The name the upstream driver registers under (the example's own
+    /// for [`Flavor::Example`]).
+    pub fn driver_name(self) -> &'static str {
+        match self {
+            Flavor::Example => crate::DEFAULT_DRIVER_NAME,
+            Flavor::Azuredisk => "disk.csi.azure.com",
+            Flavor::GcpPd => "pd.csi.storage.gke.io",
+            Flavor::AwsEbs => "ebs.csi.aws.com",
+            Flavor::Vsphere => "csi.vsphere.vmware.com",
+            Flavor::Smb => "smb.csi.k8s.io",
+        }
+    }
+
+    /// The volume a stage or publish names, as the upstream driver reads it.
+    pub fn resolve(
+        self,
+        volume_id: &str,
+        volume_context: &HashMap<String, String>,
+        publish_context: &HashMap<String, String>,
+    ) -> Result<Volume, Status> {
+        match self {
+            Flavor::Example => example(volume_context, publish_context),
+            Flavor::Azuredisk => azure_lun(publish_context),
+            Flavor::GcpPd => {
+                gce_device_name(volume_id).map(|n| Volume::Disk(DiskSelector::GceDeviceName(n)))
+            }
+            Flavor::AwsEbs => ebs(volume_id, publish_context),
+            Flavor::Vsphere => vsphere(publish_context),
+            Flavor::Smb => smb_source(volume_context).map(Volume::Smb),
+        }
+    }
+
+    /// The file system types served. azuredisk: any, formatted NTFS (its
+    /// Windows `FormatAndMount` drops the type). GCE: `""` and `ntfs` only
+    /// (pkg/mount-manager/safe-mounter-v1_windows.go refuses others).
+    /// vSphere: `""`, `ext4`, `ntfs` (pkg/csi/service/osutils/windows_os_utils.go
+    /// `GetVolumeCapabilityFsType`; others FAILED_PRECONDITION). aws-ebs
+    /// (`ext3`, `ext4`, `xfs`, `ntfs`, pkg/driver/node.go), SMB and the
+    /// example: the library's default, which is the same.
+    pub fn fs_type(self, volume: &Volume, fs_type: &str) -> Result<(), Status> {
+        let lower = fs_type.to_ascii_lowercase();
+        match self {
+            Flavor::Azuredisk => Ok(()),
+            Flavor::GcpPd if matches!(lower.as_str(), "" | "ntfs") => Ok(()),
+            Flavor::GcpPd => Err(Status::invalid_argument(format!(
+                "file system type {fs_type:?}: GCE disks on Windows are NTFS (\"\" or ntfs)"
+            ))),
+            Flavor::Vsphere if matches!(lower.as_str(), "" | "ext4" | "ntfs") => Ok(()),
+            Flavor::Vsphere => Err(Status::failed_precondition(format!(
+                "file system type {fs_type:?}: vSphere disks on Windows are NTFS (\"\", ext4 or ntfs)"
+            ))),
+            _ => default_fs_type(volume, fs_type),
+        }
+    }
+
+    /// The access modes served for a mounted volume. azuredisk and vSphere:
+    /// the single-node modes (azuredisk's multi-node modes are for block
+    /// volumes with `maxShares`; vSphere's are file volumes, not served on
+    /// Windows). aws-ebs: SINGLE_NODE_WRITER (pkg/driver/node.go
+    /// `isValidVolumeCapabilities`; the multi-node writer mode is for block
+    /// volumes). GCE, SMB and the example: the library's default (GCE serves
+    /// MULTI_NODE_READER_ONLY; a share serves every mode).
+    pub fn access_mode(self, volume: &Volume, mode: Mode) -> Result<(), Status> {
+        let single_node = matches!(
+            mode,
+            Mode::SingleNodeWriter
+                | Mode::SingleNodeReaderOnly
+                | Mode::SingleNodeSingleWriter
+                | Mode::SingleNodeMultiWriter
+        );
+        let refused = || {
+            Status::invalid_argument(format!(
+                "access mode {} is not served by {} on Windows",
+                mode.as_str_name(),
+                self.driver_name()
+            ))
+        };
+        match self {
+            Flavor::Azuredisk | Flavor::Vsphere if mode != Mode::Unknown && !single_node => {
+                Err(refused())
+            }
+            Flavor::AwsEbs if !matches!(mode, Mode::SingleNodeWriter | Mode::Unknown) => {
+                Err(refused())
+            }
+            _ => default_access_mode(volume, mode),
+        }
+    }
+
+    /// The mount flags served. GCE parses `read_ahead_kb=N` (a bad number is
+    /// INVALID_ARGUMENT; the value itself is a no-op on Windows,
+    /// pkg/gce-pd-csi-driver/node.go `extractReadAheadKBMountFlag`); the
+    /// others ignore every flag on Windows.
+    pub fn mount_flags(self, flags: &[String]) -> Result<(), Status> {
+        if self != Flavor::GcpPd {
+            return Ok(());
+        }
+        for flag in flags {
+            if let Some(value) = flag.strip_prefix("read_ahead_kb=")
+                && value.parse::<u64>().is_err()
+            {
+                return Err(Status::invalid_argument(format!(
+                    "mount flag {flag:?}: read_ahead_kb takes a number of KiB, not negative"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The Node capabilities reported: the upstream driver's, plus
+    /// VOLUME_CONDITION where the plugin reports conditions (every
+    /// flavor; the upstream drivers report none).
+    pub fn node_capabilities(self) -> Vec<rpc::Type> {
+        use rpc::Type as T;
+        match self {
+            Flavor::Example | Flavor::GcpPd | Flavor::Vsphere | Flavor::AwsEbs => {
+                CAPABILITIES.to_vec()
+            }
+            Flavor::Azuredisk => {
+                let mut caps = CAPABILITIES.to_vec();
+                caps.push(T::SingleNodeMultiWriter);
+                caps
+            }
+            // csi-driver-smb pkg/smb/smb.go: no EXPAND_VOLUME.
+            Flavor::Smb => vec![
+                T::StageUnstageVolume,
+                T::GetVolumeStats,
+                T::VolumeCondition,
+                T::SingleNodeMultiWriter,
+                T::VolumeMountGroup,
+            ],
+        }
+    }
+
+    /// Whether a disk's volume is grown right after staging: azuredisk
+    /// (always on Windows), GCE (unless read-only) and aws-ebs (meant to,
+    /// through `NeedResize`) do; vSphere does not.
+    pub fn grow_after_stage(self) -> bool {
+        self != Flavor::Vsphere
+    }
+
+    /// Whether the disk is taken offline after unstage: GCE, aws-ebs and
+    /// vSphere do; azuredisk does not.
+    pub fn offline_at_unstage(self) -> bool {
+        matches!(self, Flavor::GcpPd | Flavor::AwsEbs | Flavor::Vsphere)
+    }
+
+    /// SMB credentials from the secrets: the library's default, except that
+    /// csi-driver-smb on Windows puts a user without a domain in `AZURE`
+    /// (pkg/smb/smb.go `defaultDomainName`, pkg/smb/nodeserver.go).
+    pub fn smb_credentials(
+        self,
+        secrets: &HashMap<String, String>,
+    ) -> Result<SmbCredentials, Status> {
+        if self != Flavor::Smb {
+            return csi_node_server::smb_credentials(secrets);
+        }
+        let has = |key: &str| {
+            secrets
+                .iter()
+                .any(|(k, v)| k.eq_ignore_ascii_case(key) && !v.trim().is_empty())
+        };
+        if has("username") && !has("domain") {
+            let mut with_domain = secrets.clone();
+            with_domain.insert("domain".into(), "AZURE".into());
+            return csi_node_server::smb_credentials(&with_domain);
+        }
+        csi_node_server::smb_credentials(secrets)
+    }
+}
+
+/// The example's rule: an SMB share by `volume_context["source"]`, else a
+/// disk by `publish_context["lun"]`.
+fn example(
+    volume_context: &HashMap<String, String>,
+    publish_context: &HashMap<String, String>,
+) -> Result<Volume, Status> {
+    if let Some(source) = volume_context.get("source").filter(|s| !s.is_empty()) {
+        return Ok(Volume::Smb(source.clone()));
+    }
+    match publish_context.get("lun") {
+        Some(lun) => lun
+            .trim()
+            .parse()
+            .map(|n| Volume::Disk(DiskSelector::Lun(n)))
+            .map_err(|_| {
+                Status::invalid_argument(format!("publish_context lun {lun:?} is not a LUN number"))
+            }),
+        None => Err(Status::invalid_argument(
+            "neither volume_context source (an SMB share) nor publish_context lun (a disk) is given",
+        )),
+    }
+}
+
+/// azuredisk: `publish_context["LUN"]`, a number or a device path ending in
+/// `lunN` (pkg/azuredisk/nodeserver.go, pkg/azureutils/azure_disk_utils.go
+/// `GetDiskLUN`), matched as Azure matches LUNs ([`DiskSelector::AzureLun`]).
+fn azure_lun(publish_context: &HashMap<String, String>) -> Result<Volume, Status> {
+    let Some(value) = publish_context.get("LUN") else {
+        return Err(Status::invalid_argument("publish_context LUN is missing"));
+    };
+    let digits = match value.rfind("lun") {
+        Some(i) if value.len() > 2 => &value[i + 3..],
+        _ => value.as_str(),
+    };
+    digits
+        .trim()
+        .parse()
+        .map(|lun| Volume::Disk(DiskSelector::AzureLun(lun)))
+        .map_err(|_| {
+            Status::invalid_argument(format!("publish_context LUN {value:?} is not a LUN"))
+        })
+}
+
+/// GCE: the device name from the volume id, `projects/P/zones/Z/disks/NAME`
+/// (the name) or `projects/P/regions/R/disks/NAME` (the name +
+/// `_regional`) (pkg/common/utils.go `VolumeIDToKey`, `GetDeviceName`).
+pub fn gce_device_name(volume_id: &str) -> Result<String, Status> {
+    let parts: Vec<&str> = volume_id.split('/').collect();
+    match parts.as_slice() {
+        ["projects", _, "zones", _, "disks", name] if !name.is_empty() => Ok(name.to_string()),
+        ["projects", _, "regions", _, "disks", name] if !name.is_empty() => {
+            Ok(format!("{name}_regional"))
+        }
+        _ => Err(Status::invalid_argument(format!(
+            "volume id {volume_id:?} is not projects/P/zones/Z/disks/NAME or projects/P/regions/R/disks/NAME"
+        ))),
+    }
+}
+
+/// aws-ebs: `publish_context["devicePath"]` must be there (pkg/driver/node.go,
+/// unused on Windows); the disk is the one whose NVMe serial holds the
+/// volume id ([`DiskSelector::EbsVolumeId`]), for a node-local volume
+/// (`local-ebs://`) the id in `publish_context["volumeID"]`.
+fn ebs(volume_id: &str, publish_context: &HashMap<String, String>) -> Result<Volume, Status> {
+    if !publish_context.contains_key("devicePath") {
+        return Err(Status::invalid_argument(
+            "publish_context devicePath is missing",
+        ));
+    }
+    let id = match publish_context.get("volumeID") {
+        Some(real) if volume_id.starts_with("local-ebs://") && !real.is_empty() => real,
+        _ => volume_id,
+    };
+    Ok(Volume::Disk(DiskSelector::EbsVolumeId(id.to_string())))
+}
+
+/// vSphere: `publish_context["diskUUID"]` (pkg/csi/service/osutils/os_utils.go
+/// `GetDiskID`), the disk whose page 83 id it is.
+fn vsphere(publish_context: &HashMap<String, String>) -> Result<Volume, Status> {
+    match publish_context
+        .get("diskUUID")
+        .filter(|u| !u.trim().is_empty())
+    {
+        Some(uuid) => Ok(Volume::Disk(DiskSelector::VsphereUuid(uuid.clone()))),
+        None => Err(Status::invalid_argument(
+            "publish_context diskUUID is missing",
+        )),
+    }
+}
+
+/// csi-driver-smb: `source` plus `subDir` (context keys in any case), the
+/// subdirectory's `${pvc.metadata.name}`, `${pvc.metadata.namespace}` and
+/// `${pv.metadata.name}` filled from the `csi.storage.k8s.io/pvc/name`,
+/// `.../pvc/namespace` and `.../pv/name` keys (pkg/smb/nodeserver.go);
+/// `/` written `\`; a `..` component refused.
+pub fn smb_source(volume_context: &HashMap<String, String>) -> Result<String, Status> {
+    let get = |key: &str| {
+        volume_context
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(key))
+            .map(|(_, v)| v.as_str())
+    };
+    let Some(source) = get("source").filter(|s| !s.is_empty()) else {
+        return Err(Status::invalid_argument("volume_context source is missing"));
+    };
+    let mut path = source.trim_end_matches(['/', '\\']).to_string();
+    if let Some(sub) = get("subDir").filter(|s| !s.is_empty()) {
+        let mut sub = sub.to_string();
+        for (template, key) in [
+            ("${pvc.metadata.name}", "csi.storage.k8s.io/pvc/name"),
+            (
+                "${pvc.metadata.namespace}",
+                "csi.storage.k8s.io/pvc/namespace",
+            ),
+            ("${pv.metadata.name}", "csi.storage.k8s.io/pv/name"),
+        ] {
+            if let Some(value) = get(key) {
+                sub = sub.replace(template, value);
+            }
+        }
+        path = format!("{path}/{sub}");
+    }
+    let path = path.replace('/', "\\");
+    if path.split('\\').any(|c| c == "..") {
+        return Err(Status::invalid_argument(format!(
+            "source {path:?} holds a .. component"
+        )));
+    }
+    Ok(path)
+}
+
+impl fmt::Display for Flavor {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Flavor {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Flavor, String> {
+        Flavor::ALL
+            .into_iter()
+            .find(|f| f.name().eq_ignore_ascii_case(s.trim()))
+            .ok_or_else(|| {
+                let names: Vec<&str> = Flavor::ALL.iter().map(|f| f.name()).collect();
+                format!("unknown driver {s:?} (known: {})", names.join(", "))
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn map(pairs: &[(&str, &str)]) -> HashMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
+    }
+
+    fn disk(flavor: Flavor, id: &str, publish: &[(&str, &str)]) -> Result<DiskSelector, Code> {
+        match flavor.resolve(id, &map(&[]), &map(publish)) {
+            Ok(Volume::Disk(s)) => Ok(s),
+            Ok(other) => panic!("{other:?}"),
+            Err(e) => Err(e.code()),
+        }
+    }
+
+    use tonic::Code;
+
+    #[test]
+    fn azuredisk_reads_the_lun_number_or_device_path() {
+        let lun = |v| match disk(Flavor::Azuredisk, "any", &[("LUN", v)]) {
+            Ok(DiskSelector::AzureLun(n)) => Ok(n),
+            other => Err(format!("{other:?}")),
+        };
+        assert_eq!(lun("3"), Ok(3));
+        assert_eq!(lun("/dev/disk/azure/scsi1/lun12"), Ok(12));
+        assert!(lun("x").is_err());
+        assert_eq!(
+            disk(Flavor::Azuredisk, "any", &[("lun", "3")]),
+            Err(Code::InvalidArgument)
+        );
+    }
+
+    #[test]
+    fn gcp_pd_takes_the_device_name_from_the_volume_id() {
+        let name = |id| match disk(Flavor::GcpPd, id, &[]) {
+            Ok(DiskSelector::GceDeviceName(n)) => Ok(n),
+            other => Err(format!("{other:?}")),
+        };
+        assert_eq!(name("projects/p/zones/z/disks/pd-1"), Ok("pd-1".into()));
+        assert_eq!(
+            name("projects/p/regions/r/disks/pd-1"),
+            Ok("pd-1_regional".into())
+        );
+        assert!(name("pd-1").is_err());
+        assert!(name("projects/p/zones/z/snapshots/pd-1").is_err());
+    }
+
+    #[test]
+    fn aws_ebs_needs_the_device_path_and_matches_the_volume_id() {
+        assert_eq!(
+            disk(Flavor::AwsEbs, "vol-0123", &[("devicePath", "/dev/xvdaa")]),
+            Ok(DiskSelector::EbsVolumeId("vol-0123".into()))
+        );
+        assert_eq!(
+            disk(Flavor::AwsEbs, "vol-0123", &[]),
+            Err(Code::InvalidArgument)
+        );
+        assert_eq!(
+            disk(
+                Flavor::AwsEbs,
+                "local-ebs://dev/xvdba",
+                &[("devicePath", "/dev/xvdba"), ("volumeID", "vol-9")]
+            ),
+            Ok(DiskSelector::EbsVolumeId("vol-9".into()))
+        );
+    }
+
+    #[test]
+    fn vsphere_reads_the_disk_uuid() {
+        assert_eq!(
+            disk(Flavor::Vsphere, "fcd", &[("diskUUID", "6000c29a")]),
+            Ok(DiskSelector::VsphereUuid("6000c29a".into()))
+        );
+        assert_eq!(
+            disk(Flavor::Vsphere, "fcd", &[]),
+            Err(Code::InvalidArgument)
+        );
+    }
+
+    #[test]
+    fn smb_joins_source_and_a_templated_sub_dir() {
+        let context = map(&[
+            ("Source", "//fileserver/share/"),
+            (
+                "subdir",
+                "${pvc.metadata.namespace}/${pvc.metadata.name}-${pv.metadata.name}",
+            ),
+            ("csi.storage.k8s.io/pvc/name", "data"),
+            ("csi.storage.k8s.io/pvc/namespace", "ns"),
+            ("csi.storage.k8s.io/pv/name", "pv-1"),
+        ]);
+        assert_eq!(
+            Flavor::Smb.resolve("v", &context, &map(&[])).unwrap(),
+            Volume::Smb(r"\\fileserver\share\ns\data-pv-1".into())
+        );
+        let plain = map(&[("source", r"\\fileserver\share")]);
+        assert_eq!(smb_source(&plain).unwrap(), r"\\fileserver\share");
+        let escape = map(&[("source", "//fileserver/share"), ("subDir", "../other")]);
+        assert_eq!(
+            smb_source(&escape).unwrap_err().code(),
+            Code::InvalidArgument
+        );
+        assert_eq!(
+            smb_source(&map(&[])).unwrap_err().code(),
+            Code::InvalidArgument
+        );
+    }
+
+    #[test]
+    fn smb_puts_a_user_without_domain_in_azure() {
+        let secrets = map(&[("username", "smbuser"), ("password", "pw")]);
+        let with = Flavor::Smb.smb_credentials(&secrets).unwrap();
+        let without = Flavor::Example.smb_credentials(&secrets).unwrap();
+        assert_eq!(with.username(), r"AZURE\smbuser");
+        assert_eq!(without.username(), "smbuser");
+        let domain = map(&[("username", "u"), ("password", "p"), ("domain", "CORP")]);
+        assert_eq!(
+            Flavor::Smb.smb_credentials(&domain).unwrap().username(),
+            r"CORP\u"
+        );
+    }
+
+    #[test]
+    fn policies_follow_the_upstream_drivers() {
+        let d = Volume::Disk(DiskSelector::Number(1));
+        assert!(Flavor::Azuredisk.fs_type(&d, "btrfs").is_ok());
+        assert!(Flavor::GcpPd.fs_type(&d, "ext4").is_err());
+        assert!(Flavor::Vsphere.fs_type(&d, "ext4").is_ok());
+        assert_eq!(
+            Flavor::Vsphere.fs_type(&d, "xfs").unwrap_err().code(),
+            Code::FailedPrecondition
+        );
+        assert!(Flavor::AwsEbs.fs_type(&d, "xfs").is_ok());
+        assert!(
+            Flavor::AwsEbs
+                .access_mode(&d, Mode::SingleNodeReaderOnly)
+                .is_err()
+        );
+        assert!(
+            Flavor::GcpPd
+                .access_mode(&d, Mode::MultiNodeReaderOnly)
+                .is_ok()
+        );
+        assert!(
+            Flavor::Azuredisk
+                .access_mode(&d, Mode::MultiNodeReaderOnly)
+                .is_err()
+        );
+        assert!(
+            Flavor::GcpPd
+                .mount_flags(&["read_ahead_kb=-1".into()])
+                .is_err()
+        );
+        assert!(
+            Flavor::GcpPd
+                .mount_flags(&["read_ahead_kb=4096".into()])
+                .is_ok()
+        );
+        let offline: Vec<Flavor> = Flavor::ALL
+            .into_iter()
+            .filter(|f| f.offline_at_unstage())
+            .collect();
+        assert_eq!(offline, [Flavor::GcpPd, Flavor::AwsEbs, Flavor::Vsphere]);
+        assert!(!Flavor::Vsphere.grow_after_stage());
+        assert!(
+            !Flavor::Smb
+                .node_capabilities()
+                .contains(&rpc::Type::ExpandVolume)
+        );
+    }
+}
