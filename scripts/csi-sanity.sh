@@ -5,8 +5,15 @@
 # proxy, and csi-sanity runs the whole Node suite and the Identity specs.
 #
 #   scripts/csi-sanity.sh                         # the example plugin, built here
+#   scripts/csi-sanity.sh --cloud azure           # one cloud's profile (below)
 #   scripts/csi-sanity.sh --plugin BIN [--plugin-arg ARG]...   # your plugin
 #   scripts/csi-sanity.sh -- --ginkgo.v           # more csi-sanity flags
+#
+# --cloud generic|azure|gcp|aws|vsphere|smb plays that cloud
+# (`csi-sim-cloud serve --cloud`: its node layout, ids and publish context)
+# and, for the example plugin, the matching upstream driver's node side
+# (`--driver example|azuredisk|gcp-pd|aws-ebs|vsphere|smb`). The smb profile
+# gives csi-sanity the simulated share's credentials as stage secrets.
 #
 # The plugin is started as
 #   BIN --endpoint unix://SOCKET --csi-proxy-socket-dir DIR --node-id NODE [ARG...]
@@ -27,8 +34,10 @@ cd "$repo"
 
 plugin=""
 plugin_args=()
+cloud=generic
 while [ $# -gt 0 ]; do
   case "$1" in
+    --cloud) cloud=$2; shift 2 ;;
     --plugin) plugin=$2; shift 2 ;;
     --plugin-arg) plugin_args+=("$2"); shift 2 ;;
     --) shift; break ;;
@@ -40,9 +49,18 @@ cargo build --quiet -p csi-sim-cloud
 if [ -z "$plugin" ]; then
   cargo build --quiet -p csi-node-plugin
   plugin=target/debug/csi-node-plugin
-  plugin_args+=(--controller-service)
+  case "$cloud" in
+    generic) driver=example ;;
+    azure) driver=azuredisk ;;
+    gcp) driver=gcp-pd ;;
+    aws) driver=aws-ebs ;;
+    vsphere|smb) driver=$cloud ;;
+    *) echo "csi-sanity.sh: unknown cloud $cloud" >&2; exit 2 ;;
+  esac
+  plugin_args+=(--controller-service --driver "$driver")
 fi
-sanity=$("$repo/../shared/conformance/build-csi-sanity.sh")
+# CSI_SANITY: a csi-sanity v5.3.1 binary built already (a worktree elsewhere).
+sanity=${CSI_SANITY:-$("$repo/../shared/conformance/build-csi-sanity.sh")}
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/csi-sanity.XXXXXX")
 pids=()
@@ -70,7 +88,7 @@ wait_for() {
 
 node=sanity-node
 mkdir -p "$work/proxy" "$work/bin"
-target/debug/csi-sim-cloud serve --socket-dir "$work/proxy" \
+target/debug/csi-sim-cloud serve --socket-dir "$work/proxy" --cloud "$cloud" \
   --endpoint "unix://$work/controller.sock" --node-id "$node" >"$work/cloud.log" 2>&1 &
 pids+=($!)
 wait_for "$work/controller.sock" "${pids[-1]}" cloud
@@ -89,8 +107,20 @@ EOF
   chmod +x "$work/bin/$action"
 done
 
+# The simulated share's account (the default node's), for SMB stages.
+secrets=()
+if [ "$cloud" = smb ]; then
+  cat >"$work/secrets.yaml" <<'EOF'
+NodeStageVolumeSecret:
+  username: smbuser
+  password: Sm8-Passw0rd!
+EOF
+  secrets=(--csi.secrets "$work/secrets.yaml")
+fi
+
 set +e
 "$sanity" \
+  "${secrets[@]}" \
   --csi.endpoint "unix://$work/csi.sock" \
   --csi.controllerendpoint "unix://$work/controller.sock" \
   --csi.mountdir /var/lib/kubelet/csi-sanity/mount \

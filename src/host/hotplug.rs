@@ -178,7 +178,12 @@ impl HostState {
             .disk_by_handle(handle)
             .ok_or(HotplugError::UnknownDisk(handle.0))?;
         let lun = parse_location(&disk.location).and_then(|l| l[3].parse().ok());
-        tracing::debug!(number, location = disk.location, size = disk.size, "disk hot-attached");
+        tracing::debug!(
+            number,
+            location = disk.location,
+            size = disk.size,
+            "disk hot-attached"
+        );
         Ok(HotDisk {
             number,
             handle,

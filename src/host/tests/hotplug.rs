@@ -151,7 +151,8 @@ fn a_detached_disk_comes_back_with_its_partitions_volume_and_files() {
     let staging = format!(r"{K}\plugins\cloud\globalmount");
     h.run(|node| node.mkdir(&staging)).unwrap();
     h.run(|node| node.mount_volume(&id, &staging)).unwrap();
-    h.run(|node| node.mkdir(&format!(r"{staging}\data"))).unwrap();
+    h.run(|node| node.mkdir(&format!(r"{staging}\data")))
+        .unwrap();
     h.run(|node| node.unmount_volume(&id, &staging)).unwrap();
     let before = h.snapshot().disk(d.number).unwrap().partitions.clone();
 
@@ -171,7 +172,8 @@ fn a_detached_disk_comes_back_with_its_partitions_volume_and_files() {
     assert_eq!(disk.size, 2 * GIB);
     assert!(disk.is_read_only);
     assert_eq!(
-        h.run(|node| node.list_volumes_on_disk(r.number, 0)).unwrap(),
+        h.run(|node| node.list_volumes_on_disk(r.number, 0))
+            .unwrap(),
         vec![id.clone()]
     );
     assert!(h.run(|node| node.is_volume_formatted(&id)).unwrap());
