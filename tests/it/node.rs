@@ -510,7 +510,7 @@ async fn cloud_disks_come_and_go_while_the_node_runs(f: &Fixture) {
     const GIB: u64 = 1 << 30;
     let node = &f.node;
     let attached = f.host.hot_attach(HotAttach::new(GIB)).unwrap();
-    assert_eq!(attached.lun, 3, "LUN 0, 1 and 2 are the default node's");
+    assert_eq!(attached.lun, Some(3), "LUN 0, 1 and 2 are the default node's");
     let before = f.host.snapshot();
     assert!(!before.disk(attached.number).unwrap().is_listed());
     let disk = node.find_disk(DiskSelector::Lun(3)).await.unwrap();
@@ -529,7 +529,7 @@ async fn cloud_disks_come_and_go_while_the_node_runs(f: &Fixture) {
     f.host.hot_detach(attached.handle).unwrap();
     assert!(f.host.snapshot().disk(attached.number).is_none());
     let next = f.host.hot_attach(HotAttach::new(GIB)).unwrap();
-    assert_eq!((next.number, next.lun), (attached.number, 3));
+    assert_eq!((next.number, next.lun), (attached.number, Some(3)));
     let disk = node.find_disk(DiskSelector::Lun(3)).await.unwrap();
     assert_eq!(disk.number, next.number);
     let other = node.stage_disk(&disk, STAGING).await.unwrap();
