@@ -510,7 +510,11 @@ async fn cloud_disks_come_and_go_while_the_node_runs(f: &Fixture) {
     const GIB: u64 = 1 << 30;
     let node = &f.node;
     let attached = f.host.hot_attach(HotAttach::new(GIB)).unwrap();
-    assert_eq!(attached.lun, Some(3), "LUN 0, 1 and 2 are the default node's");
+    assert_eq!(
+        attached.lun,
+        Some(3),
+        "LUN 0, 1 and 2 are the default node's"
+    );
     let before = f.host.snapshot();
     assert!(!before.disk(attached.number).unwrap().is_listed());
     let disk = node.find_disk(DiskSelector::Lun(3)).await.unwrap();
