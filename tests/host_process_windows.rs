@@ -14,7 +14,7 @@
 //! - `#[ignore]`d: the real-Windows suite, for a Windows Server node with
 //!   one spare data disk, which it WIPES, and optionally an SMB share. It
 //!   has never run in this repository's CI or on the machines it was
-//!   written on; README ("HostProcess mode") has the commands.
+//!   written on; `docs/host-process.md` ("On a node") has the commands.
 #![cfg(all(windows, feature = "host-process"))]
 
 use std::collections::HashSet;

@@ -16,7 +16,7 @@
 //!
 //! Every OS disk is a system disk holding a system `C:` volume (EFI, MSR
 //! and `C:` on GPT). The ids follow what each cloud's driver matches
-//! (see the README's table of clouds).
+//! (see `docs/clouds.md`).
 
 use std::fmt;
 use std::str::FromStr;

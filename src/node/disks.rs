@@ -234,7 +234,7 @@ impl Eq for DiskPredicate {}
 
 /// Which disk [`Node::find_disk`](super::Node::find_disk) looks for. No
 /// selector ever returns the OS disk or a cloud's temporary disk
-/// ([`DiskInfo::selectable`]). See the README's table of clouds.
+/// ([`DiskInfo::selectable`]). The rule of each cloud is in the repository's `docs/clouds.md`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum DiskSelector {

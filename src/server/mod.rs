@@ -11,7 +11,7 @@
 //! [`Server`] listens on one socket or pipe per group version and serves
 //! HTTP/2 with h2 directly: each connection and all its calls are polled
 //! by one task, so a call's response is written by the task that produced
-//! it (README's "Cost of a call" has the measurements).
+//! it (`docs/performance.md` has the measurements).
 
 mod connection;
 mod convert;

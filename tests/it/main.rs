@@ -8,7 +8,7 @@
 //! Kept out as binaries of their own: `no_panic` (its panic hook counts
 //! every panic of the process), `real_proxy` (run alone by
 //! `scripts/real-proxy.sh`) and `host_process_windows` (run alone on
-//! Windows, as README says).
+//! Windows, as `docs/host-process.md` says).
 //!
 //! A new part: a file `tests/it/NAME.rs` and a `mod NAME;` line below; it
 //! reaches the shared helpers as `crate::scenarios`, `crate::node_support`
