@@ -245,7 +245,11 @@ impl Plugin {
         // A disk's volume or a share's link, unstaged by the one look that
         // finds it. Nothing staged (any more): a plain directory is kubelet's.
         let offline = self.driver.offline_at_unstage();
-        let operation = if offline { "unstage_and_offline" } else { "unstage" };
+        let operation = if offline {
+            "unstage_and_offline"
+        } else {
+            "unstage"
+        };
         self.op(operation, self.node.unstage_staged(path, offline))
             .await
             .map_err(status_of)?;

@@ -1248,7 +1248,12 @@ impl Node {
 
     /// Flushes volume `volume_id` and removes its mount point at `path`,
     /// then takes its disk offline with `offline`.
-    async fn unstage_volume(&self, path: &str, volume_id: &str, offline: bool) -> Result<(), Error> {
+    async fn unstage_volume(
+        &self,
+        path: &str,
+        volume_id: &str,
+        offline: bool,
+    ) -> Result<(), Error> {
         let volume = self.volume()?;
         self.refuse_os_volume(volume_id, "unstage").await?;
         let disk = match offline {
