@@ -215,15 +215,15 @@ impl Plugin {
                     .op("find_disk", self.node.find_disk(selector.clone()))
                     .await
                     .map_err(status_of)?;
-                self.op("stage_disk", self.node.stage_disk(disk, path))
+                let id = self
+                    .op("stage_disk", self.node.stage_disk(&disk, path))
                     .await
                     .map_err(status_of)?;
                 let mode = r.volume_capability.as_ref().and_then(|c| c.access_mode);
                 let reader = mode.is_some_and(|m| is_reader(m.mode()));
                 if self.driver.grow_after_stage() && !reader {
-                    self.op("grow", self.node.grow(path, MIN_GROWTH_AFTER_STAGE, 0))
-                        .await
-                        .map_err(status_of)?;
+                    let grow = self.node.grow_staged(&disk, &id, MIN_GROWTH_AFTER_STAGE);
+                    self.op("grow", grow).await.map_err(status_of)?;
                 }
             }
             (Volume::Smb(_), None) => unreachable!("SMB credentials are read above"),
@@ -242,17 +242,17 @@ impl Plugin {
         let step = Step::Unstage { request: &r };
         self.driver.before(&self.node, step).await?;
         let path = &r.staging_target_path;
-        let done = match self.state(path).await? {
-            MountState::Mounted { .. } if self.driver.offline_at_unstage() => {
-                self.op("unstage_and_offline", self.node.unstage_and_offline(path))
-                    .await
-            }
-            MountState::Mounted { .. } => self.op("unstage", self.node.unstage(path)).await,
-            MountState::Linked => self.op("smb_unstage", self.node.smb_unstage(path)).await,
-            // Nothing staged (any more): a plain directory is kubelet's.
-            MountState::Missing | MountState::NotMounted => Ok(()),
+        // A disk's volume or a share's link, unstaged by the one look that
+        // finds it. Nothing staged (any more): a plain directory is kubelet's.
+        let offline = self.driver.offline_at_unstage();
+        let operation = if offline {
+            "unstage_and_offline"
+        } else {
+            "unstage"
         };
-        done.map_err(status_of)?;
+        self.op(operation, self.node.unstage_staged(path, offline))
+            .await
+            .map_err(status_of)?;
         self.driver.after(&self.node, step).await?;
         Ok(csi::NodeUnstageVolumeResponse {})
     }
@@ -282,21 +282,19 @@ impl Plugin {
             volume: &volume,
         };
         self.driver.before(&self.node, step).await?;
-        if matches!(
-            self.state(&r.staging_target_path).await?,
-            MountState::Missing | MountState::NotMounted
-        ) {
-            return Err(Status::failed_precondition(format!(
-                "volume {} is not staged at {}",
-                r.volume_id, r.staging_target_path
-            )));
+        let publish = self
+            .node
+            .publish_staged(&r.staging_target_path, &r.target_path);
+        match self.op("publish", publish).await {
+            Ok(()) => {}
+            Err(Error::NotStaged { .. }) => {
+                return Err(Status::failed_precondition(format!(
+                    "volume {} is not staged at {}",
+                    r.volume_id, r.staging_target_path
+                )));
+            }
+            Err(e) => return Err(status_of(e)),
         }
-        self.op(
-            "publish",
-            self.node.publish(&r.staging_target_path, &r.target_path),
-        )
-        .await
-        .map_err(status_of)?;
         self.driver.after(&self.node, step).await?;
         Ok(csi::NodePublishVolumeResponse {})
     }
@@ -324,32 +322,35 @@ impl Plugin {
         require(&r.volume_id, "volume id")?;
         require(&r.volume_path, "volume path")?;
         let _busy = self.claim(&r.volume_id)?;
-        let (usage, trouble) = match self.volume_state(&r.volume_id, &r.volume_path).await? {
-            MountState::Missing => return Err(no_volume(&r.volume_id, &r.volume_path)),
-            // Something is there, but no volume behind it: a mount point
-            // whose disk went away looks like this.
-            MountState::NotMounted => (
-                Vec::new(),
-                Some(format!("no volume behind {}", r.volume_path)),
+        // A volume is the usual answer: its figures come in two calls (the
+        // volume behind the path, its stats), and only a path without
+        // them is looked at further.
+        let (usage, trouble) = match self.op("usage", self.node.usage(&r.volume_path)).await {
+            Ok(usage) => (
+                vec![csi::VolumeUsage {
+                    available: bytes(usage.available_bytes),
+                    total: bytes(usage.total_bytes),
+                    used: bytes(usage.used_bytes),
+                    unit: csi::volume_usage::Unit::Bytes.into(),
+                }],
+                None,
             ),
-            // The proxy has no call for the size of a share: no figures.
-            MountState::Linked => (Vec::new(), None),
-            MountState::Mounted { .. } => {
-                match self.op("usage", self.node.usage(&r.volume_path)).await {
-                    Ok(usage) => (
-                        vec![csi::VolumeUsage {
-                            available: bytes(usage.available_bytes),
-                            total: bytes(usage.total_bytes),
-                            used: bytes(usage.used_bytes),
-                            unit: csi::volume_usage::Unit::Bytes.into(),
-                        }],
-                        None,
-                    ),
-                    // An unreachable proxy says nothing about the volume.
-                    Err(e) if unreachable(&e) => return Err(status_of(e)),
-                    Err(e) => (Vec::new(), Some(format!("the volume cannot be read: {e}"))),
+            // An unreachable proxy says nothing about the volume.
+            Err(e) if unreachable(&e) => return Err(status_of(e)),
+            Err(e) => match self.volume_state(&r.volume_id, &r.volume_path).await? {
+                MountState::Missing => return Err(no_volume(&r.volume_id, &r.volume_path)),
+                // Something is there, but no volume behind it: a mount point
+                // whose disk went away looks like this.
+                MountState::NotMounted => (
+                    Vec::new(),
+                    Some(format!("no volume behind {}", r.volume_path)),
+                ),
+                // The proxy has no call for the size of a share: no figures.
+                MountState::Linked => (Vec::new(), None),
+                MountState::Mounted { .. } => {
+                    (Vec::new(), Some(format!("the volume cannot be read: {e}")))
                 }
-            }
+            },
         };
         let volume_condition = Some(match trouble {
             None => csi::VolumeCondition {
@@ -384,29 +385,45 @@ impl Plugin {
         let required = r.capacity_range.map_or(0, |c| c.required_bytes);
         // The size to grow to when the host cannot tell the maximum.
         let explicit = u64::try_from(required.saturating_sub(DISK_LAYOUT_OVERHEAD)).unwrap_or(0);
-        let size = match self.volume_state(&r.volume_id, &r.volume_path).await? {
-            MountState::Missing | MountState::NotMounted => {
-                return Err(no_volume(&r.volume_id, &r.volume_path));
-            }
-            // A share grows on its server; nothing to do on the node.
-            MountState::Linked => return Ok(csi::NodeExpandVolumeResponse { capacity_bytes: 0 }),
-            // A volume published to readers is not written to, as GCE's
-            // driver does (pkg/gce-pd-csi-driver/node.go).
-            MountState::Mounted { .. }
-                if r.volume_capability
-                    .as_ref()
-                    .and_then(|c| c.access_mode)
-                    .is_some_and(|m| is_reader(m.mode())) =>
+        // A volume published to readers is not written to, as GCE's
+        // driver does (pkg/gce-pd-csi-driver/node.go).
+        let reader = r
+            .volume_capability
+            .as_ref()
+            .and_then(|c| c.access_mode)
+            .is_some_and(|m| is_reader(m.mode()));
+        // A volume is the usual answer, grown at once (rescan first, for
+        // the disk's new size); only a path that could not be grown, or a
+        // reader's, is looked at.
+        let grown = match reader {
+            true => None,
+            false => match self
+                .op("grow", self.node.grow(&r.volume_path, 0, explicit))
+                .await
             {
-                tracing::info!(volume_id = r.volume_id, "read-only volume: not grown");
-                return Ok(csi::NodeExpandVolumeResponse { capacity_bytes: 0 });
-            }
-            // Rescan first (the disk's new size), online first, then grow.
-            MountState::Mounted { .. } => bytes(
-                self.op("grow", self.node.grow(&r.volume_path, 0, explicit))
-                    .await
-                    .map_err(status_of)?,
-            ),
+                Ok(size) => Some(Ok(bytes(size))),
+                Err(e) if unreachable(&e) => return Err(status_of(e)),
+                Err(e) => Some(Err(e)),
+            },
+        };
+        let size = match grown {
+            Some(Ok(size)) => size,
+            _ => match self.volume_state(&r.volume_id, &r.volume_path).await? {
+                MountState::Missing | MountState::NotMounted => {
+                    return Err(no_volume(&r.volume_id, &r.volume_path));
+                }
+                // A share grows on its server; nothing to do on the node.
+                MountState::Linked => {
+                    return Ok(csi::NodeExpandVolumeResponse { capacity_bytes: 0 });
+                }
+                MountState::Mounted { .. } => match grown {
+                    Some(Err(e)) => return Err(status_of(e)),
+                    _ => {
+                        tracing::info!(volume_id = r.volume_id, "read-only volume: not grown");
+                        return Ok(csi::NodeExpandVolumeResponse { capacity_bytes: 0 });
+                    }
+                },
+            },
         };
         // A growth the proxy leaves undone (under 100 MiB) is done as far
         // as the node can do it: never OUT_OF_RANGE for it.

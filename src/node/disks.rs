@@ -45,9 +45,12 @@ pub struct DiskInfo {
     /// only: the proxy's API shows no device path.
     pub nvme_namespace: Option<u32>,
     /// The page 83 id as the proxy reports it (ASCII ids as text, binary
-    /// ids as lowercase hex); `None` when the disk has none.
+    /// ids as lowercase hex); `None` when the disk has none, or when
+    /// [`Node::find_disk`](super::Node::find_disk) found it by location
+    /// (the ids are not read then).
     pub page83: Option<String>,
-    /// The serial number verbatim (`MSFT_Disk.SerialNumber`); `None` when empty.
+    /// The serial number verbatim (`MSFT_Disk.SerialNumber`); `None` when
+    /// empty, or not read (as `page83`).
     pub serial_number: Option<String>,
     /// Size in bytes (`GetDiskStats`, `MSFT_Disk.Size`).
     pub size: Option<u64>,
@@ -324,6 +327,15 @@ impl DiskSelector {
             DiskSelector::Number(n) => *n == disk.number,
             DiskSelector::Matching(p) => (p.test)(disk),
         }
+    }
+
+    /// Whether looking needs the disks' page 83 ids and serial numbers: not
+    /// for a selector by location or number.
+    pub(crate) fn needs_ids(&self) -> bool {
+        !matches!(
+            self,
+            DiskSelector::Lun(_) | DiskSelector::AzureLun(_) | DiskSelector::Number(_)
+        )
     }
 
     /// Whether looking needs every disk's size and state.

@@ -60,8 +60,9 @@ impl DiskGroup {
         )
     }
 
-    /// Every disk the node lists, by number, with its LUN and identifiers.
-    pub async fn disks(&self) -> Result<BTreeMap<u32, DiskFacts>, Error> {
+    /// Every disk the node lists, by number, with its LUN, and with its
+    /// identifiers when `ids` (one more listing).
+    pub async fn disks(&self, ids: bool) -> Result<BTreeMap<u32, DiskFacts>, Error> {
         let mut out: BTreeMap<u32, DiskFacts> = BTreeMap::new();
         on!(self, DiskGroup::disk;
             [V1: v1, V1beta3: v1beta3] |api, m| {
@@ -72,6 +73,9 @@ impl DiskGroup {
                     facts.bus = some_text(l.bus);
                     facts.target = some_text(l.target);
                     facts.lun = some_text(l.lunid);
+                }
+                if !ids {
+                    return Ok(out);
                 }
                 let ids = api.list_disk_ids(m::ListDiskIDsRequest {}).await?;
                 for (n, i) in ids.disk_i_ds {
@@ -90,6 +94,9 @@ impl DiskGroup {
                         facts.target = some_text(l.target);
                         facts.lun = some_text(l.lunid);
                     }
+                }
+                if !ids {
+                    return Ok(out);
                 }
                 let ids = api.list_disk_ids(m::ListDiskIDsRequest {}).await?;
                 for (n, mut i) in ids.disk_i_ds {
@@ -226,6 +233,11 @@ impl VolumeGroup {
                 api.dismount_volume(request).await.map(drop)
             }
         )
+    }
+
+    /// Whether [`VolumeGroup::flush`] asks the host (v1beta1 cannot).
+    pub fn can_flush(&self) -> bool {
+        !matches!(self, VolumeGroup::V1beta1(_))
     }
 
     /// Flushes the volume's cache; v1beta1 has no such call (its dismount flushes).

@@ -53,10 +53,10 @@ mod options;
 mod path;
 mod smb_store;
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::future::Future;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 
 use tracing::Instrument;
 
@@ -94,7 +94,8 @@ pub enum MountState {
     Linked,
 }
 
-/// A disk as [`Node::find_disk`] found it (the same facts as [`Node::disks`]).
+/// A disk as [`Node::find_disk`] found it: the facts of [`Node::disks`], its ids
+/// only when the selector reads them.
 pub type Disk = DiskInfo;
 
 impl From<&DiskInfo> for u32 {
@@ -226,8 +227,14 @@ struct Inner {
     /// Volume v2alpha1, for its one call that finds the volume of `C:\`
     /// (the OS disk through the proxy); `None` when not served.
     os_volume: Option<VolumeGroup>,
-    /// The OS disk's number, once known (it does not change while the node runs).
-    os_disk: OnceLock<u32>,
+    /// The OS disk's number (`None`: this mode or proxy cannot tell), looked
+    /// up once: it does not change while the node runs.
+    os_disk: tokio::sync::OnceCell<Option<u32>>,
+    /// Volumes known to lie on a disk other than the OS disk (ids in lower
+    /// case): staged by this node, or checked once. A volume id names one
+    /// partition, which never moves to another disk, and the OS disk is
+    /// never detached while the node runs, so the answer cannot go stale.
+    data_volumes: Mutex<HashSet<String>>,
     /// HostProcess mode: the backend, for what the proxy's API lacks
     /// (`IsSystem`, `IsBoot`, `IsReadOnly`, `SetAttributes`).
     #[cfg(feature = "host-process")]
@@ -432,7 +439,8 @@ impl Node {
                 options,
                 smb_locks: Mutex::default(),
                 os_volume: None,
-                os_disk: OnceLock::new(),
+                os_disk: tokio::sync::OnceCell::new(),
+                data_volumes: Mutex::default(),
                 #[cfg(feature = "host-process")]
                 host_process: None,
                 formats: Mutex::default(),
@@ -714,6 +722,13 @@ impl Node {
     /// [interval](NodeOptions::find_disk_interval) until the
     /// [timeout](NodeOptions::find_disk_timeout); [`Error::DiskNotFound`]
     /// lists what the node showed at the last look.
+    ///
+    /// A selector by location or number ([`DiskSelector::Lun`],
+    /// [`DiskSelector::AzureLun`], [`DiskSelector::Number`]) is answered
+    /// from the disks' locations alone: through the proxy the ids are not
+    /// listed (`ListDiskIDs`, the slowest disk listing), and the disk
+    /// returned has `page83` and `serial_number` `None`. [`Node::disks`]
+    /// reads every fact.
     pub async fn find_disk(&self, selector: DiskSelector) -> Result<Disk, Error> {
         self.find_disk_polling(selector)
             .instrument(operation_span("find_disk"))
@@ -727,18 +742,38 @@ impl Node {
             self.inner.options.find_disk_timeout,
         );
         let start = tokio::time::Instant::now();
-        self.within_deadline("find_disk", disk.rescan()).await?;
         let details = selector.needs_details();
+        // A selector by location is answered by the locations alone: the
+        // ids (every disk's page 83 query, the slowest listing) only when
+        // the selector reads them, or at the last look, for the error.
+        let ids = selector.needs_ids();
+        let last = || start.elapsed() >= timeout;
+        let mut with_ids = ids || last();
+        // The first look: the rescan, then the listing. The OS disk, which
+        // the listing marks, is looked up once per node, at the same time.
+        let first = async {
+            let listed = async {
+                disk.rescan().await?;
+                self.listing(details, with_ids).await
+            };
+            tokio::try_join!(listed, self.os_disk()).map(|(disks, _)| disks)
+        };
+        let mut disks = self.within_deadline("find_disk", first).await?;
         loop {
-            let disks = self
-                .within_deadline("find_disk", self.listing(details))
-                .await?;
             if let Some(found) = disks.iter().find(|d| d.selectable() && selector.matches(d)) {
                 tracing::debug!(%selector, number = found.number, "found disk");
                 return Ok(found.clone());
             }
             let waited = start.elapsed();
             if waited >= timeout {
+                // The error names what each disk shows, ids included.
+                let disks = match with_ids {
+                    true => disks,
+                    false => {
+                        self.within_deadline("find_disk", self.listing(details, true))
+                            .await?
+                    }
+                };
                 let seen: Vec<String> = disks.iter().map(DiskInfo::describe).collect();
                 return Err(Error::DiskNotFound {
                     selector: selector.to_string(),
@@ -751,6 +786,10 @@ impl Node {
                 });
             }
             tokio::time::sleep(interval.min(timeout - waited)).await;
+            with_ids = ids || last();
+            disks = self
+                .within_deadline("find_disk", self.listing(details, with_ids))
+                .await?;
         }
     }
 
@@ -759,16 +798,17 @@ impl Node {
     /// disk; see [`DiskInfo`] for where each field comes from and what
     /// each mode cannot tell. Changes nothing.
     pub async fn disks(&self) -> Result<Vec<DiskInfo>, Error> {
-        self.bounded("disks", self.listing(true)).await
+        self.bounded("disks", self.listing(true, true)).await
     }
 
     /// The disk list; sizes and states only with `details` (through the
-    /// proxy they cost one call per disk each).
-    async fn listing(&self, details: bool) -> Result<Vec<DiskInfo>, Error> {
+    /// proxy they cost one call per disk each), page 83 ids and serial
+    /// numbers only with `ids` (through the proxy, one more listing).
+    async fn listing(&self, details: bool, ids: bool) -> Result<Vec<DiskInfo>, Error> {
         let disk = self.disk()?;
         let number = |s: &Option<String>| s.as_deref().and_then(|t| t.trim().parse().ok());
         let mut out: Vec<DiskInfo> = disk
-            .disks()
+            .disks(ids)
             .await?
             .into_iter()
             .map(|(n, f)| {
@@ -820,24 +860,27 @@ impl Node {
         Ok(out)
     }
 
-    /// The number of the disk holding Windows, once looked up; `None` when
-    /// this mode or proxy cannot tell (see [`DiskInfo::os_disk`]).
+    /// The number of the disk holding Windows, looked up once per node
+    /// (callers at once share the one lookup); `None` when this mode or
+    /// proxy cannot tell (see [`DiskInfo::os_disk`]). A lookup that fails is
+    /// not kept: the next caller asks again.
     async fn os_disk(&self) -> Result<Option<u32>, Error> {
-        if let Some(n) = self.inner.os_disk.get() {
-            return Ok(Some(*n));
-        }
+        self.inner
+            .os_disk
+            .get_or_try_init(|| self.look_up_os_disk())
+            .await
+            .copied()
+    }
+
+    async fn look_up_os_disk(&self) -> Result<Option<u32>, Error> {
         #[cfg(feature = "host-process")]
         if let Some(backend) = &self.inner.host_process {
-            let found = backend
+            return Ok(backend
                 .disk_objects()
                 .await?
                 .into_iter()
                 .find(|o| o.is_system || o.is_boot)
-                .map(|o| o.number);
-            if let Some(n) = found {
-                let _ = self.inner.os_disk.set(n);
-            }
-            return Ok(found);
+                .map(|o| o.number));
         }
         let Some(volume) = &self.inner.os_volume else {
             return Ok(None);
@@ -845,9 +888,36 @@ impl Node {
         let Some(id) = volume.closest_volume(r"C:\").await? else {
             return Ok(None);
         };
-        let n = volume.disk_of(&id).await?;
-        let _ = self.inner.os_disk.set(n);
-        Ok(Some(n))
+        Ok(Some(volume.disk_of(&id).await?))
+    }
+
+    /// Refuses any change to volume `id` when it lies on the OS disk, as
+    /// [`Node::refuse_os_disk`]; asks the volume's disk only the first
+    /// time (see `Inner::data_volumes`), and not at all when the OS disk
+    /// cannot be known.
+    async fn refuse_os_volume(&self, id: &str, operation: &'static str) -> Result<(), Error> {
+        if self.known_data_volume(id) || self.os_disk().await?.is_none() {
+            return Ok(());
+        }
+        let n = self.volume()?.disk_of(id).await?;
+        self.refuse_os_disk(n, operation).await?;
+        self.remember_data_volume(id);
+        Ok(())
+    }
+
+    fn data_volumes(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
+        self.inner
+            .data_volumes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn known_data_volume(&self, id: &str) -> bool {
+        self.data_volumes().contains(&id.to_lowercase())
+    }
+
+    fn remember_data_volume(&self, id: &str) {
+        self.data_volumes().insert(id.to_lowercase());
     }
 
     /// Refuses any change to the OS disk: [`Error::OsDisk`] for disk `n`
@@ -924,21 +994,35 @@ impl Node {
                     holds: "a link".into(),
                 });
             }
-            MountState::NotMounted => {
-                // Proves it empty; it is made again right below.
-                self.remove_empty_dir(path).await?;
-                fs.mkdir(path).await?;
-            }
+            // Proves it empty; it is made again before the mount.
+            MountState::NotMounted => self.remove_empty_dir(path).await?,
             MountState::Missing => {}
-        }
-        if disk.is_online(number).await? == Some(false) {
-            tracing::info!(disk = number, "bringing the disk online");
-            disk.set_online(number, true).await?;
         }
         self.make_writable(number).await?;
         let read_only = |e: Error| read_only_refusal(number, e);
-        disk.partition(number).await.map_err(read_only)?;
-        let id = self.data_volume(number).await?;
+        let prepare = || async {
+            disk.partition(number).await.map_err(read_only)?;
+            self.data_volume(number).await
+        };
+        // An online disk is the usual case: its state is read only when it
+        // cannot be partitioned or shows no volume, as an offline disk
+        // does; it is then brought online and prepared again.
+        let id = match prepare().await {
+            Ok(id) => id,
+            Err(e) if matches!(e.kind(), ErrorKind::Unavailable | ErrorKind::TimedOut) => {
+                return Err(e);
+            }
+            Err(e) => {
+                if disk.is_online(number).await? != Some(false) {
+                    return Err(e);
+                }
+                tracing::info!(disk = number, error = %e, "bringing the disk online");
+                disk.set_online(number, true).await?;
+                prepare().await?
+            }
+        };
+        // Not the OS disk's (refused above): later checks need no call.
+        self.remember_data_volume(&id);
         // A format in a task of its own: it outlives this caller at the
         // host, and a retry must wait for it rather than format again.
         self.ensure_formatted(&id).await.map_err(read_only)?;
@@ -1002,39 +1086,64 @@ impl Node {
     pub async fn publish(&self, staging: &str, target: &str) -> Result<(), Error> {
         let staging = path::local(staging)?;
         let target = path::local(target)?;
-        self.bounded("publish", async {
-            let source = self.state(&staging).await?;
-            if source == MountState::Missing {
-                return Err(Error::NotStaged { path: staging });
-            }
-            match (self.state(&target).await?, source) {
-                (MountState::Missing, _) => self.ensure_parent(&target).await?,
-                (MountState::NotMounted, _) => self.remove_empty_dir(&target).await?,
-                (MountState::Mounted { volume_id: a }, MountState::Mounted { volume_id: b })
-                    if a == b =>
-                {
-                    return Ok(());
-                }
-                // The proxy cannot tell where these links go: trust them.
-                (MountState::Linked, MountState::Linked | MountState::NotMounted) => return Ok(()),
-                (MountState::Mounted { .. }, MountState::NotMounted) => return Ok(()),
-                (held, _) => {
-                    return Err(Error::PathInUse {
-                        path: target,
-                        holds: match held {
-                            MountState::Mounted { volume_id } => {
-                                format!("a link to another volume ({volume_id})")
-                            }
-                            _ => "a link to something else".into(),
-                        },
-                    });
-                }
-            }
-            self.fs()?.link(&staging, &target).await?;
+        self.bounded("publish", self.publish_at(&staging, &target, false))
+            .await
+    }
+
+    /// [`Node::publish`] of a staged volume: `staging` must hold a volume
+    /// or a link (what [`Node::stage_disk`] and [`Node::smb_stage`] leave);
+    /// a plain directory there is [`Error::NotStaged`] too. For a plugin
+    /// that would otherwise look at the staging path itself first: the
+    /// look is made once.
+    pub async fn publish_staged(&self, staging: &str, target: &str) -> Result<(), Error> {
+        let staging = path::local(staging)?;
+        let target = path::local(target)?;
+        self.bounded("publish", self.publish_at(&staging, &target, true))
+            .await
+    }
+
+    async fn publish_at(&self, staging: &str, target: &str, staged: bool) -> Result<(), Error> {
+        let fs = self.fs()?;
+        // The usual case first, in two calls: a staged volume (a mount
+        // point or a link) and nothing at the target yet. Anything else
+        // (the link refused: a target already there, a missing parent) is
+        // looked at in full below before anything is changed.
+        if fs.is_link(staging).await.unwrap_or(false) && fs.link(staging, target).await.is_ok() {
             tracing::info!(staging, target, "published");
-            Ok(())
-        })
-        .await
+            return Ok(());
+        }
+        let source = self.state(staging).await?;
+        if source == MountState::Missing || (staged && source == MountState::NotMounted) {
+            return Err(Error::NotStaged {
+                path: staging.to_string(),
+            });
+        }
+        match (self.state(target).await?, source) {
+            (MountState::Missing, _) => self.ensure_parent(target).await?,
+            (MountState::NotMounted, _) => self.remove_empty_dir(target).await?,
+            (MountState::Mounted { volume_id: a }, MountState::Mounted { volume_id: b })
+                if a == b =>
+            {
+                return Ok(());
+            }
+            // The proxy cannot tell where these links go: trust them.
+            (MountState::Linked, MountState::Linked | MountState::NotMounted) => return Ok(()),
+            (MountState::Mounted { .. }, MountState::NotMounted) => return Ok(()),
+            (held, _) => {
+                return Err(Error::PathInUse {
+                    path: target.to_string(),
+                    holds: match held {
+                        MountState::Mounted { volume_id } => {
+                            format!("a link to another volume ({volume_id})")
+                        }
+                        _ => "a link to something else".into(),
+                    },
+                });
+            }
+        }
+        fs.link(staging, target).await?;
+        tracing::info!(staging, target, "published");
+        Ok(())
     }
 
     /// Removes the link at `target` (never the data behind it); an empty
@@ -1042,6 +1151,12 @@ impl Node {
     pub async fn unpublish(&self, target: &str) -> Result<(), Error> {
         let target = path::local(target)?;
         self.bounded("unpublish", async {
+            // One call when there is a link or an empty directory to
+            // remove, as every driver does; a removal refused (nothing
+            // there, files in a directory) is looked at before answering.
+            if self.fs()?.rmdir(&target, false).await.is_ok() {
+                return Ok(());
+            }
             match self.state(&target).await? {
                 MountState::Missing => Ok(()),
                 MountState::NotMounted => self.remove_empty_dir(&target).await,
@@ -1067,26 +1182,100 @@ impl Node {
         self.bounded("unstage", self.unstage_at(&path, true)).await
     }
 
+    /// Unstages what this node staged at `path`, whichever kind it is, and
+    /// returns what it found there: a disk's volume
+    /// ([`MountState::Mounted`]) as [`Node::unstage`] does (with `offline`,
+    /// as [`Node::unstage_and_offline`]); a link to a share
+    /// ([`MountState::Linked`]) as [`Node::smb_unstage`] does. Nothing or
+    /// a plain directory is left as it is. For a plugin serving disks and
+    /// shares alike, which cannot tell from the request which kind it
+    /// unstages: the path is looked at once.
+    pub async fn unstage_staged(&self, path: &str, offline: bool) -> Result<MountState, Error> {
+        let path = path::local(path)?;
+        self.bounded("unstage", async {
+            let state = self.state_expecting_volume(&path).await?;
+            match &state {
+                MountState::Mounted { volume_id } => {
+                    self.unstage_volume(&path, volume_id, offline).await?
+                }
+                MountState::Linked => {
+                    let root = self.inner.options.smb_store.root_of(&path)?;
+                    let _serial = match &root {
+                        Some(root) => Some(self.smb_lock(root).await),
+                        None => None,
+                    };
+                    self.fs()?.rmdir(&path, false).await?;
+                    if let Some(root) = root {
+                        self.smb_release(&root, &path).await?;
+                    }
+                }
+                MountState::Missing | MountState::NotMounted => {}
+            }
+            Ok(state)
+        })
+        .await
+    }
+
     async fn unstage_at(&self, path: &str, offline: bool) -> Result<(), Error> {
-        match self.state(path).await? {
+        match self.state_expecting_volume(path).await? {
             MountState::Missing => Ok(()),
             MountState::NotMounted => self.remove_empty_dir(path).await,
             MountState::Linked => self.fs()?.rmdir(path, false).await,
             MountState::Mounted { volume_id } => {
-                let volume = self.volume()?;
-                let number = volume.disk_of(&volume_id).await?;
-                self.refuse_os_disk(number, "unstage").await?;
-                let disk = offline.then_some(number);
-                volume.flush(&volume_id).await?;
-                volume.unmount(&volume_id, path).await?;
-                self.remove_empty_dir(path).await?;
-                if let Some(n) = disk {
-                    self.disk()?.set_online(n, false).await?;
-                }
-                tracing::info!(volume = %volume_id, path, "unstaged");
-                Ok(())
+                self.unstage_volume(path, &volume_id, offline).await
             }
         }
+    }
+
+    /// What is at `path` where a volume is expected: the volume behind it
+    /// answers in one call, and only a path with none is looked at further.
+    async fn state_expecting_volume(&self, path: &str) -> Result<MountState, Error> {
+        match self.volume()?.volume_at(path).await {
+            Ok(volume_id) if !volume_id.is_empty() => Ok(MountState::Mounted { volume_id }),
+            Err(e) if matches!(e.kind(), ErrorKind::Unavailable | ErrorKind::TimedOut) => Err(e),
+            _ => {
+                let fs = self.fs()?;
+                if !fs.exists(path).await? {
+                    Ok(MountState::Missing)
+                } else if fs.is_link(path).await? {
+                    Ok(MountState::Linked)
+                } else {
+                    Ok(MountState::NotMounted)
+                }
+            }
+        }
+    }
+
+    /// Flushes volume `volume_id` and removes its mount point at `path`,
+    /// then takes its disk offline with `offline`.
+    async fn unstage_volume(
+        &self,
+        path: &str,
+        volume_id: &str,
+        offline: bool,
+    ) -> Result<(), Error> {
+        let volume = self.volume()?;
+        self.refuse_os_volume(volume_id, "unstage").await?;
+        let disk = match offline {
+            true => Some(volume.disk_of(volume_id).await?),
+            false => None,
+        };
+        if volume.can_flush() {
+            // Flushed, the mount point goes with its directory: one call
+            // less than UnmountVolume, which flushes again before removing
+            // the access path (azuredisk-csi-driver unstages so through the
+            // proxy, pkg/mounter/safe_mounter_windows.go).
+            volume.flush(volume_id).await?;
+        } else {
+            // volume v1beta1 cannot flush; its dismount does.
+            volume.unmount(volume_id, path).await?;
+        }
+        self.remove_empty_dir(path).await?;
+        if let Some(n) = disk {
+            self.disk()?.set_online(n, false).await?;
+        }
+        tracing::info!(volume = %volume_id, path, "unstaged");
+        Ok(())
     }
 
     /// The id of the volume behind `path`.
@@ -1118,35 +1307,39 @@ impl Node {
     /// then the volume's unchanged size.
     pub async fn expand_to(&self, path: &str, size_bytes: u64) -> Result<u64, Error> {
         let path = path::local(path)?;
-        let patience = self.inner.options.deadline / 2;
         self.bounded("expand", async {
-            let volume = self.volume()?;
-            let id = volume.volume_at(&path).await?;
-            self.refuse_os_disk(volume.disk_of(&id).await?, "expand")
-                .await?;
-            if size_bytes == 0 {
-                grow(volume, &id, 0).await?;
-            } else {
-                let size = i64::try_from(size_bytes).unwrap_or(i64::MAX);
-                match tokio::time::timeout(patience, grow(volume, &id, 0)).await {
-                    Ok(Ok(())) => {}
-                    Ok(Err(e)) if no_supported_size(&e) => {
-                        tracing::warn!(volume = %id, error = %e, size_bytes, "the maximum size cannot be had; growing to the size asked for");
-                        grow(volume, &id, size).await?;
-                    }
-                    Ok(Err(e)) => return Err(e),
-                    Err(_) => {
-                        // The query goes on at the host; growing to a
-                        // size of our own does not need it.
-                        tracing::warn!(volume = %id, ?patience, size_bytes, "the maximum size did not come; growing to the size asked for");
-                        grow(volume, &id, size).await?;
-                    }
-                }
-            }
-            let (total, _) = volume.stats(&id).await?;
-            Ok(u64::try_from(total).unwrap_or(0))
+            let id = self.volume()?.volume_at(&path).await?;
+            self.expand_volume(&id, size_bytes).await
         })
         .await
+    }
+
+    /// The work of [`Node::expand_to`] on volume `id`.
+    async fn expand_volume(&self, id: &str, size_bytes: u64) -> Result<u64, Error> {
+        let volume = self.volume()?;
+        let patience = self.inner.options.deadline / 2;
+        self.refuse_os_volume(id, "expand").await?;
+        if size_bytes == 0 {
+            grow(volume, id, 0).await?;
+        } else {
+            let size = i64::try_from(size_bytes).unwrap_or(i64::MAX);
+            match tokio::time::timeout(patience, grow(volume, id, 0)).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) if no_supported_size(&e) => {
+                    tracing::warn!(volume = %id, error = %e, size_bytes, "the maximum size cannot be had; growing to the size asked for");
+                    grow(volume, id, size).await?;
+                }
+                Ok(Err(e)) => return Err(e),
+                Err(_) => {
+                    // The query goes on at the host; growing to a
+                    // size of our own does not need it.
+                    tracing::warn!(volume = %id, ?patience, size_bytes, "the maximum size did not come; growing to the size asked for");
+                    grow(volume, id, size).await?;
+                }
+            }
+        }
+        let (total, _) = volume.stats(id).await?;
+        Ok(u64::try_from(total).unwrap_or(0))
     }
 
     /// Grows the volume behind `path` over what its disk has gained, as
@@ -1160,35 +1353,85 @@ impl Node {
     /// disk has less than that beyond the volume's partition (the GPT
     /// layout the proxy makes is taken off: 16 MiB before the partition,
     /// the backup table after it). Returns the volume's size afterwards.
+    ///
+    /// With `min_growth` 0, the disk's state is read only when growing
+    /// fails (an online disk, the usual case, costs no call for it); the
+    /// growth is then made again once the disk is online.
     pub async fn grow(&self, path: &str, min_growth: u64, size_bytes: u64) -> Result<u64, Error> {
         let local = path::local(path)?;
-        let unchanged = self
-            .bounded("grow", async {
-                let (disk, volume) = (self.disk()?, self.volume()?);
-                disk.rescan().await?;
-                let id = volume.volume_at(&local).await?;
-                let number = volume.disk_of(&id).await?;
-                if disk.is_online(number).await? == Some(false) {
-                    tracing::info!(disk = number, "bringing the disk online before growing");
-                    disk.set_online(number, true).await?;
+        self.bounded("grow", async {
+            let (disk, volume) = (self.disk()?, self.volume()?);
+            // Neither waits for the other.
+            let ((), id) = tokio::try_join!(disk.rescan(), volume.volume_at(&local))?;
+            if min_growth == 0 {
+                return self.grow_volume(&id, None, 0, size_bytes).await;
+            }
+            // The sizes are read before growing: the disk must be online.
+            let number = volume.disk_of(&id).await?;
+            if disk.is_online(number).await? == Some(false) {
+                tracing::info!(disk = number, "bringing the disk online before growing");
+                disk.set_online(number, true).await?;
+            }
+            self.grow_volume(&id, Some(number), min_growth, size_bytes)
+                .await
+        })
+        .await
+    }
+
+    /// Right after [`Node::stage_disk`] of `disk` returned `volume_id`:
+    /// grows the volume over its disk when the disk has at least
+    /// `min_growth` bytes beyond it, as [`Node::grow`] does, without its
+    /// rescan and lookups (the stage's discovery rescanned, and the stage
+    /// named the disk and the volume). The volume's size and the disk's
+    /// are read at once. Returns the volume's size afterwards.
+    pub async fn grow_staged(
+        &self,
+        disk: impl Into<u32>,
+        volume_id: &str,
+        min_growth: u64,
+    ) -> Result<u64, Error> {
+        let number = disk.into();
+        self.bounded(
+            "grow",
+            self.grow_volume(volume_id, Some(number), min_growth, 0),
+        )
+        .await
+    }
+
+    /// Grows volume `id` (of disk `number`, when known) unless `min_growth`
+    /// is above 0 and its disk has less room than that beyond it.
+    async fn grow_volume(
+        &self,
+        id: &str,
+        number: Option<u32>,
+        min_growth: u64,
+        size_bytes: u64,
+    ) -> Result<u64, Error> {
+        let (disk, volume) = (self.disk()?, self.volume()?);
+        if let (Some(n), true) = (number, min_growth > 0) {
+            let ((total, _), size) = tokio::try_join!(volume.stats(id), disk.size(n))?;
+            let total = u64::try_from(total).unwrap_or(0);
+            let room = size.saturating_sub(total + GPT_LAYOUT);
+            if room < min_growth {
+                tracing::debug!(volume = %id, room, "the volume fills its disk");
+                return Ok(total);
+            }
+            tracing::info!(volume = %id, room, "the disk has grown: growing the volume");
+        }
+        match self.expand_volume(id, size_bytes).await {
+            Err(e) if !matches!(e.kind(), ErrorKind::Unavailable | ErrorKind::TimedOut) => {
+                let n = match number {
+                    Some(n) => n,
+                    None => volume.disk_of(id).await?,
+                };
+                if disk.is_online(n).await? != Some(false) {
+                    return Err(e);
                 }
-                if min_growth == 0 {
-                    return Ok(None);
-                }
-                let (total, _) = volume.stats(&id).await?;
-                let total = u64::try_from(total).unwrap_or(0);
-                let room = disk.size(number).await?.saturating_sub(total + GPT_LAYOUT);
-                if room < min_growth {
-                    tracing::debug!(volume = %id, room, "the volume fills its disk");
-                    return Ok(Some(total));
-                }
-                tracing::info!(volume = %id, room, "the disk has grown: growing the volume");
-                Ok(None)
-            })
-            .await?;
-        match unchanged {
-            Some(total) => Ok(total),
-            None => self.expand_to(path, size_bytes).await,
+                tracing::info!(disk = n, error = %e, "the disk is offline: bringing it online to grow");
+                disk.set_online(n, true).await?;
+                self.expand_volume(id, size_bytes).await
+            }
+            other => other,
         }
     }
 

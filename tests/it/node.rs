@@ -121,9 +121,11 @@ async fn find_disk_by_each_selector(f: &Fixture) {
     let by_lun = node.find_disk(DiskSelector::Lun(2)).await.unwrap();
     assert_eq!(by_lun.number, 2);
     assert_eq!(by_lun.lun, Some(2));
-    let page83 = by_lun
-        .page83
-        .clone()
+    let disks = node.disks().await.unwrap();
+    let page83 = disks
+        .iter()
+        .find(|d| d.number == 2)
+        .and_then(|d| d.page83.clone())
         .expect("default disks have page83 ids");
     let by_id = node
         .find_disk(DiskSelector::Page83(page83.clone()))
