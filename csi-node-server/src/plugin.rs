@@ -198,6 +198,7 @@ impl Plugin {
             Volume::Smb(_) => Some(self.driver.smb_credentials(&request).await?),
             Volume::Disk(_) => None,
         };
+        let create_dir = self.driver.create_missing_smb_dir(&request);
         let _busy = self.claim(&r.volume_id)?;
         let step = Step::Stage {
             request: &r,
@@ -206,6 +207,13 @@ impl Plugin {
         self.driver.before(&self.node, step).await?;
         let path = &r.staging_target_path;
         match (&volume, credentials) {
+            (Volume::Smb(source), Some(credentials)) if create_dir => self
+                .op(
+                    "smb_stage",
+                    self.node.smb_stage_creating_dir(source, path, &credentials),
+                )
+                .await
+                .map_err(status_of)?,
             (Volume::Smb(source), Some(credentials)) => self
                 .op("smb_stage", self.node.smb_stage(source, path, &credentials))
                 .await

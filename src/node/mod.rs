@@ -36,7 +36,7 @@
 //! | [`Node::unpublish`] | removes the link | absent: Ok | [`Error::NotEmpty`] (a plain directory with files) |
 //! | [`Node::unstage`] | flushes, unmounts, removes the staging path | absent: Ok | [`Error::NotEmpty`] |
 //! | [`Node::expand`] | grows the volume to its partition | nothing to grow: Ok | |
-//! | [`Node::smb_stage`] | maps the share (a stale mapping made again), links the staging path, counts a reference | same link: Ok, mapping checked | [`Error::PathInUse`], [`Error::NotEmpty`], [`Error::SmbCredentialsConflict`] |
+//! | [`Node::smb_stage`] | maps the share (a stale mapping made again), links the staging path, counts a reference | same link: Ok, mapping checked | [`Error::PathInUse`], [`Error::NotEmpty`], [`Error::SmbCredentialsConflict`], [`Error::SmbDirectoryMissing`] |
 //! | [`Node::smb_unstage`] | removes the link; the mapping goes with its last reference | absent: Ok | [`Error::PathInUse`] |
 //! | [`Node::smb_reconcile`] | drops references of paths holding no link; the mapping goes with the last | nothing stale: Ok | |
 //!
@@ -1240,11 +1240,41 @@ impl Node {
     /// A share already mapped for staged volumes under another account is
     /// [`Error::SmbCredentialsConflict`]: Windows would reuse the mapping
     /// whatever the credentials, or refuse with error 1219.
+    ///
+    /// A directory below the share (`\\server\share\dir`) that does not
+    /// exist is [`Error::SmbDirectoryMissing`], the path left as it was:
+    /// csi-driver-smb creates it in its controller (pkg/smb/controllerserver.go
+    /// CreateVolume); to create it at stage, [`Node::smb_stage_creating_dir`].
     pub async fn smb_stage(
         &self,
         remote: &str,
         path: &str,
         credentials: &SmbCredentials,
+    ) -> Result<(), Error> {
+        self.smb_stage_with(remote, path, credentials, false).await
+    }
+
+    /// [`Node::smb_stage`], creating the directory `remote` names below
+    /// its share (with its parents) when it does not exist, as
+    /// azurefile-csi-driver does before mounting with
+    /// `createFolderIfNotExist` (pkg/azurefile/nodeserver.go). The
+    /// directory is made through a link from `path` to the share's root:
+    /// the proxy takes local paths only.
+    pub async fn smb_stage_creating_dir(
+        &self,
+        remote: &str,
+        path: &str,
+        credentials: &SmbCredentials,
+    ) -> Result<(), Error> {
+        self.smb_stage_with(remote, path, credentials, true).await
+    }
+
+    async fn smb_stage_with(
+        &self,
+        remote: &str,
+        path: &str,
+        credentials: &SmbCredentials,
+        create_dir: bool,
     ) -> Result<(), Error> {
         let path = path::local(path)?;
         let (remote, root) = path::remote(remote)?;
@@ -1280,11 +1310,77 @@ impl Node {
             };
             self.check_smb_account(&root, &path, user)?;
             self.smb_map(&remote, &root, link_at, credentials).await?;
+            // The proxy's IsSymlink is false for a link whose target is
+            // missing: the directory below the share is not there.
+            if !self.fs()?.is_link(&path).await? {
+                self.smb_missing_dir(&remote, &root, &path, credentials, create_dir)
+                    .await?;
+            }
             store.add(&root, &path, user)?;
             tracing::info!(share = %root, path, "SMB share staged");
             Ok(())
         })
         .await
+    }
+
+    /// The link at `path` to `remote` reaches nothing: with `create`, the
+    /// directory is made through a link to the share's root and `path`
+    /// linked again; otherwise (or if it is still missing) the link is
+    /// removed, the mapping too when no staged volume uses it, and the
+    /// stage fails with [`Error::SmbDirectoryMissing`].
+    async fn smb_missing_dir(
+        &self,
+        remote: &str,
+        root: &str,
+        path: &str,
+        credentials: &SmbCredentials,
+        create: bool,
+    ) -> Result<(), Error> {
+        self.fs()?.rmdir(path, false).await?;
+        let made = match create {
+            true => self.smb_create_dir(remote, root, path, credentials).await,
+            false => Ok(false),
+        };
+        if !matches!(made, Ok(true)) && self.inner.options.smb_store.references(root)? == 0 {
+            self.smb_unmap(root).await?;
+        }
+        match made? {
+            true => Ok(()),
+            false => Err(Error::SmbDirectoryMissing {
+                remote: remote.to_string(),
+                path: path.to_string(),
+            }),
+        }
+    }
+
+    /// Makes the directory `remote` names below its share through a link
+    /// at `path` to the share's root, then links `path` to it. Whether
+    /// `path` then reaches it (if not, nothing is left at `path`).
+    async fn smb_create_dir(
+        &self,
+        remote: &str,
+        root: &str,
+        path: &str,
+        credentials: &SmbCredentials,
+    ) -> Result<bool, Error> {
+        let (fs, smb) = (self.fs()?, self.smb()?);
+        let (user, password) = (&credentials.username, &credentials.password);
+        let below: Vec<&str> = remote.split('\\').filter(|c| !c.is_empty()).collect();
+        if below.len() <= 2 {
+            return Ok(false);
+        }
+        let dir = format!("{path}\\{}", below[2..].join("\\"));
+        tracing::info!(remote, "creating the directory on the share");
+        smb.map(root, path, user, password).await?;
+        let made = fs.mkdir(&dir).await;
+        fs.rmdir(path, false).await?;
+        made?;
+        smb.map(remote, path, user, password).await?;
+        if fs.is_link(path).await? {
+            return Ok(true);
+        }
+        fs.rmdir(path, false).await?;
+        Ok(false)
     }
 
     /// A share whose mapping serves staged volumes under another account

@@ -1,0 +1,158 @@
+//! SMB volumes as the SMB drivers serve them, over an in-process node
+//! (`MockHost`, the reference server's default node: the share
+//! `\\fileserver\share` for `smbuser`): a directory below the share that
+//! does not exist, and ephemeral inline volumes.
+
+use std::collections::HashMap;
+
+use csi_node_server::csi::v1::node_server::Node as _;
+use csi_node_server::csi::v1::volume_capability::access_mode::Mode;
+use csi_node_server::csi::v1::volume_capability::{AccessMode, AccessType, MountVolume};
+use csi_node_server::csi::v1::*;
+use csi_node_server::{Driver, Plugin, Volume, VolumeRequest, async_trait};
+use csi_proxy_client::mock::MockHost;
+use csi_proxy_client::node::{MountState, Node};
+use tonic::{Code, Request, Status};
+
+const KUBELET: &str = r"C:\var\lib\kubelet";
+
+/// A share by `volume_context["source"]`; the directory below it created
+/// when the context says `createFolderIfNotExist` (azurefile's key).
+struct Smb;
+
+#[async_trait]
+impl Driver for Smb {
+    fn name(&self) -> &str {
+        "smb.test"
+    }
+    fn version(&self) -> &str {
+        "0.0.1"
+    }
+    fn node_id(&self) -> &str {
+        "node-1"
+    }
+    async fn volume(&self, r: &VolumeRequest<'_>) -> Result<Volume, Status> {
+        match r.volume_context.get("source") {
+            Some(source) => Ok(Volume::Smb(source.clone())),
+            None => Err(Status::invalid_argument("no source")),
+        }
+    }
+    fn create_missing_smb_dir(&self, r: &VolumeRequest<'_>) -> bool {
+        r.volume_context
+            .get("createFolderIfNotExist")
+            .is_some_and(|v| v.eq_ignore_ascii_case("true"))
+    }
+}
+
+fn setup() -> (MockHost, Node, Plugin) {
+    let mock = MockHost::new();
+    let node = Node::from_mock(&mock);
+    let plugin = Plugin::new(node.clone(), Smb);
+    (mock, node, plugin)
+}
+
+fn staging(id: &str) -> String {
+    format!(r"{KUBELET}\plugins\kubernetes.io\csi\smb.test\{id}\globalmount")
+}
+
+fn target(id: &str) -> String {
+    format!(r"{KUBELET}\pods\uid-{id}\volumes\kubernetes.io~csi\{id}\mount")
+}
+
+fn capability() -> Option<VolumeCapability> {
+    Some(VolumeCapability {
+        access_type: Some(AccessType::Mount(MountVolume::default())),
+        access_mode: Some(AccessMode {
+            mode: Mode::MultiNodeMultiWriter.into(),
+        }),
+    })
+}
+
+fn credentials() -> HashMap<String, String> {
+    HashMap::from([
+        ("username".into(), "smbuser".into()),
+        ("password".into(), "Sm8-Passw0rd!".into()),
+    ])
+}
+
+fn stage_request(id: &str, source: &str) -> NodeStageVolumeRequest {
+    NodeStageVolumeRequest {
+        volume_id: id.into(),
+        staging_target_path: staging(id),
+        volume_capability: capability(),
+        secrets: credentials(),
+        volume_context: HashMap::from([("source".into(), source.into())]),
+        ..Default::default()
+    }
+}
+
+fn publish_request(stage: &NodeStageVolumeRequest) -> NodePublishVolumeRequest {
+    NodePublishVolumeRequest {
+        volume_id: stage.volume_id.clone(),
+        staging_target_path: stage.staging_target_path.clone(),
+        target_path: target(&stage.volume_id),
+        volume_capability: stage.volume_capability.clone(),
+        volume_context: stage.volume_context.clone(),
+        ..Default::default()
+    }
+}
+
+fn share_dir(mock: &MockHost) -> std::path::PathBuf {
+    let host = mock.host().lock();
+    host.smb
+        .share_dir("fileserver", "share")
+        .unwrap()
+        .to_path_buf()
+}
+
+/// A directory below the share that does not exist fails the stage, naming
+/// it, with nothing left behind (it used to stage, and the publish then
+/// failed with FAILED_PRECONDITION "not staged").
+#[tokio::test]
+async fn a_missing_share_directory_is_not_found_at_stage() {
+    let (mock, node, plugin) = setup();
+    let request = stage_request("pv", r"\\fileserver\share\pvc-1234");
+    let e = plugin
+        .node_stage_volume(Request::new(request))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::NotFound, "{e:?}");
+    assert!(
+        e.message().contains(r"\\fileserver\share\pvc-1234"),
+        "{e:?}"
+    );
+    assert_eq!(
+        node.mount_state(&staging("pv")).await.unwrap(),
+        MountState::Missing
+    );
+    assert!(
+        mock.host().lock().smb.mappings().is_empty(),
+        "no staged volume uses the mapping"
+    );
+}
+
+/// With the driver's say-so the directory (and its parents) is created at
+/// stage, and the volume is published and written through.
+#[tokio::test]
+async fn a_missing_share_directory_is_created_when_the_driver_asks() {
+    let (mock, node, plugin) = setup();
+    let mut request = stage_request("pv", r"\\fileserver\share\team\pvc-1234");
+    request
+        .volume_context
+        .insert("createFolderIfNotExist".into(), "true".into());
+    for _ in 0..2 {
+        plugin
+            .node_stage_volume(Request::new(request.clone()))
+            .await
+            .unwrap();
+    }
+    assert!(share_dir(&mock).join("team").join("pvc-1234").is_dir());
+    assert_eq!(
+        node.mount_state(&staging("pv")).await.unwrap(),
+        MountState::Linked
+    );
+    plugin
+        .node_publish_volume(Request::new(publish_request(&request)))
+        .await
+        .unwrap();
+}
