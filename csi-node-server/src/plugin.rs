@@ -270,20 +270,25 @@ impl Plugin {
         r: csi::NodePublishVolumeRequest,
     ) -> Result<csi::NodePublishVolumeResponse, Status> {
         require(&r.volume_id, "volume id")?;
-        require(&r.staging_target_path, "staging target path")?;
+        let ephemeral = is_ephemeral(&r.volume_context);
+        if !ephemeral {
+            require(&r.staging_target_path, "staging target path")?;
+        }
         require(&r.target_path, "target path")?;
-        let volume = self
-            .volume_of(&VolumeRequest {
-                call: Call::Publish,
-                volume_id: &r.volume_id,
-                volume_context: &r.volume_context,
-                publish_context: &r.publish_context,
-                secrets: &r.secrets,
-                capability: r.volume_capability.as_ref(),
-                staging_target_path: &r.staging_target_path,
-                target_path: &r.target_path,
-            })
-            .await?;
+        let request = VolumeRequest {
+            call: Call::Publish,
+            volume_id: &r.volume_id,
+            volume_context: &r.volume_context,
+            publish_context: &r.publish_context,
+            secrets: &r.secrets,
+            capability: r.volume_capability.as_ref(),
+            staging_target_path: &r.staging_target_path,
+            target_path: &r.target_path,
+        };
+        let volume = self.volume_of(&request).await?;
+        if ephemeral {
+            return self.publish_ephemeral(&r, &request, &volume).await;
+        }
         let _busy = self.claim(&r.volume_id)?;
         let step = Step::Publish {
             request: &r,
@@ -305,6 +310,43 @@ impl Plugin {
         )
         .await
         .map_err(status_of)?;
+        self.driver.after(&self.node, step).await?;
+        Ok(csi::NodePublishVolumeResponse {})
+    }
+
+    /// An ephemeral inline volume, staged at its target as csi-driver-smb
+    /// does (pkg/smb/nodeserver.go NodePublishVolume stages with the target
+    /// as staging path): its mapping is counted like any staged volume's,
+    /// and [`Node::unpublish`] drops the reference with the link.
+    async fn publish_ephemeral(
+        &self,
+        r: &csi::NodePublishVolumeRequest,
+        request: &VolumeRequest<'_>,
+        volume: &Volume,
+    ) -> Result<csi::NodePublishVolumeResponse, Status> {
+        let Volume::Smb(source) = volume else {
+            return Err(Status::invalid_argument(format!(
+                "volume {}: an ephemeral inline volume ({EPHEMERAL}) must be an SMB share; \
+                 a disk is staged first",
+                r.volume_id
+            )));
+        };
+        let credentials = self.driver.smb_credentials(request).await?;
+        let create_dir = self.driver.create_missing_smb_dir(request);
+        let _busy = self.claim(&r.volume_id)?;
+        let step = Step::Publish { request: r, volume };
+        self.driver.before(&self.node, step).await?;
+        let target = &r.target_path;
+        let staged = if create_dir {
+            let work = self
+                .node
+                .smb_stage_creating_dir(source, target, &credentials);
+            self.op("smb_stage", work).await
+        } else {
+            let work = self.node.smb_stage(source, target, &credentials);
+            self.op("smb_stage", work).await
+        };
+        staged.map_err(status_of)?;
         self.driver.after(&self.node, step).await?;
         Ok(csi::NodePublishVolumeResponse {})
     }
@@ -461,6 +503,17 @@ fn require(value: &str, what: &str) -> Result<(), Status> {
         return Err(Status::invalid_argument(format!("{what} missing")));
     }
     Ok(())
+}
+
+/// The volume context key kubelet sets on an ephemeral inline volume.
+pub const EPHEMERAL: &str = "csi.storage.k8s.io/ephemeral";
+
+/// Whether a publish is of an ephemeral inline volume: the context says
+/// so, `true` in any case (as csi-driver-smb compares it).
+fn is_ephemeral(context: &HashMap<String, String>) -> bool {
+    context
+        .get(EPHEMERAL)
+        .is_some_and(|v| v.eq_ignore_ascii_case("true"))
 }
 
 fn block_unsupported() -> Status {

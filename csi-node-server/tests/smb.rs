@@ -11,12 +11,12 @@ use csi_node_server::csi::v1::volume_capability::{AccessMode, AccessType, MountV
 use csi_node_server::csi::v1::*;
 use csi_node_server::{Driver, Plugin, Volume, VolumeRequest, async_trait};
 use csi_proxy_client::mock::MockHost;
-use csi_proxy_client::node::{MountState, Node};
+use csi_proxy_client::node::{DiskSelector, MountState, Node};
 use tonic::{Code, Request, Status};
 
 const KUBELET: &str = r"C:\var\lib\kubelet";
 
-/// A share by `volume_context["source"]`; the directory below it created
+/// A share by `volume_context["source"]`, a disk by `volume_context["lun"]`; the directory below it created
 /// when the context says `createFolderIfNotExist` (azurefile's key).
 struct Smb;
 
@@ -32,6 +32,12 @@ impl Driver for Smb {
         "node-1"
     }
     async fn volume(&self, r: &VolumeRequest<'_>) -> Result<Volume, Status> {
+        if let Some(lun) = r.volume_context.get("lun") {
+            let lun = lun
+                .parse()
+                .map_err(|_| Status::invalid_argument("bad lun"))?;
+            return Ok(Volume::Disk(DiskSelector::Lun(lun)));
+        }
         match r.volume_context.get("source") {
             Some(source) => Ok(Volume::Smb(source.clone())),
             None => Err(Status::invalid_argument("no source")),
@@ -155,4 +161,128 @@ async fn a_missing_share_directory_is_created_when_the_driver_asks() {
         .node_publish_volume(Request::new(publish_request(&request)))
         .await
         .unwrap();
+}
+
+fn ephemeral_publish(id: &str, source: &str) -> NodePublishVolumeRequest {
+    NodePublishVolumeRequest {
+        volume_id: id.into(),
+        target_path: target(id),
+        volume_capability: capability(),
+        secrets: credentials(),
+        volume_context: HashMap::from([
+            ("source".into(), source.into()),
+            ("csi.storage.k8s.io/ephemeral".into(), "True".into()),
+            ("csi.storage.k8s.io/pod.namespace".into(), "default".into()),
+        ]),
+        ..Default::default()
+    }
+}
+
+fn unpublish_request(id: &str) -> NodeUnpublishVolumeRequest {
+    NodeUnpublishVolumeRequest {
+        volume_id: id.into(),
+        target_path: target(id),
+    }
+}
+
+/// An ephemeral inline volume (no staging path) is staged at its target on
+/// NodePublish and unstaged on NodeUnpublish, its share's mapping counted
+/// with the staged volumes' (it used to be INVALID_ARGUMENT "staging target
+/// path missing").
+#[tokio::test]
+async fn an_ephemeral_inline_volume_is_staged_at_its_target_and_counted() {
+    let (mock, node, plugin) = setup();
+    std::fs::write(share_dir(&mock).join("hello.txt"), "hi").unwrap();
+    let inline = ephemeral_publish("csi-inline-1", r"\\fileserver\share");
+    for _ in 0..2 {
+        plugin
+            .node_publish_volume(Request::new(inline.clone()))
+            .await
+            .unwrap();
+    }
+    assert_eq!(
+        node.mount_state(&target("csi-inline-1")).await.unwrap(),
+        MountState::Linked
+    );
+    assert_eq!(mock.host().lock().smb.mappings().len(), 1);
+
+    // A staged volume of the same share shares the mapping.
+    let staged = stage_request("pv", r"\\fileserver\share");
+    plugin
+        .node_stage_volume(Request::new(staged.clone()))
+        .await
+        .unwrap();
+    plugin
+        .node_publish_volume(Request::new(publish_request(&staged)))
+        .await
+        .unwrap();
+
+    for _ in 0..2 {
+        plugin
+            .node_unpublish_volume(Request::new(unpublish_request("csi-inline-1")))
+            .await
+            .unwrap();
+    }
+    assert_eq!(
+        node.mount_state(&target("csi-inline-1")).await.unwrap(),
+        MountState::Missing
+    );
+    assert!(
+        mock.calls_of("RemoveSmbGlobalMapping").is_empty(),
+        "the staged volume still uses the mapping"
+    );
+    plugin
+        .node_unpublish_volume(Request::new(unpublish_request("pv")))
+        .await
+        .unwrap();
+    plugin
+        .node_unstage_volume(Request::new(NodeUnstageVolumeRequest {
+            volume_id: "pv".into(),
+            staging_target_path: staging("pv"),
+        }))
+        .await
+        .unwrap();
+    assert_eq!(mock.calls_of("RemoveSmbGlobalMapping").len(), 1);
+    assert!(mock.host().lock().smb.mappings().is_empty());
+}
+
+/// The last reference of a share held by an ephemeral volume goes with
+/// its unpublish, and the mapping with it.
+#[tokio::test]
+async fn the_last_ephemeral_volume_of_a_share_takes_the_mapping_with_it() {
+    let (mock, _node, plugin) = setup();
+    plugin
+        .node_publish_volume(Request::new(ephemeral_publish(
+            "csi-inline-2",
+            r"\\fileserver\share",
+        )))
+        .await
+        .unwrap();
+    plugin
+        .node_unpublish_volume(Request::new(unpublish_request("csi-inline-2")))
+        .await
+        .unwrap();
+    assert_eq!(mock.calls_of("RemoveSmbGlobalMapping").len(), 1);
+    assert!(mock.host().lock().smb.mappings().is_empty());
+}
+
+/// A disk cannot be an ephemeral inline volume: it is staged first.
+#[tokio::test]
+async fn an_ephemeral_volume_that_is_not_a_share_is_refused() {
+    let (_mock, _node, plugin) = setup();
+    let mut inline = ephemeral_publish("csi-inline-3", r"\\fileserver\share");
+    inline.volume_context.remove("source");
+    inline.volume_context.insert("lun".into(), "1".into());
+    inline.volume_capability = Some(VolumeCapability {
+        access_type: Some(AccessType::Mount(MountVolume::default())),
+        access_mode: Some(AccessMode {
+            mode: Mode::SingleNodeWriter.into(),
+        }),
+    });
+    let e = plugin
+        .node_publish_volume(Request::new(inline))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::InvalidArgument);
+    assert!(e.message().contains("must be an SMB share"), "{e:?}");
 }

@@ -33,7 +33,7 @@
 //! | [`Node::remove`] | removes a directory tree, or a link (never its target) | absent: Ok | |
 //! | [`Node::stage_disk`] | onlines, partitions, formats (NTFS) and mounts the disk's data volume | mounted from that disk: Ok | [`Error::OsDisk`], [`Error::PathInUse`], [`Error::NotEmpty`], [`Error::NoVolume`], [`Error::ReadOnlyDisk`] |
 //! | [`Node::publish`] | links the target to the staging path, replacing kubelet's empty directory | linked to the same volume: Ok | [`Error::NotStaged`], [`Error::PathInUse`], [`Error::NotEmpty`] |
-//! | [`Node::unpublish`] | removes the link | absent: Ok | [`Error::NotEmpty`] (a plain directory with files) |
+//! | [`Node::unpublish`] | removes the link (a share staged at the target, an ephemeral volume, is unstaged) | absent: Ok | [`Error::NotEmpty`] (a plain directory with files) |
 //! | [`Node::unstage`] | flushes, unmounts, removes the staging path | absent: Ok | [`Error::NotEmpty`] |
 //! | [`Node::expand`] | grows the volume to its partition | nothing to grow: Ok | |
 //! | [`Node::smb_stage`] | maps the share (a stale mapping made again), links the staging path, counts a reference | same link: Ok, mapping checked | [`Error::PathInUse`], [`Error::NotEmpty`], [`Error::SmbCredentialsConflict`], [`Error::SmbDirectoryMissing`] |
@@ -1039,8 +1039,15 @@ impl Node {
 
     /// Removes the link at `target` (never the data behind it); an empty
     /// directory there is removed too. Absent: Ok.
+    ///
+    /// A target an SMB share is staged at (an ephemeral inline volume,
+    /// [`Node::smb_stage`] at the target) is unstaged: its reference goes
+    /// with the link, and the mapping with the last reference.
     pub async fn unpublish(&self, target: &str) -> Result<(), Error> {
         let target = path::local(target)?;
+        if self.inner.options.smb_store.root_of(&target)?.is_some() {
+            return self.smb_unstage(&target).await;
+        }
         self.bounded("unpublish", async {
             match self.state(&target).await? {
                 MountState::Missing => Ok(()),
