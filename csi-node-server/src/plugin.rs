@@ -374,39 +374,58 @@ impl Plugin {
         require(&r.volume_id, "volume id")?;
         require(&r.volume_path, "volume path")?;
         let _busy = self.claim(&r.volume_id)?;
-        let (usage, trouble) = match self.volume_state(&r.volume_id, &r.volume_path).await? {
+        // The usage, and the condition: a healthy volume's message, or what is wrong.
+        let mounted = || Ok("the volume is mounted and readable".to_string());
+        let (usage, condition) = match self.volume_state(&r.volume_id, &r.volume_path).await? {
             MountState::Missing => return Err(no_volume(&r.volume_id, &r.volume_path)),
             // Something is there, but no volume behind it: a mount point
             // whose disk went away looks like this.
-            MountState::NotMounted => (
-                Vec::new(),
-                Some(format!("no volume behind {}", r.volume_path)),
-            ),
-            // The proxy has no call for the size of a share: no figures.
-            MountState::Linked => (Vec::new(), None),
+            MountState::NotMounted => (None, Err(format!("no volume behind {}", r.volume_path))),
+            MountState::Linked => {
+                let share = self
+                    .op("smb_share_stats", self.node.smb_share_stats(&r.volume_path))
+                    .await
+                    .map_err(status_of)?;
+                if let Some(why) = &share.unread {
+                    tracing::debug!(volume_id = r.volume_id, why, "no SMB share figures");
+                }
+                let condition = match (share.trouble, share.mapping_checked, share.unread) {
+                    (Some(trouble), ..) => Err(trouble),
+                    (None, true, _) => Ok("the SMB share is mapped and readable".to_string()),
+                    // Through the proxy the mapping's status cannot be read.
+                    (None, false, None) => Ok("the SMB share is readable by the plugin; its \
+                                               mapping's status cannot be read through the proxy"
+                        .to_string()),
+                    (None, false, Some(why)) => Ok(format!(
+                        "{why}; the SMB mapping's status cannot be read through the proxy"
+                    )),
+                };
+                (share.usage, condition)
+            }
             MountState::Mounted { .. } => {
                 match self.op("usage", self.node.usage(&r.volume_path)).await {
-                    Ok(usage) => (
-                        vec![csi::VolumeUsage {
-                            available: bytes(usage.available_bytes),
-                            total: bytes(usage.total_bytes),
-                            used: bytes(usage.used_bytes),
-                            unit: csi::volume_usage::Unit::Bytes.into(),
-                        }],
-                        None,
-                    ),
+                    Ok(usage) => (Some(usage), mounted()),
                     // An unreachable proxy says nothing about the volume.
                     Err(e) if unreachable(&e) => return Err(status_of(e)),
-                    Err(e) => (Vec::new(), Some(format!("the volume cannot be read: {e}"))),
+                    Err(e) => (None, Err(format!("the volume cannot be read: {e}"))),
                 }
             }
         };
-        let volume_condition = Some(match trouble {
-            None => csi::VolumeCondition {
+        let usage = usage
+            .map(|u| csi::VolumeUsage {
+                available: bytes(u.available_bytes),
+                total: bytes(u.total_bytes),
+                used: bytes(u.used_bytes),
+                unit: csi::volume_usage::Unit::Bytes.into(),
+            })
+            .into_iter()
+            .collect();
+        let volume_condition = Some(match condition {
+            Ok(message) => csi::VolumeCondition {
                 abnormal: false,
-                message: "the volume is mounted and readable".to_string(),
+                message,
             },
-            Some(message) => csi::VolumeCondition {
+            Err(message) => csi::VolumeCondition {
                 abnormal: true,
                 message,
             },

@@ -286,3 +286,106 @@ async fn an_ephemeral_volume_that_is_not_a_share_is_refused() {
     assert_eq!(e.code(), Code::InvalidArgument);
     assert!(e.message().contains("must be an SMB share"), "{e:?}");
 }
+
+/// The plugin in HostProcess mode over the fake Windows boundary on the
+/// same simulated host.
+fn setup_host_process() -> (MockHost, Plugin) {
+    use csi_proxy_client::host_process::FakeWindows;
+    use csi_proxy_client::node::NodeOptions;
+    let mock = MockHost::new();
+    let fake = std::sync::Arc::new(FakeWindows::new(mock.host().clone()));
+    let node = Node::host_process_with(fake, NodeOptions::default());
+    (mock, Plugin::new(node, Smb))
+}
+
+async fn stats_of(plugin: &Plugin, id: &str, path: String) -> NodeGetVolumeStatsResponse {
+    plugin
+        .node_get_volume_stats(Request::new(NodeGetVolumeStatsRequest {
+            volume_id: id.into(),
+            volume_path: path,
+            ..Default::default()
+        }))
+        .await
+        .unwrap()
+        .into_inner()
+}
+
+const GIB: u64 = 1 << 30;
+
+/// In HostProcess mode an SMB volume's stats are its share's capacity and
+/// free space (they used to be empty), at the staging path and at the
+/// target; a mapping left Disconnected by a restart is abnormal, named,
+/// until the volume is staged again (it used to be "mounted and readable").
+#[tokio::test]
+async fn host_process_stats_of_a_share_are_its_space_and_its_mapping_status() {
+    use csi_proxy_client::host::smb::ShareSpace;
+    let (mock, plugin) = setup_host_process();
+    let space = ShareSpace {
+        capacity: 100 * GIB,
+        free: 40 * GIB,
+    };
+    mock.host()
+        .lock()
+        .smb
+        .set_share_space("fileserver", "share", space)
+        .unwrap();
+    let request = stage_request("pv", r"\\fileserver\share");
+    plugin
+        .node_stage_volume(Request::new(request.clone()))
+        .await
+        .unwrap();
+    plugin
+        .node_publish_volume(Request::new(publish_request(&request)))
+        .await
+        .unwrap();
+    for path in [staging("pv"), target("pv")] {
+        let stats = stats_of(&plugin, "pv", path).await;
+        let usage = &stats.usage[0];
+        assert_eq!(
+            (usage.total, usage.available, usage.used),
+            ((100 * GIB) as i64, (40 * GIB) as i64, (60 * GIB) as i64)
+        );
+        assert!(!stats.volume_condition.unwrap().abnormal);
+    }
+
+    mock.host().lock().smb.reboot();
+    let stats = stats_of(&plugin, "pv", target("pv")).await;
+    let condition = stats.volume_condition.unwrap();
+    assert!(condition.abnormal, "{condition:?}");
+    assert!(condition.message.contains("Disconnected"), "{condition:?}");
+    assert!(
+        condition.message.contains(r"\\fileserver\share"),
+        "{condition:?}"
+    );
+
+    // Staged again (kubelet retries NodeStageVolume): healthy again.
+    plugin
+        .node_stage_volume(Request::new(request))
+        .await
+        .unwrap();
+    let stats = stats_of(&plugin, "pv", target("pv")).await;
+    assert!(!stats.volume_condition.unwrap().abnormal);
+    assert_eq!(stats.usage[0].total, (100 * GIB) as i64);
+}
+
+/// Through the proxy the mapping's status cannot be read, and the plugin
+/// reads the share's space itself on Windows only: the condition says so
+/// rather than calling the share healthy.
+#[tokio::test]
+async fn proxy_mode_stats_of_a_share_say_what_cannot_be_read() {
+    let (_mock, _node, plugin) = setup();
+    let request = stage_request("pv", r"\\fileserver\share");
+    plugin
+        .node_stage_volume(Request::new(request))
+        .await
+        .unwrap();
+    let stats = stats_of(&plugin, "pv", staging("pv")).await;
+    let condition = stats.volume_condition.unwrap();
+    assert!(!condition.abnormal);
+    assert!(
+        condition
+            .message
+            .contains("cannot be read through the proxy"),
+        "{condition:?}"
+    );
+}

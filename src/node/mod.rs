@@ -49,6 +49,8 @@
 mod disks;
 mod groups;
 mod host_work;
+#[cfg(windows)]
+mod local_space;
 mod options;
 mod path;
 mod smb_store;
@@ -118,6 +120,46 @@ pub struct VolumeUsage {
     pub used_bytes: u64,
     /// Bytes free.
     pub available_bytes: u64,
+}
+
+/// What the node can tell of the SMB share behind a staged path
+/// ([`Node::smb_share_stats`]). Which mode tells what:
+///
+/// | mode | space | mapping's status |
+/// |---|---|---|
+/// | HostProcess | `GetDiskFreeSpaceExW` on the path | `MSFT_SmbGlobalMapping.Status` |
+/// | proxy, plugin on Windows | the plugin's own `GetDiskFreeSpaceExW` on the path | not readable (no proxy call) |
+/// | proxy, elsewhere (tests over `MockHost`) | none | not readable |
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ShareStats {
+    /// The share's capacity and free space as its server reports them;
+    /// `None` when they could not be read ([`ShareStats::unread`] says why).
+    pub usage: Option<VolumeUsage>,
+    /// What is known to be wrong: the share's global mapping is not OK
+    /// (its status named, `Disconnected` after a restart), has gone, or
+    /// is OK and the share cannot be read. Only HostProcess mode reads
+    /// the mapping; through the proxy this is always `None`.
+    pub trouble: Option<String>,
+    /// Why [`ShareStats::usage`] is `None`.
+    pub unread: Option<String>,
+    /// Whether the mapping's status was read (HostProcess mode).
+    pub mapping_checked: bool,
+}
+
+/// The name of an `MSFT_SmbGlobalMapping.Status` value.
+fn mapping_status_name(status: u32) -> String {
+    let name = match status {
+        0 => "OK",
+        1 => "Paused",
+        2 => "Disconnected",
+        3 => "NetworkError",
+        4 => "Connecting",
+        5 => "Reconnecting",
+        6 => "Unavailable",
+        _ => return format!("status {status}"),
+    };
+    name.to_string()
 }
 
 /// The account an SMB share is mapped with. The password never appears in
@@ -1219,6 +1261,27 @@ impl Node {
         .await
     }
 
+    /// The space of the SMB share behind `path` (a staging path, or a
+    /// target linked to one) and, in HostProcess mode, the status of its
+    /// global mapping: what csi-driver-smb and azurefile-csi-driver report
+    /// as an SMB volume's stats (pkg/smb/nodeserver.go NodeGetVolumeStats;
+    /// pkg/azurefile/azure_common_windows.go). See [`ShareStats`] for which
+    /// mode tells what. Fails only when the host cannot be asked.
+    pub async fn smb_share_stats(&self, path: &str) -> Result<ShareStats, Error> {
+        let path = path::local(path)?;
+        self.bounded("smb_share_stats", async {
+            #[cfg(feature = "host-process")]
+            if let Some(backend) = &self.inner.host_process {
+                return Ok(host_process_share_stats(
+                    backend.share_view(path.clone()).await?,
+                    &path,
+                ));
+            }
+            Ok(local_share_stats(&path))
+        })
+        .await
+    }
+
     // ------------------------------------------------------------ SMB
 
     /// Serialises the SMB work on one server: Windows keeps one account per
@@ -1645,6 +1708,68 @@ impl Node {
     pub async fn bios_serial_number(&self) -> Result<String, Error> {
         self.bounded("bios_serial_number", self.system()?.bios_serial_number())
             .await
+    }
+}
+
+/// An SMB volume's stats from what HostProcess mode read.
+#[cfg(feature = "host-process")]
+fn host_process_share_stats(view: crate::host_process::smb::ShareView, path: &str) -> ShareStats {
+    let usage = view.space.as_ref().ok().map(|space| VolumeUsage {
+        total_bytes: space.total,
+        used_bytes: space.total.saturating_sub(space.free),
+        available_bytes: space.available,
+    });
+    let unread = view.space.as_ref().err().cloned();
+    let trouble = match (&view.root, view.status) {
+        (None, _) => Some(format!("{path} reaches no SMB share")),
+        (Some(root), None) => Some(format!(
+            "the SMB global mapping of {root} is gone: the volume reaches nothing until it is staged again"
+        )),
+        (Some(root), Some(status)) if status != 0 => Some(format!(
+            "the SMB global mapping of {root} is {}: the volume reaches nothing until it is staged again",
+            mapping_status_name(status)
+        )),
+        (Some(root), Some(_)) => unread.as_ref().map(|e| {
+            format!("the SMB global mapping of {root} is OK, but the share cannot be read: {e}")
+        }),
+    };
+    ShareStats {
+        usage,
+        trouble,
+        unread,
+        mapping_checked: true,
+    }
+}
+
+/// An SMB volume's stats as the plugin sees the path itself (proxy mode).
+fn local_share_stats(path: &str) -> ShareStats {
+    #[cfg(windows)]
+    let (usage, unread) = match local_space::disk_free_space(path) {
+        Ok((total, free, available)) => (
+            Some(VolumeUsage {
+                total_bytes: total,
+                used_bytes: total.saturating_sub(free),
+                available_bytes: available,
+            }),
+            None,
+        ),
+        Err(e) => (
+            None,
+            Some(format!("the plugin cannot read the space of {path}: {e}")),
+        ),
+    };
+    #[cfg(not(windows))]
+    let (usage, unread) = (
+        None,
+        Some(format!(
+            "the proxy has no call for a share's space, and the plugin reads {path} itself only on Windows"
+        )),
+    );
+    ShareStats {
+        usage,
+        trouble: None,
+        unread,
+        mapping_checked: false,
     }
 }
 
