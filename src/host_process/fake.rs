@@ -12,6 +12,10 @@
 //! disks, a logout detaches them, and every iSCSI call fails with
 //! `ISDSC_SERVICE_NOT_RUNNING` while `MSiSCSI` is stopped.
 //!
+//! `disk_free_space` answers from the simulated volume's size and use, or
+//! for a path whose links reach a share, from the share's space while its
+//! mapping grants access (the Win32 error otherwise, as any access).
+//!
 //! [`FakeWindows::answer_next`] makes the next call of a WMI method report
 //! a return code after doing its work, as Windows does when it creates a
 //! partition but cannot give it an access path (42002);

@@ -29,6 +29,10 @@
 //!   mapped under another account (or without one) is 1219
 //!   (azurefile-csi-driver#2974, csi-driver-smb#1007), whatever the
 //!   other mapping's status;
+//! - a share reports a space ([`ShareSpace`], what `GetDiskFreeSpaceExW`
+//!   gives through a mapping with status OK): set per share
+//!   ([`SmbState::set_share_space`]), else [`DEFAULT_SHARE_CAPACITY`] less
+//!   the bytes of its files;
 //! - [`SmbState::reboot`] leaves every mapping `Disconnected`, as Windows
 //!   Server 2025 nodes come back from a restart (azurefile-csi-driver#3416,
 //!   csi-driver-smb#1219);
