@@ -550,6 +550,7 @@ pub struct MockHostBuilder {
 
 impl MockHostBuilder {
     /// The node to simulate (the default node without it).
+    #[must_use]
     pub fn seed(mut self, seed: NodeSeed) -> Self {
         self.seed = Some(seed);
         self
@@ -557,6 +558,7 @@ impl MockHostBuilder {
 
     /// The node laid out as a cloud lays it out ([`Layout`](crate::host::Layout):
     /// `azure`, `azure-nvme`, `gce`, `aws`, `vsphere`); replaces any seed.
+    #[must_use]
     pub fn layout(mut self, layout: crate::host::Layout) -> Self {
         self.seed = layout.seed();
         self
@@ -568,24 +570,28 @@ impl MockHostBuilder {
     }
 
     /// Keeps the simulated drives in `dir` instead of a temporary directory.
+    #[must_use]
     pub fn sandbox(mut self, dir: impl Into<PathBuf>) -> Self {
         self.sandbox = Some(dir.into());
         self
     }
 
     /// The kubelet directory (default `C:\var\lib\kubelet`).
+    #[must_use]
     pub fn kubelet_path(mut self, path: impl Into<String>) -> Self {
         self.kubelet_path = Some(path.into());
         self
     }
 
     /// A further working directory of the filesystem group.
+    #[must_use]
     pub fn working_dir(mut self, path: impl Into<String>) -> Self {
         self.working_dirs.push(path.into());
         self
     }
 
     /// Seed of the identifier generator (volume GUIDs), for reproducible ids.
+    #[must_use]
     pub fn id_seed(mut self, seed: u64) -> Self {
         self.id_seed = Some(seed);
         self
@@ -593,6 +599,7 @@ impl MockHostBuilder {
 
     /// Whose failure texts the node speaks: csi-proxy v1.3's (the default)
     /// or v1.1's (PowerShell era); see [`ProxyRelease`].
+    #[must_use]
     pub fn proxy_release(mut self, release: ProxyRelease) -> Self {
         self.release = release;
         self
@@ -604,6 +611,7 @@ impl MockHostBuilder {
     /// at once. The work goes on when the caller gives up, as at the proxy;
     /// use tokio's paused time (`#[tokio::test(start_paused = true)]`) to
     /// keep tests fast.
+    #[must_use]
     pub fn latency_profile(mut self, profile: LatencyProfile) -> Self {
         self.latency_profile = Some(profile);
         self
@@ -614,6 +622,7 @@ impl MockHostBuilder {
     /// `timeout` has passed, injected latency included.
     ///
     /// [`ConnectOptions::with_request_timeout`]: crate::ConnectOptions::with_request_timeout
+    #[must_use]
     pub fn request_timeout(mut self, timeout: Duration) -> Self {
         self.request_timeout = Some(timeout);
         self
@@ -628,6 +637,7 @@ impl MockHostBuilder {
     ///
     /// [`Client`]: crate::disk::v1::Client
     /// [`ConnectOptions::with_retry`]: crate::ConnectOptions::with_retry
+    #[must_use]
     pub fn retry(mut self, policy: RetryPolicy) -> Self {
         self.retry = Some(policy);
         self

@@ -53,12 +53,14 @@ impl HostProcess {
 
     /// The directories paths must lie in (`--kubelet-path` and the proxy's
     /// working directories).
+    #[must_use]
     pub fn with_working_dirs(mut self, dirs: Vec<String>) -> HostProcess {
         self.working_dirs = Arc::new(dirs);
         self
     }
 
     /// Whether new SMB mappings require encryption (`--require-privacy`).
+    #[must_use]
     pub fn with_require_privacy(mut self, require: bool) -> HostProcess {
         self.require_privacy = require;
         self

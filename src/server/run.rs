@@ -78,18 +78,21 @@ pub struct ServerBuilder {
 impl ServerBuilder {
     /// The directory for the Unix sockets, `csi-proxy-<group>-<version>.sock`
     /// (required on Unix; on Windows the server listens on named pipes).
+    #[must_use]
     pub fn socket_dir(mut self, dir: impl Into<PathBuf>) -> Self {
         self.socket_dir = Some(dir.into());
         self
     }
 
     /// Serves only these group versions (all by default).
+    #[must_use]
     pub fn serve(mut self, endpoints: impl IntoIterator<Item = GroupVersion>) -> Self {
         self.serve = Some(endpoints.into_iter().collect());
         self
     }
 
     /// Serves an existing host (shared with the caller, e.g. for assertions).
+    #[must_use]
     pub fn host(mut self, host: Host) -> Self {
         self.host = Some(host);
         self
@@ -98,6 +101,7 @@ impl ServerBuilder {
     /// Builds the host from this configuration (ignored when [`ServerBuilder::host`] is set).
     /// The server locks the sandbox for its lifetime: a second server given
     /// the same sandbox refuses to start before it touches anything.
+    #[must_use]
     pub fn host_config(mut self, config: HostConfig) -> Self {
         self.host_config = Some(config);
         self
@@ -107,6 +111,7 @@ impl ServerBuilder {
     /// (default 5 minutes; gRPC clients reconnect on their next call; from
     /// [`MIN_PERIOD`](crate::MIN_PERIOD) to [`MAX_DURATION`](crate::MAX_DURATION),
     /// or [`start`](Self::start) fails).
+    #[must_use]
     pub fn idle_timeout(mut self, timeout: Duration) -> Self {
         self.limits.idle_timeout = timeout;
         self
@@ -119,6 +124,7 @@ impl ServerBuilder {
     /// noticed one to two intervals after its last frame, plus the timeout.
     /// Both from [`MIN_PERIOD`](crate::MIN_PERIOD) to
     /// [`MAX_DURATION`](crate::MAX_DURATION), or [`start`](Self::start) fails.
+    #[must_use]
     pub fn keepalive(mut self, interval: Duration, timeout: Duration) -> Self {
         self.limits.keepalive_interval = interval;
         self.limits.keepalive_timeout = timeout;
@@ -127,6 +133,7 @@ impl ServerBuilder {
 
     /// Concurrent calls per connection (default 256); further streams are
     /// refused by HTTP/2 until one ends.
+    #[must_use]
     pub fn max_concurrent_streams(mut self, streams: u32) -> Self {
         self.limits.max_concurrent_streams = streams;
         self
@@ -134,6 +141,7 @@ impl ServerBuilder {
 
     /// Open connections over all endpoints together (default 512); a
     /// connection beyond the limit is closed as soon as it is accepted.
+    #[must_use]
     pub fn max_connections(mut self, connections: usize) -> Self {
         self.limits.connections = std::sync::Arc::new(tokio::sync::Semaphore::new(connections));
         self
@@ -142,6 +150,7 @@ impl ServerBuilder {
     /// On shutdown, how long calls in flight may still run before their
     /// connections are closed (default 5 s; at most
     /// [`MAX_DURATION`](crate::MAX_DURATION), or [`start`](Self::start) fails).
+    #[must_use]
     pub fn shutdown_grace(mut self, grace: Duration) -> Self {
         self.limits.shutdown_grace = grace;
         self
@@ -157,6 +166,7 @@ impl ServerBuilder {
     /// # Panics
     /// If no API version has a method named `rpc` (a misspelt name would
     /// otherwise inject nothing).
+    #[must_use]
     pub fn latency(mut self, rpc: impl Into<String>, delay: Duration) -> Self {
         let rpc = rpc.into();
         assert!(
@@ -174,6 +184,7 @@ impl ServerBuilder {
     /// [`ServerBuilder::latency`]. Off by default. A call's work is done
     /// at the host once its host time has passed, also when the caller
     /// has given up by then, as at the proxy.
+    #[must_use]
     pub fn latency_profile(mut self, profile: LatencyProfile) -> Self {
         let mut latency = self.limits.latency.to_vec();
         latency.extend(
@@ -192,6 +203,7 @@ impl ServerBuilder {
     ///
     /// # Panics
     /// If no API version has a method named `rpc`.
+    #[must_use]
     pub fn fail_next(mut self, rpc: impl Into<String>, calls: usize, code: tonic::Code) -> Self {
         let rpc = rpc.into();
         assert!(

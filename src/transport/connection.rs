@@ -100,6 +100,7 @@ impl ConnectOptions {
     /// retries and, on a pipe, the wait for the server's first bytes
     /// included) and the HTTP/2 handshake, redials included (default 5 s;
     /// at most [`MAX_DURATION`](crate::MAX_DURATION), longer is clamped).
+    #[must_use]
     pub fn with_connect_timeout(mut self, timeout: Duration) -> Self {
         self.connect_timeout = timeout.min(crate::MAX_DURATION);
         self
@@ -110,6 +111,7 @@ impl ConnectOptions {
     /// waits twice as long as the one before, all within the connect timeout
     /// (default 1 s; clamped to [`MIN_PERIOD`](crate::MIN_PERIOD) ..=
     /// [`MAX_DURATION`](crate::MAX_DURATION)).
+    #[must_use]
     pub fn with_handshake_timeout(mut self, timeout: Duration) -> Self {
         self.handshake_timeout = crate::durations::clamp_period(timeout);
         self
@@ -119,6 +121,7 @@ impl ConnectOptions {
     /// included; a call that takes longer fails with [`Error::Timeout`]
     /// (default: none; at most [`MAX_DURATION`](crate::MAX_DURATION),
     /// longer is clamped).
+    #[must_use]
     pub fn with_request_timeout(mut self, timeout: Duration) -> Self {
         self.request_timeout = Some(timeout.min(crate::MAX_DURATION));
         self
@@ -127,6 +130,7 @@ impl ConnectOptions {
     /// After how long without a frame from the server a PING is sent (none:
     /// no keepalive PINGs; default 60 s; clamped to
     /// [`MIN_PERIOD`](crate::MIN_PERIOD) ..= [`MAX_DURATION`](crate::MAX_DURATION)).
+    #[must_use]
     pub fn with_keepalive_interval(mut self, interval: Option<Duration>) -> Self {
         self.keepalive_interval = interval.map(crate::durations::clamp_period);
         self
@@ -135,6 +139,7 @@ impl ConnectOptions {
     /// How long the server has to answer a keepalive PING before the
     /// connection is closed (default 20 s; clamped to
     /// [`MIN_PERIOD`](crate::MIN_PERIOD) ..= [`MAX_DURATION`](crate::MAX_DURATION)).
+    #[must_use]
     pub fn with_keepalive_timeout(mut self, timeout: Duration) -> Self {
         self.keepalive_timeout = crate::durations::clamp_period(timeout);
         self
@@ -142,6 +147,7 @@ impl ConnectOptions {
 
     /// Whether keepalive PINGs are sent while no call is in flight too
     /// (default: no; see [Liveness](Self#liveness)).
+    #[must_use]
     pub fn with_keepalive_while_idle(mut self, enabled: bool) -> Self {
         self.keepalive_while_idle = enabled;
         self
@@ -570,6 +576,7 @@ impl Connection {
     }
 
     /// The same connection with calls bounded by `timeout` (none: unbounded).
+    #[must_use]
     pub fn with_request_timeout(mut self, timeout: Option<Duration>) -> Self {
         self.request_timeout = timeout;
         self

@@ -10,7 +10,8 @@ use crate::scenarios::*;
 use csi_proxy_client::host::smb::ShareAccess;
 use csi_proxy_client::host::storage::FileSystem;
 use csi_proxy_client::server::Server;
-use csi_proxy_client::{disk, filesystem, smb, volume};
+use csi_proxy_client::{ConnectOptions, disk, filesystem, smb, volume};
+use std::time::Duration;
 use tokio::task::JoinSet;
 
 const WORKERS: usize = 32;
@@ -36,6 +37,16 @@ enum Done {
     Stats { calls: usize },
 }
 
+/// Connection options for 32 workers connecting at once: the handshake may
+/// take longer than the default 5 s on a loaded machine (it did under Wine
+/// on two busy cores), and this test is about what the calls do, not how
+/// fast a connection comes up.
+fn patient() -> ConnectOptions {
+    ConnectOptions::default()
+        .with_connect_timeout(Duration::from_secs(120))
+        .with_handshake_timeout(Duration::from_secs(120))
+}
+
 fn address(server: &Server, group: &str, version: &str) -> String {
     server.address(group, version).expect("served").to_string()
 }
@@ -51,9 +62,13 @@ fn smb_local(i: usize, round: usize) -> String {
 /// Stages `disk` at its own staging path and publishes it; odd workers
 /// then unpublish and unstage GCE style (unmount, rmdir, offline).
 async fn stager(server_addrs: [String; 3], index: usize, disk_number: u32) -> Done {
-    let d = disk::v1::Client::connect(&server_addrs[0]).await.unwrap();
-    let v = volume::v1::Client::connect(&server_addrs[1]).await.unwrap();
-    let f = filesystem::v1::Client::connect(&server_addrs[2])
+    let d = disk::v1::Client::connect_with(&server_addrs[0], &patient())
+        .await
+        .unwrap();
+    let v = volume::v1::Client::connect_with(&server_addrs[1], &patient())
+        .await
+        .unwrap();
+    let f = filesystem::v1::Client::connect_with(&server_addrs[2], &patient())
         .await
         .unwrap();
     use disk::v1::DiskApi;
@@ -143,8 +158,10 @@ async fn stager(server_addrs: [String; 3], index: usize, disk_number: u32) -> Do
 async fn dirs(address_v1: String, address_v1beta1: String, i: usize) -> Done {
     use filesystem::v1::FilesystemApi as _;
     use filesystem::v1beta1::FilesystemApi as _;
-    let v1 = filesystem::v1::Client::connect(&address_v1).await.unwrap();
-    let beta = filesystem::v1beta1::Client::connect(&address_v1beta1)
+    let v1 = filesystem::v1::Client::connect_with(&address_v1, &patient())
+        .await
+        .unwrap();
+    let beta = filesystem::v1beta1::Client::connect_with(&address_v1beta1, &patient())
         .await
         .unwrap();
     let root = dirs_root(i);
@@ -192,8 +209,12 @@ async fn dirs(address_v1: String, address_v1beta1: String, i: usize) -> Done {
 async fn smb_worker(address: String, fs_address: String, i: usize) -> Done {
     use filesystem::v1::FilesystemApi;
     use smb::v1::SmbApi;
-    let client = smb::v1::Client::connect(&address).await.unwrap();
-    let fs = filesystem::v1::Client::connect(&fs_address).await.unwrap();
+    let client = smb::v1::Client::connect_with(&address, &patient())
+        .await
+        .unwrap();
+    let fs = filesystem::v1::Client::connect_with(&fs_address, &patient())
+        .await
+        .unwrap();
     ok(fs
         .mkdir(filesystem::v1::MkdirRequest {
             path: parent(&smb_local(i, 0)).to_string(),
@@ -224,7 +245,9 @@ async fn smb_worker(address: String, fs_address: String, i: usize) -> Done {
 /// locations and ids.
 async fn stats_worker(address: String) -> Done {
     use disk::v1::DiskApi;
-    let client = disk::v1::Client::connect(&address).await.unwrap();
+    let client = disk::v1::Client::connect_with(&address, &patient())
+        .await
+        .unwrap();
     let sizes = [(0u32, 128 * GIB), (1, 32 * GIB), (2, 16 * GIB)];
     let mut calls = 0;
     for round in 0..STAT_ROUNDS {
