@@ -181,6 +181,20 @@ pub enum Error {
         held_by: String,
     },
 
+    /// The directory an SMB volume names below its share does not exist;
+    /// the staging path was left as it was found (the link made to the
+    /// directory removed, the mapping too when no staged volume uses it).
+    #[error(
+        "SMB directory {remote} does not exist on its share (staging path {path}): \
+         create it on the share, or have the driver create it"
+    )]
+    SmbDirectoryMissing {
+        /// The share path asked for, `\\server\share\dir`.
+        remote: String,
+        /// The staging path.
+        path: String,
+    },
+
     /// The iSCSI portal does not offer the target.
     #[error("portal {portal} does not offer iSCSI target {iqn} (it offers: {seen})")]
     IscsiTargetNotFound {
@@ -366,7 +380,8 @@ impl Error {
             Error::Timeout { .. } | Error::DeadlineExceeded { .. } => ErrorKind::TimedOut,
             Error::DiskNotFound { .. }
             | Error::NotStaged { .. }
-            | Error::IscsiTargetNotFound { .. } => ErrorKind::NotFound,
+            | Error::IscsiTargetNotFound { .. }
+            | Error::SmbDirectoryMissing { .. } => ErrorKind::NotFound,
             Error::NotEmpty { .. } | Error::PathInUse { .. } => ErrorKind::InUse,
             Error::SmbCredentialsConflict { .. } => ErrorKind::CredentialsConflict,
             Error::NoVolume { .. } | Error::SmbStore { .. } => ErrorKind::Other,

@@ -151,6 +151,25 @@ fn host_process_volume_names_of_the_temp_directory() {
     std::fs::remove_dir(&root).unwrap();
 }
 
+/// `GetDiskFreeSpaceExW` on a local directory (a share's space is the
+/// same call on the link: the real-Windows SMB test reads it).
+#[test]
+fn host_process_disk_free_space_of_the_temp_directory() {
+    let host = LocalHost;
+    let root = scratch("space");
+    let space = host.disk_free_space(&root).unwrap();
+    assert!(
+        space.total > 0 && space.free <= space.total && space.available <= space.free,
+        "{space:?}"
+    );
+    let missing = format!(r"{root}\missing");
+    assert!(matches!(
+        win32_code(host.disk_free_space(&missing)),
+        ERROR_FILE_NOT_FOUND | ERROR_PATH_NOT_FOUND
+    ));
+    std::fs::remove_dir(&root).unwrap();
+}
+
 #[test]
 fn host_process_bios_serial_number_and_services_from_cimv2() {
     let _wmi = wmi_lock();
@@ -636,6 +655,8 @@ fn real_windows_an_smb_global_mapping_is_made_used_and_removed() {
     host.create_symbolic_link(&link, &format!(r"{share}\"), true)
         .unwrap();
     host.list_directory(&link).unwrap();
+    let space = host.disk_free_space(&link).unwrap();
+    assert!(space.total > 0 && space.free <= space.total, "{space:?}");
     host.remove_directory(&link).unwrap();
 
     assert_eq!(host.smb_remove_global_mapping(&share).unwrap().code, 0);

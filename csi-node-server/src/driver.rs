@@ -161,6 +161,18 @@ pub trait Driver: Send + Sync + 'static {
         smb_credentials(request.secrets)
     }
 
+    /// Whether the directory an SMB volume names below its share
+    /// (`\\server\share\dir`) is created at stage when it does not
+    /// exist, as azurefile-csi-driver does before mounting when the volume
+    /// context says `createFolderIfNotExist` (pkg/azurefile/nodeserver.go).
+    /// No by default: csi-driver-smb creates it in its controller
+    /// (pkg/smb/controllerserver.go CreateVolume), and a missing directory
+    /// fails the stage with `NOT_FOUND` naming it.
+    fn create_missing_smb_dir(&self, request: &VolumeRequest<'_>) -> bool {
+        let _ = request;
+        false
+    }
+
     /// Whether the plugin serves `fs_type` for `volume` (the capability's
     /// file system type, as given). By default [`default_fs_type`].
     fn fs_type(&self, volume: &Volume, fs_type: &str) -> Result<(), Status> {

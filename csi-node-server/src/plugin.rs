@@ -198,6 +198,7 @@ impl Plugin {
             Volume::Smb(_) => Some(self.driver.smb_credentials(&request).await?),
             Volume::Disk(_) => None,
         };
+        let create_dir = self.driver.create_missing_smb_dir(&request);
         let _busy = self.claim(&r.volume_id)?;
         let step = Step::Stage {
             request: &r,
@@ -206,6 +207,13 @@ impl Plugin {
         self.driver.before(&self.node, step).await?;
         let path = &r.staging_target_path;
         match (&volume, credentials) {
+            (Volume::Smb(source), Some(credentials)) if create_dir => self
+                .op(
+                    "smb_stage",
+                    self.node.smb_stage_creating_dir(source, path, &credentials),
+                )
+                .await
+                .map_err(status_of)?,
             (Volume::Smb(source), Some(credentials)) => self
                 .op("smb_stage", self.node.smb_stage(source, path, &credentials))
                 .await
@@ -262,20 +270,25 @@ impl Plugin {
         r: csi::NodePublishVolumeRequest,
     ) -> Result<csi::NodePublishVolumeResponse, Status> {
         require(&r.volume_id, "volume id")?;
-        require(&r.staging_target_path, "staging target path")?;
+        let ephemeral = is_ephemeral(&r.volume_context);
+        if !ephemeral {
+            require(&r.staging_target_path, "staging target path")?;
+        }
         require(&r.target_path, "target path")?;
-        let volume = self
-            .volume_of(&VolumeRequest {
-                call: Call::Publish,
-                volume_id: &r.volume_id,
-                volume_context: &r.volume_context,
-                publish_context: &r.publish_context,
-                secrets: &r.secrets,
-                capability: r.volume_capability.as_ref(),
-                staging_target_path: &r.staging_target_path,
-                target_path: &r.target_path,
-            })
-            .await?;
+        let request = VolumeRequest {
+            call: Call::Publish,
+            volume_id: &r.volume_id,
+            volume_context: &r.volume_context,
+            publish_context: &r.publish_context,
+            secrets: &r.secrets,
+            capability: r.volume_capability.as_ref(),
+            staging_target_path: &r.staging_target_path,
+            target_path: &r.target_path,
+        };
+        let volume = self.volume_of(&request).await?;
+        if ephemeral {
+            return self.publish_ephemeral(&r, &request, &volume).await;
+        }
         let _busy = self.claim(&r.volume_id)?;
         let step = Step::Publish {
             request: &r,
@@ -295,6 +308,43 @@ impl Plugin {
             }
             Err(e) => return Err(status_of(e)),
         }
+        self.driver.after(&self.node, step).await?;
+        Ok(csi::NodePublishVolumeResponse {})
+    }
+
+    /// An ephemeral inline volume, staged at its target as csi-driver-smb
+    /// does (pkg/smb/nodeserver.go NodePublishVolume stages with the target
+    /// as staging path): its mapping is counted like any staged volume's,
+    /// and [`Node::unpublish`] drops the reference with the link.
+    async fn publish_ephemeral(
+        &self,
+        r: &csi::NodePublishVolumeRequest,
+        request: &VolumeRequest<'_>,
+        volume: &Volume,
+    ) -> Result<csi::NodePublishVolumeResponse, Status> {
+        let Volume::Smb(source) = volume else {
+            return Err(Status::invalid_argument(format!(
+                "volume {}: an ephemeral inline volume ({EPHEMERAL}) must be an SMB share; \
+                 a disk is staged first",
+                r.volume_id
+            )));
+        };
+        let credentials = self.driver.smb_credentials(request).await?;
+        let create_dir = self.driver.create_missing_smb_dir(request);
+        let _busy = self.claim(&r.volume_id)?;
+        let step = Step::Publish { request: r, volume };
+        self.driver.before(&self.node, step).await?;
+        let target = &r.target_path;
+        let staged = if create_dir {
+            let work = self
+                .node
+                .smb_stage_creating_dir(source, target, &credentials);
+            self.op("smb_stage", work).await
+        } else {
+            let work = self.node.smb_stage(source, target, &credentials);
+            self.op("smb_stage", work).await
+        };
+        staged.map_err(status_of)?;
         self.driver.after(&self.node, step).await?;
         Ok(csi::NodePublishVolumeResponse {})
     }
@@ -325,39 +375,59 @@ impl Plugin {
         // A volume is the usual answer: its figures come in two calls (the
         // volume behind the path, its stats), and only a path without
         // them is looked at further.
-        let (usage, trouble) = match self.op("usage", self.node.usage(&r.volume_path)).await {
-            Ok(usage) => (
-                vec![csi::VolumeUsage {
-                    available: bytes(usage.available_bytes),
-                    total: bytes(usage.total_bytes),
-                    used: bytes(usage.used_bytes),
-                    unit: csi::volume_usage::Unit::Bytes.into(),
-                }],
-                None,
-            ),
+        let mounted = || Ok("the volume is mounted and readable".to_string());
+        let (usage, condition) = match self.op("usage", self.node.usage(&r.volume_path)).await {
+            Ok(usage) => (Some(usage), mounted()),
             // An unreachable proxy says nothing about the volume.
             Err(e) if unreachable(&e) => return Err(status_of(e)),
             Err(e) => match self.volume_state(&r.volume_id, &r.volume_path).await? {
                 MountState::Missing => return Err(no_volume(&r.volume_id, &r.volume_path)),
                 // Something is there, but no volume behind it: a mount point
                 // whose disk went away looks like this.
-                MountState::NotMounted => (
-                    Vec::new(),
-                    Some(format!("no volume behind {}", r.volume_path)),
-                ),
-                // The proxy has no call for the size of a share: no figures.
-                MountState::Linked => (Vec::new(), None),
+                MountState::NotMounted => {
+                    (None, Err(format!("no volume behind {}", r.volume_path)))
+                }
+                MountState::Linked => {
+                    let share = self
+                        .op("smb_share_stats", self.node.smb_share_stats(&r.volume_path))
+                        .await
+                        .map_err(status_of)?;
+                    if let Some(why) = &share.unread {
+                        tracing::debug!(volume_id = r.volume_id, why, "no SMB share figures");
+                    }
+                    let condition = match (share.trouble, share.mapping_checked, share.unread) {
+                        (Some(trouble), ..) => Err(trouble),
+                        (None, true, _) => Ok("the SMB share is mapped and readable".to_string()),
+                        // Through the proxy the mapping's status cannot be read.
+                        (None, false, None) => Ok("the SMB share is readable by the plugin; its \
+                                                   mapping's status cannot be read through the proxy"
+                            .to_string()),
+                        (None, false, Some(why)) => Ok(format!(
+                            "{why}; the SMB mapping's status cannot be read through the proxy"
+                        )),
+                    };
+                    (share.usage, condition)
+                }
                 MountState::Mounted { .. } => {
-                    (Vec::new(), Some(format!("the volume cannot be read: {e}")))
+                    (None, Err(format!("the volume cannot be read: {e}")))
                 }
             },
         };
-        let volume_condition = Some(match trouble {
-            None => csi::VolumeCondition {
+        let usage = usage
+            .map(|u| csi::VolumeUsage {
+                available: bytes(u.available_bytes),
+                total: bytes(u.total_bytes),
+                used: bytes(u.used_bytes),
+                unit: csi::volume_usage::Unit::Bytes.into(),
+            })
+            .into_iter()
+            .collect();
+        let volume_condition = Some(match condition {
+            Ok(message) => csi::VolumeCondition {
                 abnormal: false,
-                message: "the volume is mounted and readable".to_string(),
+                message,
             },
-            Some(message) => csi::VolumeCondition {
+            Err(message) => csi::VolumeCondition {
                 abnormal: true,
                 message,
             },
@@ -470,6 +540,17 @@ fn require(value: &str, what: &str) -> Result<(), Status> {
         return Err(Status::invalid_argument(format!("{what} missing")));
     }
     Ok(())
+}
+
+/// The volume context key kubelet sets on an ephemeral inline volume.
+pub const EPHEMERAL: &str = "csi.storage.k8s.io/ephemeral";
+
+/// Whether a publish is of an ephemeral inline volume: the context says
+/// so, `true` in any case (as csi-driver-smb compares it).
+fn is_ephemeral(context: &HashMap<String, String>) -> bool {
+    context
+        .get(EPHEMERAL)
+        .is_some_and(|v| v.eq_ignore_ascii_case("true"))
 }
 
 fn block_unsupported() -> Status {

@@ -233,6 +233,18 @@ pub enum FileKind {
     },
 }
 
+/// What `GetDiskFreeSpaceExW` reports for a directory, in bytes: of the
+/// volume or share the path reaches, links followed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct DiskSpace {
+    /// `TotalNumberOfBytes`.
+    pub total: u64,
+    /// `TotalNumberOfFreeBytes`.
+    pub free: u64,
+    /// `FreeBytesAvailableToCaller` (less than `free` under a quota).
+    pub available: u64,
+}
+
 /// The properties of one `MSFT_SmbGlobalMapping` instance.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct SmbMappingObject {
@@ -406,6 +418,13 @@ pub trait WindowsHost: Send + Sync + 'static {
     /// `CreateSymbolicLinkW(link, target, flags)`: `SYMBOLIC_LINK_FLAG_DIRECTORY`
     /// when `directory`, and `SYMBOLIC_LINK_FLAG_ALLOW_UNPRIVILEGED_CREATE`.
     fn create_symbolic_link(&self, link: &str, target: &str, directory: bool) -> Result<()>;
+
+    /// `GetDiskFreeSpaceExW(path)`: the space of the volume or SMB share
+    /// the directory `path` reaches (links followed; a share's space is
+    /// what its server reports). What csi-driver-smb and azurefile report
+    /// as an SMB volume's usage (azurefile-csi-driver
+    /// pkg/azurefile/azure_common_windows.go `GetFreeSpace`).
+    fn disk_free_space(&self, path: &str) -> Result<DiskSpace>;
 
     // ------------------------------------------------ SMB (WMI)
 

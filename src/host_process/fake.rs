@@ -12,6 +12,10 @@
 //! disks, a logout detaches them, and every iSCSI call fails with
 //! `ISDSC_SERVICE_NOT_RUNNING` while `MSiSCSI` is stopped.
 //!
+//! `disk_free_space` answers from the simulated volume's size and use, or
+//! for a path whose links reach a share, from the share's space while its
+//! mapping grants access (the Win32 error otherwise, as any access).
+//!
 //! [`FakeWindows::answer_next`] makes the next call of a WMI method report
 //! a return code after doing its work, as Windows does when it creates a
 //! partition but cannot give it an access path (42002);
@@ -29,9 +33,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::boundary::{
-    DeviceId, DiskObject, Failure, FileKind, IscsiAuthType, MethodResult, PartitionObject,
-    PortalObject, Result, ServiceObject, SessionObject, SmbMappingObject, SupportedSize,
-    TargetObject, VolumeObject, WindowsHost,
+    DeviceId, DiskObject, DiskSpace, Failure, FileKind, IscsiAuthType, MethodResult,
+    PartitionObject, PortalObject, Result, ServiceObject, SessionObject, SmbMappingObject,
+    SupportedSize, TargetObject, VolumeObject, WindowsHost,
 };
 use crate::host::iscsi::{AuthenticationType, ISDSC_SERVICE_NOT_RUNNING, IscsiState, NodeDisks};
 use crate::host::namespace::{Entry, LinkKind};
@@ -620,6 +624,37 @@ impl WindowsHost for FakeWindows {
             LinkKind::File
         };
         self.run(|s| s.ns.create_link(s.ctx(), &at, kind, target).map_err(win32))
+    }
+
+    fn disk_free_space(&self, path: &str) -> Result<DiskSpace> {
+        use crate::win::path::WinRoot;
+        let p = parse(path)?;
+        self.run(|s| {
+            let walk = s.ns.resolve(s.ctx(), &p).map_err(win32)?;
+            if let WinRoot::Unc { server, share } = walk.win.root_kind() {
+                let space = s
+                    .smb
+                    .share_space(server, share)
+                    .map_err(|e| Failure::win32(e.code, e.message()))?;
+                return Ok(DiskSpace {
+                    total: space.capacity,
+                    free: space.free,
+                    available: space.free,
+                });
+            }
+            let id = walk
+                .volume
+                .ok_or_else(|| win32(Win32Error::new(Win32Error::PATH_NOT_FOUND)))?;
+            let stats = s
+                .get_volume_stats(&id)
+                .map_err(|_| win32(Win32Error::new(Win32Error::NOT_READY)))?;
+            let (total, used) = (stats.total_bytes as u64, stats.used_bytes as u64);
+            Ok(DiskSpace {
+                total,
+                free: total - used,
+                available: total - used,
+            })
+        })
     }
 
     fn smb_global_mappings(&self, remote_path: &str) -> Result<Vec<SmbMappingObject>> {

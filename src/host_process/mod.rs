@@ -47,7 +47,7 @@ mod encoding;
 pub mod fake;
 mod filesystem;
 mod iscsi;
-mod smb;
+pub(crate) mod smb;
 mod system;
 mod volume;
 #[cfg(windows)]

@@ -2,6 +2,7 @@
 //! directory link at `local_path`.
 
 use super::backend::{Ctx, HostProcess, text, wmi};
+use super::boundary::{DiskSpace, FileKind};
 use crate::Error;
 use crate::smb::v1 as api;
 use crate::win::texts;
@@ -131,4 +132,68 @@ impl api::SmbApi for HostProcess {
         })
         .await
     }
+}
+
+/// What HostProcess mode reads of the SMB share behind a path, for an SMB
+/// volume's stats.
+#[derive(Debug, Clone)]
+pub(crate) struct ShareView {
+    /// The share root the path's links reach (`\\server\share`,
+    /// lowercase); `None` when they reach no share.
+    pub root: Option<String>,
+    /// The status of the root's global mapping; `None` when it has none.
+    pub status: Option<u32>,
+    /// `GetDiskFreeSpaceExW` on the path, or the text of its failure.
+    pub space: Result<DiskSpace, String>,
+}
+
+impl HostProcess {
+    /// The share behind `path` (links followed), its mapping's status and
+    /// its space. Fails only when the mappings cannot be queried.
+    pub(crate) async fn share_view(&self, path: String) -> Result<ShareView, Error> {
+        self.run("GetDiskFreeSpaceExW", move |ctx| {
+            ctx.validate(&path)?;
+            let root = share_behind(ctx, &path);
+            let status = match &root {
+                Some(root) => ctx
+                    .host()
+                    .smb_global_mappings(root)
+                    .map_err(|e| format!("failed to query the SMB global mapping of {root}: {e}"))?
+                    .first()
+                    .map(|m| m.status),
+                None => None,
+            };
+            let space = ctx.host().disk_free_space(&path).map_err(text);
+            Ok(ShareView {
+                root,
+                status,
+                space,
+            })
+        })
+        .await
+    }
+}
+
+/// The share root the links from `path` reach, each link's target read in
+/// turn (a publish target links to the staging path, which links to the
+/// share); `None` when a step is no link or the chain is longer than 8.
+fn share_behind(ctx: &Ctx, path: &str) -> Option<String> {
+    let mut at = path.to_string();
+    for _ in 0..8 {
+        let FileKind::Symlink { target, .. } = ctx.host().file_kind(&at).ok()? else {
+            return None;
+        };
+        let unc = ["\\\\?\\UNC\\", "\\??\\UNC\\", "UNC\\"]
+            .iter()
+            .find_map(|prefix| target.strip_prefix(prefix))
+            .map(|rest| format!("\\\\{rest}"));
+        match unc {
+            Some(unc) => return parse_remote(&unc).ok().map(|r| r.root),
+            None if target.starts_with("\\\\") => {
+                return parse_remote(&target).ok().map(|r| r.root);
+            }
+            None => at = target,
+        }
+    }
+    None
 }

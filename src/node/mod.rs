@@ -33,10 +33,10 @@
 //! | [`Node::remove`] | removes a directory tree, or a link (never its target) | absent: Ok | |
 //! | [`Node::stage_disk`] | onlines, partitions, formats (NTFS) and mounts the disk's data volume | mounted from that disk: Ok | [`Error::OsDisk`], [`Error::PathInUse`], [`Error::NotEmpty`], [`Error::NoVolume`], [`Error::ReadOnlyDisk`] |
 //! | [`Node::publish`] | links the target to the staging path, replacing kubelet's empty directory | linked to the same volume: Ok | [`Error::NotStaged`], [`Error::PathInUse`], [`Error::NotEmpty`] |
-//! | [`Node::unpublish`] | removes the link | absent: Ok | [`Error::NotEmpty`] (a plain directory with files) |
+//! | [`Node::unpublish`] | removes the link (a share staged at the target, an ephemeral volume, is unstaged) | absent: Ok | [`Error::NotEmpty`] (a plain directory with files) |
 //! | [`Node::unstage`] | flushes, unmounts, removes the staging path | absent: Ok | [`Error::NotEmpty`] |
 //! | [`Node::expand`] | grows the volume to its partition | nothing to grow: Ok | |
-//! | [`Node::smb_stage`] | maps the share (a stale mapping made again), links the staging path, counts a reference | same link: Ok, mapping checked | [`Error::PathInUse`], [`Error::NotEmpty`], [`Error::SmbCredentialsConflict`] |
+//! | [`Node::smb_stage`] | maps the share (a stale mapping made again), links the staging path, counts a reference | same link: Ok, mapping checked | [`Error::PathInUse`], [`Error::NotEmpty`], [`Error::SmbCredentialsConflict`], [`Error::SmbDirectoryMissing`] |
 //! | [`Node::smb_unstage`] | removes the link; the mapping goes with its last reference | absent: Ok | [`Error::PathInUse`] |
 //! | [`Node::smb_reconcile`] | drops references of paths holding no link; the mapping goes with the last | nothing stale: Ok | |
 //!
@@ -49,6 +49,8 @@
 mod disks;
 mod groups;
 mod host_work;
+#[cfg(windows)]
+mod local_space;
 mod options;
 mod path;
 mod smb_store;
@@ -119,6 +121,46 @@ pub struct VolumeUsage {
     pub used_bytes: u64,
     /// Bytes free.
     pub available_bytes: u64,
+}
+
+/// What the node can tell of the SMB share behind a staged path
+/// ([`Node::smb_share_stats`]). Which mode tells what:
+///
+/// | mode | space | mapping's status |
+/// |---|---|---|
+/// | HostProcess | `GetDiskFreeSpaceExW` on the path | `MSFT_SmbGlobalMapping.Status` |
+/// | proxy, plugin on Windows | the plugin's own `GetDiskFreeSpaceExW` on the path | not readable (no proxy call) |
+/// | proxy, elsewhere (tests over `MockHost`) | none | not readable |
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ShareStats {
+    /// The share's capacity and free space as its server reports them;
+    /// `None` when they could not be read ([`ShareStats::unread`] says why).
+    pub usage: Option<VolumeUsage>,
+    /// What is known to be wrong: the share's global mapping is not OK
+    /// (its status named, `Disconnected` after a restart), has gone, or
+    /// is OK and the share cannot be read. Only HostProcess mode reads
+    /// the mapping; through the proxy this is always `None`.
+    pub trouble: Option<String>,
+    /// Why [`ShareStats::usage`] is `None`.
+    pub unread: Option<String>,
+    /// Whether the mapping's status was read (HostProcess mode).
+    pub mapping_checked: bool,
+}
+
+/// The name of an `MSFT_SmbGlobalMapping.Status` value.
+fn mapping_status_name(status: u32) -> String {
+    let name = match status {
+        0 => "OK",
+        1 => "Paused",
+        2 => "Disconnected",
+        3 => "NetworkError",
+        4 => "Connecting",
+        5 => "Reconnecting",
+        6 => "Unavailable",
+        _ => return format!("status {status}"),
+    };
+    name.to_string()
 }
 
 /// The account an SMB share is mapped with. The password never appears in
@@ -1148,8 +1190,15 @@ impl Node {
 
     /// Removes the link at `target` (never the data behind it); an empty
     /// directory there is removed too. Absent: Ok.
+    ///
+    /// A target an SMB share is staged at (an ephemeral inline volume,
+    /// [`Node::smb_stage`] at the target) is unstaged: its reference goes
+    /// with the link, and the mapping with the last reference.
     pub async fn unpublish(&self, target: &str) -> Result<(), Error> {
         let target = path::local(target)?;
+        if self.inner.options.smb_store.root_of(&target)?.is_some() {
+            return self.smb_unstage(&target).await;
+        }
         self.bounded("unpublish", async {
             // One call when there is a link or an empty directory to
             // remove, as every driver does; a removal refused (nothing
@@ -1455,6 +1504,27 @@ impl Node {
         .await
     }
 
+    /// The space of the SMB share behind `path` (a staging path, or a
+    /// target linked to one) and, in HostProcess mode, the status of its
+    /// global mapping: what csi-driver-smb and azurefile-csi-driver report
+    /// as an SMB volume's stats (pkg/smb/nodeserver.go NodeGetVolumeStats;
+    /// pkg/azurefile/azure_common_windows.go). See [`ShareStats`] for which
+    /// mode tells what. Fails only when the host cannot be asked.
+    pub async fn smb_share_stats(&self, path: &str) -> Result<ShareStats, Error> {
+        let path = path::local(path)?;
+        self.bounded("smb_share_stats", async {
+            #[cfg(feature = "host-process")]
+            if let Some(backend) = &self.inner.host_process {
+                return Ok(host_process_share_stats(
+                    backend.share_view(path.clone()).await?,
+                    &path,
+                ));
+            }
+            Ok(local_share_stats(&path))
+        })
+        .await
+    }
+
     // ------------------------------------------------------------ SMB
 
     /// Serialises the SMB work on one server: Windows keeps one account per
@@ -1483,11 +1553,41 @@ impl Node {
     /// A share already mapped for staged volumes under another account is
     /// [`Error::SmbCredentialsConflict`]: Windows would reuse the mapping
     /// whatever the credentials, or refuse with error 1219.
+    ///
+    /// A directory below the share (`\\server\share\dir`) that does not
+    /// exist is [`Error::SmbDirectoryMissing`], the path left as it was:
+    /// csi-driver-smb creates it in its controller (pkg/smb/controllerserver.go
+    /// CreateVolume); to create it at stage, [`Node::smb_stage_creating_dir`].
     pub async fn smb_stage(
         &self,
         remote: &str,
         path: &str,
         credentials: &SmbCredentials,
+    ) -> Result<(), Error> {
+        self.smb_stage_with(remote, path, credentials, false).await
+    }
+
+    /// [`Node::smb_stage`], creating the directory `remote` names below
+    /// its share (with its parents) when it does not exist, as
+    /// azurefile-csi-driver does before mounting with
+    /// `createFolderIfNotExist` (pkg/azurefile/nodeserver.go). The
+    /// directory is made through a link from `path` to the share's root:
+    /// the proxy takes local paths only.
+    pub async fn smb_stage_creating_dir(
+        &self,
+        remote: &str,
+        path: &str,
+        credentials: &SmbCredentials,
+    ) -> Result<(), Error> {
+        self.smb_stage_with(remote, path, credentials, true).await
+    }
+
+    async fn smb_stage_with(
+        &self,
+        remote: &str,
+        path: &str,
+        credentials: &SmbCredentials,
+        create_dir: bool,
     ) -> Result<(), Error> {
         let path = path::local(path)?;
         let (remote, root) = path::remote(remote)?;
@@ -1523,11 +1623,77 @@ impl Node {
             };
             self.check_smb_account(&root, &path, user)?;
             self.smb_map(&remote, &root, link_at, credentials).await?;
+            // The proxy's IsSymlink is false for a link whose target is
+            // missing: the directory below the share is not there.
+            if !self.fs()?.is_link(&path).await? {
+                self.smb_missing_dir(&remote, &root, &path, credentials, create_dir)
+                    .await?;
+            }
             store.add(&root, &path, user)?;
             tracing::info!(share = %root, path, "SMB share staged");
             Ok(())
         })
         .await
+    }
+
+    /// The link at `path` to `remote` reaches nothing: with `create`, the
+    /// directory is made through a link to the share's root and `path`
+    /// linked again; otherwise (or if it is still missing) the link is
+    /// removed, the mapping too when no staged volume uses it, and the
+    /// stage fails with [`Error::SmbDirectoryMissing`].
+    async fn smb_missing_dir(
+        &self,
+        remote: &str,
+        root: &str,
+        path: &str,
+        credentials: &SmbCredentials,
+        create: bool,
+    ) -> Result<(), Error> {
+        self.fs()?.rmdir(path, false).await?;
+        let made = match create {
+            true => self.smb_create_dir(remote, root, path, credentials).await,
+            false => Ok(false),
+        };
+        if !matches!(made, Ok(true)) && self.inner.options.smb_store.references(root)? == 0 {
+            self.smb_unmap(root).await?;
+        }
+        match made? {
+            true => Ok(()),
+            false => Err(Error::SmbDirectoryMissing {
+                remote: remote.to_string(),
+                path: path.to_string(),
+            }),
+        }
+    }
+
+    /// Makes the directory `remote` names below its share through a link
+    /// at `path` to the share's root, then links `path` to it. Whether
+    /// `path` then reaches it (if not, nothing is left at `path`).
+    async fn smb_create_dir(
+        &self,
+        remote: &str,
+        root: &str,
+        path: &str,
+        credentials: &SmbCredentials,
+    ) -> Result<bool, Error> {
+        let (fs, smb) = (self.fs()?, self.smb()?);
+        let (user, password) = (&credentials.username, &credentials.password);
+        let below: Vec<&str> = remote.split('\\').filter(|c| !c.is_empty()).collect();
+        if below.len() <= 2 {
+            return Ok(false);
+        }
+        let dir = format!("{path}\\{}", below[2..].join("\\"));
+        tracing::info!(remote, "creating the directory on the share");
+        smb.map(root, path, user, password).await?;
+        let made = fs.mkdir(&dir).await;
+        fs.rmdir(path, false).await?;
+        made?;
+        smb.map(remote, path, user, password).await?;
+        if fs.is_link(path).await? {
+            return Ok(true);
+        }
+        fs.rmdir(path, false).await?;
+        Ok(false)
     }
 
     /// A share whose mapping serves staged volumes under another account
@@ -1785,6 +1951,68 @@ impl Node {
     pub async fn bios_serial_number(&self) -> Result<String, Error> {
         self.bounded("bios_serial_number", self.system()?.bios_serial_number())
             .await
+    }
+}
+
+/// An SMB volume's stats from what HostProcess mode read.
+#[cfg(feature = "host-process")]
+fn host_process_share_stats(view: crate::host_process::smb::ShareView, path: &str) -> ShareStats {
+    let usage = view.space.as_ref().ok().map(|space| VolumeUsage {
+        total_bytes: space.total,
+        used_bytes: space.total.saturating_sub(space.free),
+        available_bytes: space.available,
+    });
+    let unread = view.space.as_ref().err().cloned();
+    let trouble = match (&view.root, view.status) {
+        (None, _) => Some(format!("{path} reaches no SMB share")),
+        (Some(root), None) => Some(format!(
+            "the SMB global mapping of {root} is gone: the volume reaches nothing until it is staged again"
+        )),
+        (Some(root), Some(status)) if status != 0 => Some(format!(
+            "the SMB global mapping of {root} is {}: the volume reaches nothing until it is staged again",
+            mapping_status_name(status)
+        )),
+        (Some(root), Some(_)) => unread.as_ref().map(|e| {
+            format!("the SMB global mapping of {root} is OK, but the share cannot be read: {e}")
+        }),
+    };
+    ShareStats {
+        usage,
+        trouble,
+        unread,
+        mapping_checked: true,
+    }
+}
+
+/// An SMB volume's stats as the plugin sees the path itself (proxy mode).
+fn local_share_stats(path: &str) -> ShareStats {
+    #[cfg(windows)]
+    let (usage, unread) = match local_space::disk_free_space(path) {
+        Ok((total, free, available)) => (
+            Some(VolumeUsage {
+                total_bytes: total,
+                used_bytes: total.saturating_sub(free),
+                available_bytes: available,
+            }),
+            None,
+        ),
+        Err(e) => (
+            None,
+            Some(format!("the plugin cannot read the space of {path}: {e}")),
+        ),
+    };
+    #[cfg(not(windows))]
+    let (usage, unread) = (
+        None,
+        Some(format!(
+            "the proxy has no call for a share's space, and the plugin reads {path} itself only on Windows"
+        )),
+    );
+    ShareStats {
+        usage,
+        trouble: None,
+        unread,
+        mapping_checked: false,
     }
 }
 

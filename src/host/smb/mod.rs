@@ -29,6 +29,10 @@
 //!   mapped under another account (or without one) is 1219
 //!   (azurefile-csi-driver#2974, csi-driver-smb#1007), whatever the
 //!   other mapping's status;
+//! - a share reports a space ([`ShareSpace`], what `GetDiskFreeSpaceExW`
+//!   gives through a mapping with status OK): set per share
+//!   ([`SmbState::set_share_space`]), else [`DEFAULT_SHARE_CAPACITY`] less
+//!   the bytes of its files;
 //! - [`SmbState::reboot`] leaves every mapping `Disconnected`, as Windows
 //!   Server 2025 nodes come back from a restart (azurefile-csi-driver#3416,
 //!   csi-driver-smb#1219);
@@ -296,6 +300,47 @@ pub struct SmbShare {
     pub access: ShareAccess,
     /// Real directory holding the share's contents.
     pub content_dir: PathBuf,
+    /// The space the share reports (`GetDiskFreeSpaceExW` on a path of
+    /// it): [`SmbState::set_share_space`]; `None` is [`DEFAULT_SHARE_CAPACITY`]
+    /// less the bytes of the files in `content_dir`.
+    pub space: Option<ShareSpace>,
+}
+
+/// The space a share reports, in bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ShareSpace {
+    /// The share's size (`TotalNumberOfBytes`).
+    pub capacity: u64,
+    /// Bytes free (`TotalNumberOfFreeBytes`, and free to the caller).
+    pub free: u64,
+}
+
+/// The size of a share whose space was not set: 100 GiB.
+pub const DEFAULT_SHARE_CAPACITY: u64 = 100 << 30;
+
+/// Bytes of the files under `dir` (links not followed).
+fn bytes_under(dir: &Path) -> u64 {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return 0;
+    };
+    entries
+        .flatten()
+        .map(|e| match e.file_type() {
+            Ok(t) if t.is_dir() => bytes_under(&e.path()),
+            Ok(t) if t.is_file() => e.metadata().map_or(0, |m| m.len()),
+            _ => 0,
+        })
+        .sum()
+}
+
+impl SmbShare {
+    /// The space the share reports now.
+    pub fn space(&self) -> ShareSpace {
+        self.space.unwrap_or_else(|| ShareSpace {
+            capacity: DEFAULT_SHARE_CAPACITY,
+            free: DEFAULT_SHARE_CAPACITY.saturating_sub(bytes_under(&self.content_dir)),
+        })
+    }
 }
 
 /// A simulated SMB server.
@@ -613,9 +658,34 @@ impl SmbState {
                 name: share.to_owned(),
                 access,
                 content_dir: dir.clone(),
+                space: None,
             },
         );
         Ok(dir)
+    }
+
+    /// Sets the space a share reports (test control): a server's quota or
+    /// its disk filling up.
+    pub fn set_share_space(
+        &mut self,
+        server: &str,
+        share: &str,
+        space: ShareSpace,
+    ) -> HostResult<()> {
+        self.servers
+            .get_mut(&server.to_lowercase())
+            .and_then(|s| s.shares.get_mut(&share.to_lowercase()))
+            .map(|s| s.space = Some(space))
+            .ok_or_else(|| HostError::unknown(format!("no SMB share \\\\{server}\\{share}")))
+    }
+
+    /// `GetDiskFreeSpaceExW` on a path of the share: its space, when its
+    /// mapping grants access now (else the Windows error, as for any
+    /// access through the mapping).
+    pub fn share_space(&self, host: &str, share: &str) -> Result<ShareSpace, SmbError> {
+        self.share_root(host, share)?;
+        let share = self.server(host).and_then(|s| s.share(share));
+        Ok(share.ok_or(err(ERROR_BAD_NET_NAME))?.space())
     }
 
     /// Makes a server reachable or not (test control).

@@ -619,3 +619,33 @@ mod on_a_node {
         ok_invariants(h);
     }
 }
+
+/// A share's space through its mapping: 100 GiB less its files unless
+/// set; through a mapping that is not OK, the access error.
+#[test]
+fn a_share_reports_its_space_through_an_ok_mapping() {
+    let f = fixture();
+    f.host.new_smb_global_mapping(&good(ROOT, "")).unwrap();
+    f.host.with(|s, _| {
+        let dir = s.share_dir("fileserver", "share").unwrap().to_path_buf();
+        std::fs::create_dir_all(dir.join("pv")).unwrap();
+        std::fs::write(dir.join("pv").join("data"), [0u8; 1000]).unwrap();
+        let space = s.share_space("FileServer", "Share").unwrap();
+        assert_eq!(space.capacity, DEFAULT_SHARE_CAPACITY);
+        assert_eq!(space.free, DEFAULT_SHARE_CAPACITY - 1000);
+
+        let set = ShareSpace {
+            capacity: 10 << 30,
+            free: 1 << 30,
+        };
+        s.set_share_space("fileserver", "share", set).unwrap();
+        assert_eq!(s.share_space("fileserver", "share"), Ok(set));
+        assert!(s.set_share_space("fileserver", "nope", set).is_err());
+
+        s.reboot();
+        assert_eq!(
+            s.share_space("fileserver", "share"),
+            Err(err(ERROR_ACCESS_DENIED))
+        );
+    });
+}

@@ -107,9 +107,9 @@ use self::cim::{
     Namespace, associators, boolean, call, path_of, query, return_value, string, u32_prop, unsigned,
 };
 use super::boundary::{
-    DeviceId, DiskObject, Failure, FileKind, IscsiAuthType, MethodResult, PartitionObject,
-    PortalObject, Result, ServiceObject, SessionObject, SmbMappingObject, SupportedSize,
-    TargetObject, VolumeObject, WindowsHost,
+    DeviceId, DiskObject, DiskSpace, Failure, FileKind, IscsiAuthType, MethodResult,
+    PartitionObject, PortalObject, Result, ServiceObject, SessionObject, SmbMappingObject,
+    SupportedSize, TargetObject, VolumeObject, WindowsHost,
 };
 use super::encoding::{parse_device_id, without_trailing_separator};
 use crate::Error;
@@ -484,6 +484,10 @@ impl WindowsHost for LocalHost {
 
     fn volume_path_name(&self, path: &str) -> Result<String> {
         win32::volume_path_name(path)
+    }
+
+    fn disk_free_space(&self, path: &str) -> Result<DiskSpace> {
+        win32::disk_free_space(path)
     }
 
     fn volume_name_for_mount_point(&self, mount_point: &str) -> Result<String> {

@@ -15,7 +15,7 @@ use std::sync::Mutex;
 
 use windows::Win32::Foundation::HANDLE;
 use windows::Win32::Storage::FileSystem::{
-    DeleteVolumeMountPointW, FindClose, FindFirstFileW, GetFileAttributesW,
+    DeleteVolumeMountPointW, FindClose, FindFirstFileW, GetDiskFreeSpaceExW, GetFileAttributesW,
     GetVolumeNameForVolumeMountPointW, GetVolumePathNameW, INVALID_FILE_ATTRIBUTES,
     SetVolumeMountPointW, WIN32_FIND_DATAW,
 };
@@ -30,7 +30,7 @@ use windows::Win32::System::Ioctl::{
 };
 use windows::core::HSTRING;
 
-use crate::host_process::boundary::{Failure, Result};
+use crate::host_process::boundary::{DiskSpace, Failure, Result};
 use crate::host_process::encoding::{with_trailing_separator, without_trailing_separator};
 
 /// Longest path the volume calls are given room for (the long-path limit).
@@ -102,6 +102,25 @@ pub(super) fn file_attributes(path: &str) -> Result<u32> {
         return Err(win32_failure(&windows::core::Error::from_thread()));
     }
     Ok(attributes)
+}
+
+/// `GetDiskFreeSpaceExW` on the directory `path`, given with a trailing
+/// `\` (a share's root needs it: `\\server\share\`).
+pub(super) fn disk_free_space(path: &str) -> Result<DiskSpace> {
+    let path = wide(&with_trailing_separator(path));
+    let mut space = DiskSpace::default();
+    // SAFETY: a NUL-terminated wide string and three u64 outputs, all ours
+    // and alive for the call.
+    unsafe {
+        GetDiskFreeSpaceExW(
+            &path,
+            Some(&mut space.available),
+            Some(&mut space.total),
+            Some(&mut space.free),
+        )
+    }
+    .map_err(|e| win32_failure(&e))?;
+    Ok(space)
 }
 
 /// The reparse tag of the reparse point at `path` (`FindFirstFileW` puts

@@ -33,15 +33,15 @@ pub fn smb_user() -> SmbCredentials {
     SmbCredentials::new("smbuser", "Sm8-Passw0rd!")
 }
 
-/// Creates the volume directories `pv3` and `pv4` on the default share (a
-/// controller makes them before a volume is staged).
+/// Creates the volume directories `pv3`, `pv4`, `a` and `b` on the default
+/// share (a controller makes them before a volume is staged).
 pub fn make_share_dirs(host: &Host) {
     let node = host.lock();
     let dir = node
         .smb
         .share_dir("fileserver", "share")
         .expect("the default share");
-    for pv in ["pv3", "pv4"] {
+    for pv in ["pv3", "pv4", "a", "b"] {
         std::fs::create_dir_all(dir.join(pv)).expect("share dir");
     }
 }
