@@ -149,6 +149,7 @@ pub struct ShareStats {
 }
 
 /// The name of an `MSFT_SmbGlobalMapping.Status` value.
+#[cfg(feature = "host-process")]
 fn mapping_status_name(status: u32) -> String {
     let name = match status {
         0 => "OK",
