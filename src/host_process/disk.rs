@@ -4,7 +4,9 @@
 use std::collections::HashMap;
 
 use super::backend::{Ctx, HostProcess, text, wmi};
-use super::boundary::{DeviceId, DiskObject, PARTITION_STYLE_GPT, PARTITION_STYLE_RAW};
+use super::boundary::{
+    DeviceId, DiskObject, PARTITION_STYLE_GPT, PARTITION_STYLE_RAW, PartitionObject, VolumeObject,
+};
 use crate::Error;
 use crate::disk::v1 as api;
 use crate::win::ProxyRelease::V1_3;
@@ -15,6 +17,48 @@ use crate::win::texts;
 pub const GPT_BASIC_DATA: &str = "{ebd0a0a2-b9e5-4433-87c0-68b6b72699c7}";
 /// GPT type of the Microsoft Reserved partition.
 pub const GPT_MSR: &str = "{e3c9e316-0b5c-4db8-817d-f92df00215ae}";
+/// MBR types (`MSFT_Partition.MbrType`) of partitions that hold a file
+/// system Windows mounts as data: IFS (NTFS, exFAT, ReFS), FAT16, FAT32,
+/// FAT32 LBA and FAT16 LBA.
+const MBR_DATA_TYPES: [u16; 5] = [0x07, 0x06, 0x0B, 0x0C, 0x0E];
+
+/// Whether `p` is a data partition by its type: a GPT basic data
+/// partition, or an MBR partition of a data type; never one Windows marks
+/// system or hidden. EFI, MSR and recovery partitions have other types (GPT)
+/// or a hidden one (MBR recovery, 0x27).
+fn is_data_partition(p: &PartitionObject) -> bool {
+    if p.is_system || p.is_hidden {
+        return false;
+    }
+    if p.gpt_type.is_empty() {
+        MBR_DATA_TYPES.contains(&p.mbr_type)
+    } else {
+        p.gpt_type.eq_ignore_ascii_case(GPT_BASIC_DATA)
+    }
+}
+
+/// The volume to stage among a disk's partitions and their volumes: the
+/// data partitions ([`is_data_partition`]) that have a volume; of those,
+/// an active one (System Reserved on MBR: an IFS partition like the data
+/// one) only when no other is left; then a formatted one before an
+/// unformatted one, the largest first. `None`: no data partition.
+fn data_partition_volume(parts: Vec<(PartitionObject, Vec<VolumeObject>)>) -> Option<String> {
+    let mut data: Vec<(PartitionObject, VolumeObject)> = parts
+        .into_iter()
+        .filter(|(p, _)| is_data_partition(p))
+        .filter_map(|(p, v)| v.into_iter().next().map(|v| (p, v)))
+        .collect();
+    if data.iter().any(|(p, _)| !p.is_active) {
+        data.retain(|(p, _)| !p.is_active);
+    }
+    data.into_iter()
+        .max_by_key(|(p, v)| {
+            let formatted = v.file_system_type != 0;
+            (formatted, p.size, std::cmp::Reverse(p.partition_number))
+        })
+        .map(|(_, v)| v.unique_id)
+}
+
 /// `CreatePartition`'s "access path already in use": the partition was
 /// made, only the drive letter could not be given; success for us.
 pub const ACCESS_PATH_IN_USE: u32 = 42002;
@@ -249,6 +293,27 @@ impl HostProcess {
             ctx.host()
                 .disks()
                 .map_err(|e| format!("failed to list disks: {e}"))
+        })
+        .await
+    }
+
+    /// The volume of disk `n`'s data partition, chosen by partition type
+    /// ([`data_partition_volume`] over every `MSFT_Partition` of the disk
+    /// and its `MSFT_PartitionToVolume` volumes). `None`: the disk shows no
+    /// data partition with a volume (blank, offline, or only system ones).
+    pub(crate) async fn data_volume(&self, n: u32) -> Result<Option<String>, Error> {
+        self.run("MSFT_Partition", move |ctx| {
+            let fail = |e: String| format!("failed to list partitions on disk {n}: {e}");
+            let parts = ctx.host().partitions(n).map_err(|e| fail(e.to_string()))?;
+            let mut out = Vec::with_capacity(parts.len());
+            for p in parts {
+                let volumes = ctx
+                    .host()
+                    .partition_volumes(n, p.partition_number)
+                    .map_err(|e| fail(e.to_string()))?;
+                out.push((p, volumes));
+            }
+            Ok(data_partition_volume(out))
         })
         .await
     }
