@@ -53,16 +53,14 @@ pub const DISK_INTERFACE_GUID: &str = "{53f56307-b6bf-11d0-94f2-00a0c91efb8b}";
 const MSR_END: u64 = 16 * MIB;
 
 /// WMI result codes the simulator returns, as Windows' storage provider
-/// documents them.
+/// documents them: Microsoft's "Storage Management API Common Return
+/// Codes" table
+/// (<https://learn.microsoft.com/en-us/windows-hardware/drivers/storage/storage-management-api-common-return-codes>)
+/// and the return value lists of the methods that give them:
+/// "Initialize method of the MSFT_Disk class" (41001), "Offline method of
+/// the MSFT_Disk class" (41009), "Format method of the MSFT_Volume class"
+/// (42010).
 pub mod wmi {
-    //! The numbers are those of Microsoft's "Storage Management API Common
-    //! Return Codes" table
-    //! (<https://learn.microsoft.com/en-us/windows-hardware/drivers/storage/storage-management-api-common-return-codes>)
-    //! and of the return value lists of the methods that give them:
-    //! "Initialize method of the MSFT_Disk class" (41001),
-    //! "Offline method of the MSFT_Disk class" (41009),
-    //! "Format method of the MSFT_Volume class" (42010).
-
     /// Generic failure.
     pub const FAILED: u32 = 4;
     /// Invalid parameter (e.g. a GPT type on an MBR disk).

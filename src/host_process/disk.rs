@@ -333,3 +333,85 @@ impl HostProcess {
         .await
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIB: u64 = 1 << 20;
+
+    fn gpt(number: u32, gpt_type: &str, size: u64) -> PartitionObject {
+        PartitionObject {
+            partition_number: number,
+            gpt_type: gpt_type.into(),
+            size,
+            ..PartitionObject::default()
+        }
+    }
+
+    fn mbr(number: u32, mbr_type: u16, size: u64, active: bool) -> PartitionObject {
+        PartitionObject {
+            partition_number: number,
+            mbr_type,
+            size,
+            is_active: active,
+            is_hidden: mbr_type == 0x27,
+            ..PartitionObject::default()
+        }
+    }
+
+    fn with_volume(p: PartitionObject, formatted: bool) -> (PartitionObject, Vec<VolumeObject>) {
+        let v = VolumeObject {
+            unique_id: format!("v{}", p.partition_number),
+            file_system_type: if formatted { 14 } else { 0 },
+            size: p.size,
+            size_remaining: 0,
+        };
+        (p, vec![v])
+    }
+
+    const EFI: &str = "{c12a7328-f81f-11d2-ba4b-00a0c93ec93b}";
+    const RECOVERY: &str = "{de94bba4-06d1-4d40-a16a-bfd50179d6ac}";
+
+    #[test]
+    fn gpt_basic_data_is_chosen_over_larger_system_partitions() {
+        let parts = vec![
+            with_volume(gpt(1, EFI, 100 * MIB), true),
+            (gpt(2, GPT_MSR, 16 * MIB), Vec::new()),
+            with_volume(gpt(3, GPT_BASIC_DATA, 200 * MIB), true),
+            with_volume(gpt(4, RECOVERY, 1024 * MIB), true),
+        ];
+        assert_eq!(data_partition_volume(parts).as_deref(), Some("v3"));
+    }
+
+    #[test]
+    fn mbr_system_reserved_only_when_nothing_else_is_left() {
+        let image = vec![
+            with_volume(mbr(1, 0x07, 500 * MIB, true), true),
+            with_volume(mbr(2, 0x07, 300 * MIB, false), true),
+            with_volume(mbr(3, 0x27, 600 * MIB, false), true),
+        ];
+        assert_eq!(data_partition_volume(image).as_deref(), Some("v2"));
+        let alone = vec![with_volume(mbr(1, 0x07, 500 * MIB, true), true)];
+        assert_eq!(data_partition_volume(alone).as_deref(), Some("v1"));
+    }
+
+    #[test]
+    fn system_partitions_alone_give_none() {
+        let mut efi = gpt(1, EFI, 100 * MIB);
+        efi.is_system = true;
+        let mut hidden_basic = gpt(2, GPT_BASIC_DATA, 100 * MIB);
+        hidden_basic.is_hidden = true;
+        let parts = vec![with_volume(efi, true), with_volume(hidden_basic, true)];
+        assert_eq!(data_partition_volume(parts), None);
+    }
+
+    #[test]
+    fn formatted_before_larger_unformatted() {
+        let parts = vec![
+            with_volume(gpt(2, GPT_BASIC_DATA, 100 * MIB), true),
+            with_volume(gpt(3, GPT_BASIC_DATA, 900 * MIB), false),
+        ];
+        assert_eq!(data_partition_volume(parts).as_deref(), Some("v2"));
+    }
+}
