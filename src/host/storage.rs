@@ -59,7 +59,8 @@ const MSR_END: u64 = 16 * MIB;
 /// and the return value lists of the methods that give them:
 /// "Initialize method of the MSFT_Disk class" (41001), "Offline method of
 /// the MSFT_Disk class" (41009), "Format method of the MSFT_Volume class"
-/// (42010).
+/// (42010, 43006), "CreatePartition method of the MSFT_Disk class" (41002,
+/// 41003).
 pub mod wmi {
     /// Generic failure.
     pub const FAILED: u32 = 4;
@@ -85,6 +86,9 @@ pub mod wmi {
     /// Not allowed on a system or critical partition (formatting the
     /// system volume).
     pub const SYSTEM_VOLUME: u32 = 42010;
+    /// The drive is read-only (`MSFT_Volume.Format` on a read-only disk,
+    /// where the disk methods answer [`DISK_READ_ONLY`]).
+    pub const VOLUME_READ_ONLY: u32 = 43006;
 }
 
 /// A tiny deterministic generator (splitmix64) for volume GUIDs and other
@@ -1129,7 +1133,7 @@ impl Storage {
             return fail(wmi::SYSTEM_VOLUME);
         }
         if d.is_read_only {
-            return fail(wmi::DISK_READ_ONLY);
+            return fail(wmi::VOLUME_READ_ONLY);
         }
         let size = self.partition_of(&v).map(|p| p.size).unwrap_or(0);
         let vm = self.volume_mut(id).expect("volume present");

@@ -18,9 +18,10 @@ pub const GPT_BASIC_DATA: &str = "{ebd0a0a2-b9e5-4433-87c0-68b6b72699c7}";
 /// GPT type of the Microsoft Reserved partition.
 pub const GPT_MSR: &str = "{e3c9e316-0b5c-4db8-817d-f92df00215ae}";
 /// MBR types (`MSFT_Partition.MbrType`) of partitions that hold a file
-/// system Windows mounts as data: IFS (NTFS, exFAT, ReFS), FAT16, FAT32,
-/// FAT32 LBA and FAT16 LBA.
-const MBR_DATA_TYPES: [u16; 5] = [0x07, 0x06, 0x0B, 0x0C, 0x0E];
+/// system Windows mounts as data: FAT16 (4, and 6 above 32 MiB), IFS (7:
+/// NTFS, exFAT, ReFS), FAT32 (0x0B, and 0x0C with LBA), FAT16 with LBA
+/// (0x0E).
+const MBR_DATA_TYPES: [u16; 6] = [0x04, 0x06, 0x07, 0x0B, 0x0C, 0x0E];
 
 /// Whether `p` is a data partition by its type: a GPT basic data
 /// partition, or an MBR partition of a data type; never one Windows marks

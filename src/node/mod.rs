@@ -332,16 +332,19 @@ fn candidates(
 }
 
 /// A write to disk `disk` that Windows refused because the disk is
-/// read-only (WMI result 41002 in csi-proxy's texts, or Win32 error 19,
-/// "the media is write protected"), as [`Error::ReadOnlyDisk`]; any other
-/// error unchanged.
+/// read-only (WMI result 41002 from a disk method or 43006 from
+/// `MSFT_Volume.Format` in csi-proxy's texts, or Win32 error 19, "the
+/// media is write protected"), as [`Error::ReadOnlyDisk`]; any other error
+/// unchanged.
 fn read_only_refusal(disk: u32, e: Error) -> Error {
     use crate::HostCode;
     match e.host_code() {
-        Some(HostCode::WmiResult(41002)) | Some(HostCode::Win32(19)) => Error::ReadOnlyDisk {
-            disk,
-            cause: e.to_string(),
-        },
+        Some(HostCode::WmiResult(41002 | 43006)) | Some(HostCode::Win32(19)) => {
+            Error::ReadOnlyDisk {
+                disk,
+                cause: e.to_string(),
+            }
+        }
         _ => e,
     }
 }

@@ -46,6 +46,7 @@ fn storage_message(code: u32) -> String {
         41009 => "Operation not supported on a critical disk.".into(),
         42009 => "Cannot resize a partition containing an unknown file system.".into(),
         42010 => "The operation is not allowed on a system or critical partition.".into(),
+        43006 => "Cannot perform the requested operation when the drive is read only".into(),
         _ => format!("The storage operation failed with return value {code}."),
     }
 }

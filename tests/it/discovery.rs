@@ -152,6 +152,7 @@ on_every_backend![
     a_read_only_blank_disk_is_refused_or_made_writable,
     an_mbr_image_stages_its_data_partition_not_system_reserved,
     an_unformatted_gpt_layout_stages_its_data_partition_not_efi,
+    a_read_only_partitioned_disk_is_refused_or_made_writable,
 ];
 
 // Mock and server are proxy mode: no partition type is visible there
@@ -583,5 +584,27 @@ async fn a_small_data_partition_is_found_by_type(backend: Backend) {
         id, data,
         "the 300 MiB data partition, not System Reserved (active) or recovery (0x27)"
     );
+    f.finish().await;
+}
+
+/// A read-only disk that already has its (unformatted) data partition:
+/// the first write is the format, which `MSFT_Volume.Format` refuses with
+/// 43006 (not the disk methods' 41002). Through the proxy that is
+/// `Error::ReadOnlyDisk` too, not INTERNAL; HostProcess mode makes the
+/// disk writable first.
+async fn a_read_only_partitioned_disk_is_refused_or_made_writable(backend: Backend) {
+    let seed = NodeSeed::from_toml_str(UNFORMATTED_GPT).unwrap();
+    let f = Fixture::new(backend, Some(seed)).await;
+    f.host.set_disk_read_only(1, true).unwrap();
+    let disk = f.node.find_disk(DiskSelector::Lun(1)).await.unwrap();
+    let staged = f.node.stage_disk(&disk, STAGING).await;
+    if backend == Backend::HostProcess {
+        staged.unwrap();
+        assert!(!f.host.snapshot().disk(1).unwrap().is_read_only);
+    } else {
+        let err = staged.unwrap_err();
+        assert!(matches!(err, Error::ReadOnlyDisk { disk: 1, .. }), "{err}");
+        assert!(err.to_string().contains("43006"), "{err}");
+    }
     f.finish().await;
 }
