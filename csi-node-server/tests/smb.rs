@@ -347,4 +347,15 @@ async fn proxy_mode_stats_of_a_share_say_what_cannot_be_read() {
             .contains("cannot be read through the proxy"),
         "{condition:?}"
     );
+    // A share has no volume to read usage from: that is no failure for
+    // an operator's dashboard (every stats call of a share counted one).
+    let metrics = plugin.metrics().encode();
+    assert!(
+        !metrics.contains(r#"operation="usage""#),
+        "a share's stats counted as a usage operation:\n{metrics}"
+    );
+    assert!(
+        metrics.contains(r#"csi_node_operations_total{operation="smb_share_stats",result="ok"} 1"#),
+        "{metrics}"
+    );
 }
