@@ -494,6 +494,28 @@ fn spare_disk() -> u32 {
     number
 }
 
+/// The partition types stage_disk chooses by, as Windows reports them for
+/// the disk it runs from: `C:` lies on a basic data (GPT) or IFS (MBR)
+/// partition that is neither system nor hidden, and that disk has a
+/// system partition (EFI, or System Reserved on MBR). Read-only.
+#[test]
+#[ignore = "real Windows only: Wine 8 has no storage WMI"]
+fn real_windows_the_os_disk_shows_its_partition_types() {
+    const BASIC_DATA: &str = "{ebd0a0a2-b9e5-4433-87c0-68b6b72699c7}";
+    let host = LocalHost;
+    let system = host
+        .volume_name_for_mount_point(&host.volume_path_name(r"C:\Windows").unwrap())
+        .unwrap();
+    let c = host.volume_partitions(&system).unwrap().remove(0);
+    assert!(
+        c.gpt_type == BASIC_DATA || c.mbr_type == 0x07,
+        "C: lies on {c:?}"
+    );
+    assert!(!c.is_system && !c.is_hidden, "C: lies on {c:?}");
+    let parts = host.partitions(c.disk_number).unwrap();
+    assert!(parts.iter().any(|p| p.is_system), "{parts:#?}");
+}
+
 /// Symbolic links, which Wine 8 reports created and does not create.
 #[test]
 #[ignore = "real Windows only: Wine 8 does not create symbolic links"]

@@ -26,7 +26,7 @@
 //! commands in v1.1; a format's time grows with the volume's size, 83 s
 //! for 30 TB in azuredisk-csi-driver#2673's log; GetSupportedSize can take
 //! minutes, AgentBaker#3804). Tests inject those with the latency and
-//! fault hooks.
+//! fault hooks (`Storage::slow_supported_size` for the last).
 
 use std::fmt;
 use std::str::FromStr;

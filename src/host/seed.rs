@@ -113,8 +113,9 @@ use super::path::{WinPath, volume_id_guid};
 use super::smb::{SmbConfig, SmbSeed, SmbState};
 use super::state::{Host, HostState};
 use super::storage::{
-    DiskSpec, FileSystem, GPT_BASIC_DATA, GPT_EFI, GPT_MSR, GPT_RECOVERY, MBR_IFS, MIB, Page83,
-    PartitionSize, PartitionStyle, PartitionType, Storage, Visibility,
+    DiskSpec, FileSystem, GPT_BASIC_DATA, GPT_EFI, GPT_MSR, GPT_RECOVERY, MBR_HIDDEN_RECOVERY,
+    MBR_IFS, MIB, Page83, PartitionSize, PartitionStyle, PartitionType, SYSTEM_RESERVED_LABEL,
+    Storage, Visibility,
 };
 use super::system::{SystemSeed, SystemState};
 
@@ -337,7 +338,10 @@ pub struct DiskSeed {
 pub struct VolumeSeed {
     /// Disk number.
     pub disk: u32,
-    /// `basic` (default), `efi`, `msr`, `recovery`, `mbr` (IFS on an MBR disk).
+    /// `basic` (default), `efi`, `msr`, `recovery` (GPT recovery type; on
+    /// MBR the hidden type 0x27), `mbr` (IFS on an MBR disk),
+    /// `system_reserved` (MBR: an active IFS partition labelled "System
+    /// Reserved", as Windows setup makes it).
     pub kind: Option<String>,
     /// Partition size; default the largest free extent.
     pub size: Option<u64>,
@@ -517,7 +521,10 @@ impl NodeSeed {
                 ("efi", PartitionStyle::Gpt) => PartitionType::Gpt(GPT_EFI.into()),
                 ("msr", PartitionStyle::Gpt) => PartitionType::Gpt(GPT_MSR.into()),
                 ("recovery", PartitionStyle::Gpt) => PartitionType::Gpt(GPT_RECOVERY.into()),
-                ("mbr" | "basic", PartitionStyle::Mbr) => PartitionType::Mbr(MBR_IFS),
+                ("mbr" | "basic" | "system_reserved", PartitionStyle::Mbr) => {
+                    PartitionType::Mbr(MBR_IFS)
+                }
+                ("recovery", PartitionStyle::Mbr) => PartitionType::Mbr(MBR_HIDDEN_RECOVERY),
                 (other, _) => {
                     return Err(field_err(
                         f("kind"),
@@ -575,6 +582,15 @@ impl NodeSeed {
             }
             node.set_volume_fs(&id, fs, v.used, v.system.unwrap_or(false))
                 .map_err(|e| field_err(f("fs"), e))?;
+            if v.kind.as_deref() == Some("system_reserved") {
+                let d = node.storage.disk_mut_any(v.disk).expect("seeded disk");
+                if let Some(part) = d.partitions.iter_mut().find(|x| x.number == p) {
+                    part.is_active = true;
+                }
+                if let Some(vol) = node.storage.volume_mut_any(&id) {
+                    vol.label = SYSTEM_RESERVED_LABEL.to_string();
+                }
+            }
             if letter.is_some() {
                 node.storage
                     .set_drive_letter(v.disk, p, letter)

@@ -39,15 +39,28 @@ pub const GPT_MSR: &str = "{e3c9e316-0b5c-4db8-817d-f92df00215ae}";
 pub const GPT_EFI: &str = "{c12a7328-f81f-11d2-ba4b-00a0c93ec93b}";
 /// GPT type of a recovery partition.
 pub const GPT_RECOVERY: &str = "{de94bba4-06d1-4d40-a16a-bfd50179d6ac}";
-/// MBR type byte of an IFS (NTFS) partition.
+/// MBR type byte of an IFS (NTFS) partition. System Reserved, on MBR, is
+/// one of these too: the active one, about 500 MiB, labelled
+/// [`SYSTEM_RESERVED_LABEL`].
 pub const MBR_IFS: u8 = 0x07;
+/// MBR type byte of a hidden recovery partition (Windows RE on MBR).
+pub const MBR_HIDDEN_RECOVERY: u8 = 0x27;
+/// The file system label Windows setup gives the System Reserved partition.
+pub const SYSTEM_RESERVED_LABEL: &str = "System Reserved";
 /// The disk class interface GUID that ends every disk device path.
 pub const DISK_INTERFACE_GUID: &str = "{53f56307-b6bf-11d0-94f2-00a0c91efb8b}";
 /// Total size of the MSR partition plus the primary GPT: the MSR ends here.
 const MSR_END: u64 = 16 * MIB;
 
-/// WMI result codes the simulator returns (approximations where upstream
-/// never established the exact code; see disk.md §4.2 and volume.md §5).
+/// WMI result codes the simulator returns, as Windows' storage provider
+/// documents them: Microsoft's "Storage Management API Common Return
+/// Codes" table
+/// (<https://learn.microsoft.com/en-us/windows-hardware/drivers/storage/storage-management-api-common-return-codes>)
+/// and the return value lists of the methods that give them:
+/// "Initialize method of the MSFT_Disk class" (41001), "Offline method of
+/// the MSFT_Disk class" (41009), "Format method of the MSFT_Volume class"
+/// (42010, 43006), "CreatePartition method of the MSFT_Disk class" (41002,
+/// 41003).
 pub mod wmi {
     /// Generic failure.
     pub const FAILED: u32 = 4;
@@ -57,18 +70,25 @@ pub mod wmi {
     pub const SIZE_NOT_SUPPORTED: u32 = 4097;
     /// Not enough available capacity for a new partition.
     pub const NOT_ENOUGH_SPACE: u32 = 40000;
-    /// The disk is offline.
-    pub const DISK_OFFLINE: u32 = 41001;
+    /// The disk is already initialised (`Initialize` on a disk that has a
+    /// partition table).
+    pub const ALREADY_INITIALIZED: u32 = 41001;
     /// The disk is read-only.
     pub const DISK_READ_ONLY: u32 = 41002;
-    /// The system/boot disk cannot be taken offline.
-    pub const SYSTEM_DISK: u32 = 41003;
-    /// The disk is already initialised.
-    pub const ALREADY_INITIALIZED: u32 = 41004;
-    /// The file system does not support this operation (resize).
+    /// The disk is offline.
+    pub const DISK_OFFLINE: u32 = 41003;
+    /// The operation is not supported on a critical disk (taking the
+    /// system/boot disk offline).
+    pub const SYSTEM_DISK: u32 = 41009;
+    /// Cannot resize a partition whose file system the resize does not
+    /// know.
     pub const FS_NOT_SUPPORTED: u32 = 42009;
-    /// The system volume cannot be formatted.
+    /// Not allowed on a system or critical partition (formatting the
+    /// system volume).
     pub const SYSTEM_VOLUME: u32 = 42010;
+    /// The drive is read-only (`MSFT_Volume.Format` on a read-only disk,
+    /// where the disk methods answer [`DISK_READ_ONLY`]).
+    pub const VOLUME_READ_ONLY: u32 = 43006;
 }
 
 /// A tiny deterministic generator (splitmix64) for volume GUIDs and other
@@ -192,6 +212,12 @@ impl PartitionType {
     pub fn is_msr(&self) -> bool {
         matches!(self, PartitionType::Gpt(t) if t.eq_ignore_ascii_case(GPT_MSR))
     }
+
+    /// Whether Windows hides the partition (`MSFT_Partition.IsHidden`): an
+    /// MBR hidden type.
+    pub fn is_hidden(&self) -> bool {
+        matches!(self, PartitionType::Mbr(MBR_HIDDEN_RECOVERY))
+    }
 }
 
 /// A stable handle of an attached disk (never reused).
@@ -211,6 +237,9 @@ pub struct Partition {
     pub kind: PartitionType,
     /// Whether the partition is online (its volume is reachable).
     pub is_online: bool,
+    /// MBR boot indicator (`MSFT_Partition.IsActive`): set on System
+    /// Reserved; always false on GPT.
+    pub is_active: bool,
     /// Drive letter (uppercase), if assigned.
     pub drive_letter: Option<char>,
     /// The volume on this partition (canonical id); `None` for the MSR.
@@ -475,6 +504,9 @@ pub struct Storage {
     /// What `MSFT_Partition.GetSupportedSize` returns instead of its
     /// answer, when set ([`Storage::fail_supported_size`]).
     supported_size_failure: Option<u32>,
+    /// How long `MSFT_Partition.GetSupportedSize` takes
+    /// ([`Storage::slow_supported_size`]).
+    supported_size_delay: std::time::Duration,
 }
 
 fn wmi_error(class_method: &str, target: &str, code: u32) -> HostError {
@@ -507,6 +539,7 @@ impl Storage {
             rng: SplitMix64::new(seed),
             next_handle: 1,
             supported_size_failure: None,
+            supported_size_delay: std::time::Duration::ZERO,
         }
     }
 
@@ -820,6 +853,7 @@ impl Storage {
             size: len,
             kind,
             is_online: true,
+            is_active: false,
             drive_letter: None,
             volume: id.clone(),
         });
@@ -1021,6 +1055,24 @@ impl Storage {
         self.supported_size_failure = code;
     }
 
+    /// Makes `MSFT_Partition.GetSupportedSize` take `delay` of host time
+    /// (zero: instant, the default), as it does when the defrag service it
+    /// needs is busy (AgentBaker#3804: minutes). Its answer or its failure
+    /// ([`Storage::fail_supported_size`]) comes at the end of the delay,
+    /// and the work goes on when the caller gives up: the reference
+    /// server's and `MockHost`'s `ResizeVolume` to the maximum (size 0)
+    /// waits it out in a task of its own (`server::host_time`), the
+    /// HostProcess fake on the blocking thread of its call.
+    pub fn slow_supported_size(&mut self, delay: std::time::Duration) {
+        self.supported_size_delay = delay;
+    }
+
+    /// The host time of `MSFT_Partition.GetSupportedSize`
+    /// ([`Storage::slow_supported_size`]).
+    pub fn supported_size_delay(&self) -> std::time::Duration {
+        self.supported_size_delay
+    }
+
     /// The WMI method `MSFT_Partition.GetSupportedSize` for a volume's
     /// partition: [`Storage::supported_size`], or the failure set with
     /// [`Storage::fail_supported_size`].
@@ -1081,7 +1133,7 @@ impl Storage {
             return fail(wmi::SYSTEM_VOLUME);
         }
         if d.is_read_only {
-            return fail(wmi::DISK_READ_ONLY);
+            return fail(wmi::VOLUME_READ_ONLY);
         }
         let size = self.partition_of(&v).map(|p| p.size).unwrap_or(0);
         let vm = self.volume_mut(id).expect("volume present");
@@ -1262,6 +1314,7 @@ fn init_gpt(d: &mut Disk) {
         size: MSR_END - start,
         kind: PartitionType::Gpt(GPT_MSR.to_string()),
         is_online: true,
+        is_active: false,
         drive_letter: None,
         volume: None,
     });
@@ -1355,7 +1408,7 @@ mod tests {
             s.initialize(o, PartitionStyle::Gpt)
                 .unwrap_err()
                 .message()
-                .ends_with("result 41001")
+                .ends_with("result 41003")
         );
         assert_eq!(s.disk(o).unwrap().partition_style, PartitionStyle::Raw);
     }

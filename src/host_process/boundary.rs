@@ -184,8 +184,19 @@ pub struct PartitionObject {
     pub size: u64,
     /// `GptType` (`{...}` lowercase), empty on MBR disks.
     pub gpt_type: String,
+    /// `MbrType` (the MBR type byte: 7 IFS, 0x27 hidden recovery, ...), 0
+    /// on GPT disks.
+    pub mbr_type: u16,
     /// `IsOffline`.
     pub is_offline: bool,
+    /// `IsSystem`: the partition the node boots from (EFI, or System
+    /// Reserved on MBR).
+    pub is_system: bool,
+    /// `IsActive`: the MBR boot indicator (System Reserved on MBR).
+    pub is_active: bool,
+    /// `IsHidden`: a hidden partition (an MBR hidden type, the GPT hidden
+    /// attribute).
+    pub is_hidden: bool,
 }
 
 /// The properties of one `MSFT_Volume` instance the backend reads.

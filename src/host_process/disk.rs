@@ -4,7 +4,9 @@
 use std::collections::HashMap;
 
 use super::backend::{Ctx, HostProcess, text, wmi};
-use super::boundary::{DeviceId, DiskObject, PARTITION_STYLE_GPT, PARTITION_STYLE_RAW};
+use super::boundary::{
+    DeviceId, DiskObject, PARTITION_STYLE_GPT, PARTITION_STYLE_RAW, PartitionObject, VolumeObject,
+};
 use crate::Error;
 use crate::disk::v1 as api;
 use crate::win::ProxyRelease::V1_3;
@@ -15,6 +17,49 @@ use crate::win::texts;
 pub const GPT_BASIC_DATA: &str = "{ebd0a0a2-b9e5-4433-87c0-68b6b72699c7}";
 /// GPT type of the Microsoft Reserved partition.
 pub const GPT_MSR: &str = "{e3c9e316-0b5c-4db8-817d-f92df00215ae}";
+/// MBR types (`MSFT_Partition.MbrType`) of partitions that hold a file
+/// system Windows mounts as data: FAT16 (4, and 6 above 32 MiB), IFS (7:
+/// NTFS, exFAT, ReFS), FAT32 (0x0B, and 0x0C with LBA), FAT16 with LBA
+/// (0x0E).
+const MBR_DATA_TYPES: [u16; 6] = [0x04, 0x06, 0x07, 0x0B, 0x0C, 0x0E];
+
+/// Whether `p` is a data partition by its type: a GPT basic data
+/// partition, or an MBR partition of a data type; never one Windows marks
+/// system or hidden. EFI, MSR and recovery partitions have other types (GPT)
+/// or a hidden one (MBR recovery, 0x27).
+fn is_data_partition(p: &PartitionObject) -> bool {
+    if p.is_system || p.is_hidden {
+        return false;
+    }
+    if p.gpt_type.is_empty() {
+        MBR_DATA_TYPES.contains(&p.mbr_type)
+    } else {
+        p.gpt_type.eq_ignore_ascii_case(GPT_BASIC_DATA)
+    }
+}
+
+/// The volume to stage among a disk's partitions and their volumes: the
+/// data partitions ([`is_data_partition`]) that have a volume; of those,
+/// an active one (System Reserved on MBR: an IFS partition like the data
+/// one) only when no other is left; then a formatted one before an
+/// unformatted one, the largest first. `None`: no data partition.
+fn data_partition_volume(parts: Vec<(PartitionObject, Vec<VolumeObject>)>) -> Option<String> {
+    let mut data: Vec<(PartitionObject, VolumeObject)> = parts
+        .into_iter()
+        .filter(|(p, _)| is_data_partition(p))
+        .filter_map(|(p, v)| v.into_iter().next().map(|v| (p, v)))
+        .collect();
+    if data.iter().any(|(p, _)| !p.is_active) {
+        data.retain(|(p, _)| !p.is_active);
+    }
+    data.into_iter()
+        .max_by_key(|(p, v)| {
+            let formatted = v.file_system_type != 0;
+            (formatted, p.size, std::cmp::Reverse(p.partition_number))
+        })
+        .map(|(_, v)| v.unique_id)
+}
+
 /// `CreatePartition`'s "access path already in use": the partition was
 /// made, only the drive letter could not be given; success for us.
 pub const ACCESS_PATH_IN_USE: u32 = 42002;
@@ -253,6 +298,27 @@ impl HostProcess {
         .await
     }
 
+    /// The volume of disk `n`'s data partition, chosen by partition type
+    /// ([`data_partition_volume`] over every `MSFT_Partition` of the disk
+    /// and its `MSFT_PartitionToVolume` volumes). `None`: the disk shows no
+    /// data partition with a volume (blank, offline, or only system ones).
+    pub(crate) async fn data_volume(&self, n: u32) -> Result<Option<String>, Error> {
+        self.run("MSFT_Partition", move |ctx| {
+            let fail = |e: String| format!("failed to list partitions on disk {n}: {e}");
+            let parts = ctx.host().partitions(n).map_err(|e| fail(e.to_string()))?;
+            let mut out = Vec::with_capacity(parts.len());
+            for p in parts {
+                let volumes = ctx
+                    .host()
+                    .partition_volumes(n, p.partition_number)
+                    .map_err(|e| fail(e.to_string()))?;
+                out.push((p, volumes));
+            }
+            Ok(data_partition_volume(out))
+        })
+        .await
+    }
+
     /// Makes disk `n` writable: `MSFT_Disk.SetAttributes(IsReadOnly = false)`.
     pub(crate) async fn make_writable(&self, n: u32) -> Result<(), Error> {
         self.run("MSFT_Disk.SetAttributes", move |ctx| {
@@ -266,5 +332,87 @@ impl HostProcess {
             })
         })
         .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MIB: u64 = 1 << 20;
+
+    fn gpt(number: u32, gpt_type: &str, size: u64) -> PartitionObject {
+        PartitionObject {
+            partition_number: number,
+            gpt_type: gpt_type.into(),
+            size,
+            ..PartitionObject::default()
+        }
+    }
+
+    fn mbr(number: u32, mbr_type: u16, size: u64, active: bool) -> PartitionObject {
+        PartitionObject {
+            partition_number: number,
+            mbr_type,
+            size,
+            is_active: active,
+            is_hidden: mbr_type == 0x27,
+            ..PartitionObject::default()
+        }
+    }
+
+    fn with_volume(p: PartitionObject, formatted: bool) -> (PartitionObject, Vec<VolumeObject>) {
+        let v = VolumeObject {
+            unique_id: format!("v{}", p.partition_number),
+            file_system_type: if formatted { 14 } else { 0 },
+            size: p.size,
+            size_remaining: 0,
+        };
+        (p, vec![v])
+    }
+
+    const EFI: &str = "{c12a7328-f81f-11d2-ba4b-00a0c93ec93b}";
+    const RECOVERY: &str = "{de94bba4-06d1-4d40-a16a-bfd50179d6ac}";
+
+    #[test]
+    fn gpt_basic_data_is_chosen_over_larger_system_partitions() {
+        let parts = vec![
+            with_volume(gpt(1, EFI, 100 * MIB), true),
+            (gpt(2, GPT_MSR, 16 * MIB), Vec::new()),
+            with_volume(gpt(3, GPT_BASIC_DATA, 200 * MIB), true),
+            with_volume(gpt(4, RECOVERY, 1024 * MIB), true),
+        ];
+        assert_eq!(data_partition_volume(parts).as_deref(), Some("v3"));
+    }
+
+    #[test]
+    fn mbr_system_reserved_only_when_nothing_else_is_left() {
+        let image = vec![
+            with_volume(mbr(1, 0x07, 500 * MIB, true), true),
+            with_volume(mbr(2, 0x07, 300 * MIB, false), true),
+            with_volume(mbr(3, 0x27, 600 * MIB, false), true),
+        ];
+        assert_eq!(data_partition_volume(image).as_deref(), Some("v2"));
+        let alone = vec![with_volume(mbr(1, 0x07, 500 * MIB, true), true)];
+        assert_eq!(data_partition_volume(alone).as_deref(), Some("v1"));
+    }
+
+    #[test]
+    fn system_partitions_alone_give_none() {
+        let mut efi = gpt(1, EFI, 100 * MIB);
+        efi.is_system = true;
+        let mut hidden_basic = gpt(2, GPT_BASIC_DATA, 100 * MIB);
+        hidden_basic.is_hidden = true;
+        let parts = vec![with_volume(efi, true), with_volume(hidden_basic, true)];
+        assert_eq!(data_partition_volume(parts), None);
+    }
+
+    #[test]
+    fn formatted_before_larger_unformatted() {
+        let parts = vec![
+            with_volume(gpt(2, GPT_BASIC_DATA, 100 * MIB), true),
+            with_volume(gpt(3, GPT_BASIC_DATA, 900 * MIB), false),
+        ];
+        assert_eq!(data_partition_volume(parts).as_deref(), Some("v2"));
     }
 }

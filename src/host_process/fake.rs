@@ -42,7 +42,8 @@ use crate::host::namespace::{Entry, LinkKind};
 use crate::host::path::{Win32Error, WinPath};
 use crate::host::smb::parse_remote_path;
 use crate::host::storage::{
-    FileSystem, Page83, PartitionSize, PartitionStyle, PartitionType, Volume,
+    Disk, FileSystem, GPT_EFI, Page83, Partition, PartitionSize, PartitionStyle, PartitionType,
+    Volume,
 };
 use crate::host::{Host, HostError, HostState};
 
@@ -238,6 +239,29 @@ fn file_system_type(fs: FileSystem) -> u16 {
     }
 }
 
+/// `MSFT_Partition` as Windows shows the simulated partition `p` of disk
+/// `d`: `IsSystem` on the boot disk's EFI or active (System Reserved)
+/// partition.
+fn partition_object(d: &Disk, p: &Partition) -> PartitionObject {
+    let (gpt_type, mbr_type) = match &p.kind {
+        PartitionType::Gpt(t) => (t.clone(), 0),
+        PartitionType::Mbr(t) => (String::new(), u16::from(*t)),
+    };
+    let boots = p.is_active || gpt_type.eq_ignore_ascii_case(GPT_EFI);
+    PartitionObject {
+        disk_number: d.number,
+        partition_number: p.number,
+        offset: p.offset,
+        size: p.size,
+        gpt_type,
+        mbr_type,
+        is_offline: !p.is_online,
+        is_system: d.is_system && boots,
+        is_active: p.is_active,
+        is_hidden: p.kind.is_hidden(),
+    }
+}
+
 fn volume_object(s: &HostState, v: &Volume) -> VolumeObject {
     let size = s.storage.volume_size(&v.id).unwrap_or(0);
     let used = if v.fs == FileSystem::Raw {
@@ -394,17 +418,7 @@ impl WindowsHost for FakeWindows {
             };
             Ok(d.partitions
                 .iter()
-                .map(|p| PartitionObject {
-                    disk_number: disk,
-                    partition_number: p.number,
-                    offset: p.offset,
-                    size: p.size,
-                    gpt_type: match &p.kind {
-                        PartitionType::Gpt(t) => t.clone(),
-                        PartitionType::Mbr(_) => String::new(),
-                    },
-                    is_offline: !p.is_online,
-                })
+                .map(|p| partition_object(d, p))
                 .collect())
         })
     }
@@ -425,6 +439,12 @@ impl WindowsHost for FakeWindows {
         partition: u32,
     ) -> Result<MethodResult<SupportedSize>> {
         self.host_time("partition_supported_size");
+        // The simulated host's own host time of the query
+        // (`Storage::slow_supported_size`), on this blocking thread as any.
+        let delay = self.run(|s| s.storage.supported_size_delay());
+        if !delay.is_zero() {
+            std::thread::sleep(delay);
+        }
         let result = {
             self.run(|s| {
                 let id = volume_of_partition(s, disk, partition)?;
@@ -479,19 +499,12 @@ impl WindowsHost for FakeWindows {
             let Some(v) = s.storage.volume(id) else {
                 return Ok(Vec::new());
             };
+            let Some(d) = s.storage.disk(v.disk) else {
+                return Ok(Vec::new());
+            };
             Ok(s.storage
                 .partition_of(v)
-                .map(|p| PartitionObject {
-                    disk_number: v.disk,
-                    partition_number: p.number,
-                    offset: p.offset,
-                    size: p.size,
-                    gpt_type: match &p.kind {
-                        PartitionType::Gpt(t) => t.clone(),
-                        PartitionType::Mbr(_) => String::new(),
-                    },
-                    is_offline: !p.is_online,
-                })
+                .map(|p| partition_object(d, p))
                 .into_iter()
                 .collect())
         })

@@ -332,16 +332,19 @@ fn candidates(
 }
 
 /// A write to disk `disk` that Windows refused because the disk is
-/// read-only (WMI result 41002 in csi-proxy's texts, or Win32 error 19,
-/// "the media is write protected"), as [`Error::ReadOnlyDisk`]; any other
-/// error unchanged.
+/// read-only (WMI result 41002 from a disk method or 43006 from
+/// `MSFT_Volume.Format` in csi-proxy's texts, or Win32 error 19, "the
+/// media is write protected"), as [`Error::ReadOnlyDisk`]; any other error
+/// unchanged.
 fn read_only_refusal(disk: u32, e: Error) -> Error {
     use crate::HostCode;
     match e.host_code() {
-        Some(HostCode::WmiResult(41002)) | Some(HostCode::Win32(19)) => Error::ReadOnlyDisk {
-            disk,
-            cause: e.to_string(),
-        },
+        Some(HostCode::WmiResult(41002 | 43006)) | Some(HostCode::Win32(19)) => {
+            Error::ReadOnlyDisk {
+                disk,
+                cause: e.to_string(),
+            }
+        }
         _ => e,
     }
 }
@@ -999,9 +1002,13 @@ impl Node {
     /// The disk that holds Windows is never touched: [`Error::OsDisk`],
     /// before any call that changes it (see [`DiskInfo::os_disk`] for how
     /// it is found; through a proxy without volume v2alpha1 it cannot be).
-    /// On a disk with several partitions the data partition is staged
-    /// (the largest formatted volume), never a System Reserved, EFI or
-    /// recovery one.
+    /// On a disk with several partitions the data partition is staged,
+    /// never a System Reserved, EFI, MSR or recovery one: in HostProcess
+    /// mode chosen by partition type (`MSFT_Partition.GptType`, `MbrType`,
+    /// `IsSystem`, `IsActive`, `IsHidden`); through the proxy, whose API
+    /// shows no partition type, label or flag, the largest formatted
+    /// volume, else the largest (a data partition smaller than a system
+    /// partition beside it cannot be told apart there).
     ///
     /// A read-only disk: in HostProcess mode it is made writable first
     /// (`MSFT_Disk.SetAttributes`, `IsReadOnly = false`). Through the proxy,
@@ -1096,12 +1103,33 @@ impl Node {
         Ok(())
     }
 
-    /// The volume to stage on disk `n`: its only volume, else the largest
-    /// formatted one, else the first. On a disk with several partitions
-    /// this is the data partition: System Reserved (500 MiB), EFI (100
-    /// MiB), recovery and MSR partitions are small, and the proxy's API
-    /// shows no partition types to tell them apart otherwise.
+    /// The volume to stage on disk `n`.
+    ///
+    /// HostProcess mode chooses by partition type (`MSFT_Partition`
+    /// `GptType`, `MbrType`, `IsSystem`, `IsActive`, `IsHidden`): the basic
+    /// data partition (GPT) or data-typed partition (MBR) with a volume,
+    /// never an EFI, MSR, recovery, hidden or system one, and never the
+    /// active System Reserved partition of an MBR disk beside a data one;
+    /// formatted before unformatted, then the largest.
+    ///
+    /// Through the proxy no partition type, label or flag is visible (its
+    /// volume API lists a disk's volumes and tells of each only whether
+    /// it is formatted and its size; the MSR has no volume and is never
+    /// listed): its only volume, else the largest formatted one, else the
+    /// largest. System Reserved (about 500 MiB), EFI (100 MiB) and
+    /// recovery partitions are small beside a data partition, so this
+    /// finds it on the layouts Windows makes; a data partition smaller
+    /// than a system one beside it is not told apart there. The only
+    /// system volume proxy mode knows, the one holding `C:\`, lies on the
+    /// OS disk, which is refused before this.
     async fn data_volume(&self, n: u32) -> Result<String, Error> {
+        #[cfg(feature = "host-process")]
+        if let Some(backend) = &self.inner.host_process {
+            return backend
+                .data_volume(n)
+                .await?
+                .ok_or(Error::NoVolume { disk: n });
+        }
         let volume = self.volume()?;
         let ids = volume.volumes_on_disk(n).await?;
         if ids.len() <= 1 {
@@ -1115,6 +1143,17 @@ impl Node {
             let (total, _) = volume.stats(id).await?;
             if best.as_ref().is_none_or(|(size, _)| total > *size) {
                 best = Some((total, id.clone()));
+            }
+        }
+        if best.is_none() {
+            // Nothing formatted: the largest, as the data partition is on
+            // the layouts Windows makes (never the first: an EFI or
+            // System Reserved partition comes first).
+            for id in &ids {
+                let (total, _) = volume.stats(id).await?;
+                if best.as_ref().is_none_or(|(size, _)| total > *size) {
+                    best = Some((total, id.clone()));
+                }
             }
         }
         Ok(best.map_or_else(|| ids[0].clone(), |(_, id)| id))

@@ -16,13 +16,37 @@
 //!
 //! Host calls run inline (they are quick and take one lock), except
 //! FormatVolume, which wipes the volume's tree in the sandbox and therefore
-//! runs on the blocking pool ([`ProxyService::blocking`]).
+//! runs on the blocking pool ([`ProxyService::blocking`]), and a
+//! ResizeVolume to the maximum whose supported-size query has host time
+//! (`resize`).
+
+use std::time::Duration;
 
 use tonic::{Request, Response};
 
 use super::convert;
+use super::host_time;
 use super::{ProxyService, Reply, reply};
+use crate::host::HostResult;
 use crate::volume::{v1, v1alpha1, v1beta1, v1beta2, v1beta3, v2alpha1};
+
+/// ResizeVolume's host work. To the maximum (`size` 0) it first asks
+/// `MSFT_Partition.GetSupportedSize`, whose host time
+/// (`Storage::slow_supported_size`) is waited out with the work in a task
+/// of its own: the query and the resize after it go on when the caller
+/// gives up, as csi-proxy's WMI calls and PowerShell commands do.
+async fn resize(service: &ProxyService, id: String, size: i64) -> HostResult<()> {
+    let host = service.host.clone();
+    let delay = if size == 0 {
+        host.lock().storage.supported_size_delay()
+    } else {
+        Duration::ZERO
+    };
+    host_time::after(delay, async move {
+        host.run(|node| node.resize_volume(&id, size))
+    })
+    .await
+}
 
 /// `volume_service!(<version>: <shape> <shape> ...)` implements the
 /// version's `Volume` trait with one method per shape (a tt-muncher: each
@@ -186,7 +210,8 @@ macro_rules! volume_service {
             ) -> Reply<$v::ResizeVolumeResponse> {
                 let request = request.into_inner();
                 reply(
-                    self.host.run(|node| node.resize_volume(&request.volume_id, request.size))
+                    resize(self, request.volume_id, request.size)
+                        .await
                         .map(|()| $v::ResizeVolumeResponse {}),
                 )
             }
@@ -202,7 +227,8 @@ macro_rules! volume_service {
             ) -> Reply<$v::ResizeVolumeResponse> {
                 let request = request.into_inner();
                 reply(
-                    self.host.run(|node| node.resize_volume(&request.volume_id, request.size_bytes))
+                    resize(self, request.volume_id, request.size_bytes)
+                        .await
                         .map(|()| $v::ResizeVolumeResponse {}),
                 )
             }

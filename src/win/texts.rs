@@ -28,7 +28,9 @@ const NIL_WRAPPED: &str = "%!w(<nil>)";
 const EXIT_STATUS: &str = "exit status 1";
 
 /// A short message for a storage method's return value, as the PowerShell
-/// record of v1.1 shows one (the simulated host's meanings of its codes).
+/// record of v1.1 shows one. The 4xxxx meanings are those of Microsoft's
+/// "Storage Management API Common Return Codes"
+/// (<https://learn.microsoft.com/en-us/windows-hardware/drivers/storage/storage-management-api-common-return-codes>).
 fn storage_message(code: u32) -> String {
     match code {
         1 => "Not Supported".into(),
@@ -38,12 +40,13 @@ fn storage_message(code: u32) -> String {
         5 => "Invalid Parameter".into(),
         4097 => "Size Not Supported".into(),
         40000 => "Not enough available capacity".into(),
-        41001 => "The disk is offline.".into(),
+        41001 => "The disk has already been initialized.".into(),
         41002 => "The disk is read only.".into(),
-        41003 => "The system disk cannot be taken offline.".into(),
-        41004 => "The disk has already been initialized.".into(),
-        42009 => "The file system does not support this operation.".into(),
-        42010 => "The system volume cannot be formatted.".into(),
+        41003 => "The disk is offline.".into(),
+        41009 => "Operation not supported on a critical disk.".into(),
+        42009 => "Cannot resize a partition containing an unknown file system.".into(),
+        42010 => "The operation is not allowed on a system or critical partition.".into(),
+        43006 => "Cannot perform the requested operation when the drive is read only".into(),
         _ => format!("The storage operation failed with return value {code}."),
     }
 }

@@ -151,7 +151,16 @@ on_every_backend![
     disks_lists_every_disk_with_its_facts,
     a_read_only_blank_disk_is_refused_or_made_writable,
     an_mbr_image_stages_its_data_partition_not_system_reserved,
+    an_unformatted_gpt_layout_stages_its_data_partition_not_efi,
+    a_read_only_partitioned_disk_is_refused_or_made_writable,
 ];
+
+// Mock and server are proxy mode: no partition type is visible there
+// (`Node::stage_disk`), so this one runs over the HostProcess fake only.
+#[tokio::test]
+async fn host_process_finds_a_data_partition_smaller_than_system_ones_by_type() {
+    a_small_data_partition_is_found_by_type(Backend::HostProcess).await;
+}
 
 /// The OS disk as the host holds it: the disk, its volumes, and every
 /// mount point of those volumes.
@@ -430,6 +439,7 @@ partition_style = "mbr"
 
 [[volumes]]
 disk = 1
+kind = "system_reserved"
 size = 524288000
 fs = "ntfs"
 
@@ -453,6 +463,148 @@ async fn an_mbr_image_stages_its_data_partition_not_system_reserved(backend: Bac
     );
     if let Some(mock) = &f.mock {
         assert!(mock.calls_of("FormatVolume").is_empty());
+    }
+    f.finish().await;
+}
+
+/// Disk 1 laid out as Windows lays out a GPT system disk (EFI, MSR, basic
+/// data, recovery), nothing formatted yet: the EFI partition comes first.
+const UNFORMATTED_GPT: &str = r#"
+[[disks]]
+number = 0
+location = "Integrated : Adapter 0 : Port 0 : Target 0 : LUN 0"
+size = 68719476736
+partition_style = "gpt"
+system = true
+
+[[volumes]]
+disk = 0
+fs = "ntfs"
+drive_letter = "C"
+system = true
+
+[[disks]]
+number = 1
+location = "Integrated : Adapter 3 : Port 0 : Target 0 : LUN 1"
+size = 8589934592
+partition_style = "gpt"
+auto_msr = false
+
+[[volumes]]
+disk = 1
+kind = "efi"
+size = 104857600
+
+[[volumes]]
+disk = 1
+kind = "msr"
+size = 16777216
+
+[[volumes]]
+disk = 1
+kind = "basic"
+size = 6442450944
+
+[[volumes]]
+disk = 1
+kind = "recovery"
+size = 1073741824
+"#;
+
+async fn an_unformatted_gpt_layout_stages_its_data_partition_not_efi(backend: Backend) {
+    let seed = NodeSeed::from_toml_str(UNFORMATTED_GPT).unwrap();
+    let f = Fixture::new(backend, Some(seed)).await;
+    let snapshot = f.host.snapshot();
+    let mut volumes: Vec<_> = snapshot.volumes.iter().filter(|v| v.disk == 1).collect();
+    volumes.sort_by_key(|v| v.partition);
+    // EFI (1), MSR (2, no volume), basic data (3), recovery (4).
+    assert_eq!(volumes.len(), 3);
+    let (efi, data) = (volumes[0].id.clone(), volumes[1].id.clone());
+    let disk = f.node.find_disk(DiskSelector::Lun(1)).await.unwrap();
+    let id = f.node.stage_disk(&disk, STAGING).await.unwrap();
+    assert_eq!(id, data, "the basic data partition, not the EFI one");
+    let after = f.host.snapshot();
+    assert!(
+        !after.volume(&efi).unwrap().fs.is_formatted(),
+        "the EFI partition was formatted"
+    );
+    f.finish().await;
+}
+
+/// An MBR image whose data partition is smaller than its System Reserved
+/// and hidden recovery (0x27) partitions beside it.
+const SMALL_MBR_DATA: &str = r#"
+[[disks]]
+number = 0
+location = "Integrated : Adapter 0 : Port 0 : Target 0 : LUN 0"
+size = 68719476736
+partition_style = "gpt"
+system = true
+
+[[volumes]]
+disk = 0
+fs = "ntfs"
+drive_letter = "C"
+system = true
+
+[[disks]]
+number = 1
+location = "Integrated : Adapter 3 : Port 0 : Target 0 : LUN 1"
+size = 8589934592
+partition_style = "mbr"
+
+[[volumes]]
+disk = 1
+kind = "system_reserved"
+size = 524288000
+fs = "ntfs"
+
+[[volumes]]
+disk = 1
+size = 314572800
+fs = "ntfs"
+
+[[volumes]]
+disk = 1
+kind = "recovery"
+size = 629145600
+fs = "ntfs"
+"#;
+
+async fn a_small_data_partition_is_found_by_type(backend: Backend) {
+    let seed = NodeSeed::from_toml_str(SMALL_MBR_DATA).unwrap();
+    let f = Fixture::new(backend, Some(seed)).await;
+    let snapshot = f.host.snapshot();
+    let mut volumes: Vec<_> = snapshot.volumes.iter().filter(|v| v.disk == 1).collect();
+    volumes.sort_by_key(|v| v.partition);
+    let data = volumes[1].id.clone();
+    let disk = f.node.find_disk(DiskSelector::Lun(1)).await.unwrap();
+    let id = f.node.stage_disk(&disk, STAGING).await.unwrap();
+    assert_eq!(
+        id, data,
+        "the 300 MiB data partition, not System Reserved (active) or recovery (0x27)"
+    );
+    f.finish().await;
+}
+
+/// A read-only disk that already has its (unformatted) data partition:
+/// the first write is the format, which `MSFT_Volume.Format` refuses with
+/// 43006 (not the disk methods' 41002). Through the proxy that is
+/// `Error::ReadOnlyDisk` too, not INTERNAL; HostProcess mode makes the
+/// disk writable first.
+async fn a_read_only_partitioned_disk_is_refused_or_made_writable(backend: Backend) {
+    let seed = NodeSeed::from_toml_str(UNFORMATTED_GPT).unwrap();
+    let f = Fixture::new(backend, Some(seed)).await;
+    f.host.set_disk_read_only(1, true).unwrap();
+    let disk = f.node.find_disk(DiskSelector::Lun(1)).await.unwrap();
+    let staged = f.node.stage_disk(&disk, STAGING).await;
+    if backend == Backend::HostProcess {
+        staged.unwrap();
+        assert!(!f.host.snapshot().disk(1).unwrap().is_read_only);
+    } else {
+        let err = staged.unwrap_err();
+        assert!(matches!(err, Error::ReadOnlyDisk { disk: 1, .. }), "{err}");
+        assert!(err.to_string().contains("43006"), "{err}");
     }
     f.finish().await;
 }

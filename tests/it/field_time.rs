@@ -255,6 +255,92 @@ mod expand {
         f.finish().await;
     }
 
+    /// GetSupportedSize taking minutes at the host (AgentBaker#3804),
+    /// simulated by the host itself (`Storage::slow_supported_size`) and so
+    /// on every backend: the node grows to the size asked for after half
+    /// its deadline, and the query it gave up on goes on at the host and
+    /// grows the volume the rest of the way once it answers. Before the
+    /// simulator modelled it, MockHost and the reference server answered
+    /// the query at once (the volume grew to the maximum at the first
+    /// call). Real time: the HostProcess fake waits on blocking threads.
+    async fn slow_maximum(f: &Fixture) {
+        const SLOW: Duration = Duration::from_millis(1500);
+        const ASKED: u64 = 18 * GIB;
+        staged_and_grown(f).await;
+        f.host.lock().storage.slow_supported_size(SLOW);
+        let size = f.node.expand_to(STAGING, ASKED).await.unwrap();
+        assert_eq!(size, ASKED, "not the size asked for within the deadline");
+        let id = f.node.volume_at(STAGING).await.unwrap();
+        tokio::time::sleep(SLOW).await;
+        let grown = f.host.lock().storage.volume_size(&id).unwrap();
+        assert!(
+            grown > ASKED,
+            "the query given up on did not go on at the host: {grown}"
+        );
+    }
+
+    /// The same slow query failing at its end (`StorageWMI 4`, the defrag
+    /// service disabled, aws-ebs-csi-driver#2877): the size asked for is
+    /// grown to within the deadline, and the failure that comes later
+    /// changes nothing.
+    async fn slow_failing_maximum(f: &Fixture) {
+        const SLOW: Duration = Duration::from_millis(1500);
+        const ASKED: u64 = 18 * GIB;
+        staged_and_grown(f).await;
+        {
+            let mut host = f.host.lock();
+            host.storage.slow_supported_size(SLOW);
+            host.storage.fail_supported_size(Some(4));
+        }
+        let size = f.node.expand_to(STAGING, ASKED).await.unwrap();
+        assert_eq!(size, ASKED);
+        let id = f.node.volume_at(STAGING).await.unwrap();
+        tokio::time::sleep(SLOW).await;
+        assert_eq!(f.host.lock().storage.volume_size(&id), Some(ASKED));
+    }
+
+    fn short_deadline() -> NodeOptions {
+        NodeOptions::default().deadline(Duration::from_millis(800))
+    }
+
+    #[tokio::test]
+    async fn a_slow_maximum_size_is_not_waited_for_and_goes_on_mock() {
+        let f = Fixture::mock(Family::V1, short_deadline()).await;
+        slow_maximum(&f).await;
+        f.finish().await;
+    }
+
+    #[tokio::test]
+    async fn a_slow_failing_maximum_size_is_not_waited_for_mock() {
+        let f = Fixture::mock(Family::V1, short_deadline()).await;
+        slow_failing_maximum(&f).await;
+        f.finish().await;
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_slow_maximum_size_is_not_waited_for_and_goes_on_server() {
+        let f = Fixture::server(Family::V1, short_deadline()).await;
+        slow_maximum(&f).await;
+        f.finish().await;
+    }
+
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_slow_failing_maximum_size_is_not_waited_for_server() {
+        let f = Fixture::server(Family::V1, short_deadline()).await;
+        slow_failing_maximum(&f).await;
+        f.finish().await;
+    }
+
+    #[cfg(feature = "host-process")]
+    #[tokio::test]
+    async fn a_slow_maximum_size_is_not_waited_for_and_goes_on_host_process() {
+        let f = Fixture::host_process(Family::V1, short_deadline()).await;
+        slow_maximum(&f).await;
+        f.finish().await;
+    }
+
     /// csi-proxy v1.1 quotes PowerShell's "The size of the extent is less
     /// than the minimum of 1MB." when the volume already fills its
     /// partition; only v1.3's "extent less than the minimum" was known.

@@ -83,12 +83,12 @@ async fn host_process_wmi_refusal_carries_its_code_and_changes_nothing() {
         .expect_err("the system disk stays online");
     assert_eq!(
         message(&e),
-        "setting disk 0 attach state (isOnline: false): result 41003, error: %!w(<nil>)"
+        "setting disk 0 attach state (isOnline: false): result 41009, error: %!w(<nil>)"
     );
     assert_eq!(e.code(), Some(csi_proxy_client::tonic::Code::Unknown));
     assert!(!f.host.snapshot().disk(0).expect("disk 0").is_offline);
     // Already in the state asked for: nothing to do, no call.
-    f.fake.answer_next("disk_set_online", 41003);
+    f.fake.answer_next("disk_set_online", 41009);
     f.backend
         .set_disk_state(disk::SetDiskStateRequest {
             disk_number: 0,

@@ -70,7 +70,7 @@ fn partition_disk_errors() {
         .unwrap();
     assert_eq!(
         msg(h.run(|node| node.partition_disk(n))),
-        format!("failed to initializing disk {n}: result 41001, error: %!w(<nil>)")
+        format!("failed to initializing disk {n}: result 41003, error: %!w(<nil>)")
     );
     let (m, _) = h
         .attach_disk(DiskSpec {
@@ -117,7 +117,7 @@ fn disk_state_and_stats() {
     );
     assert_eq!(
         msg(h.run(|node| node.set_disk_state(0, false))),
-        "setting disk 0 attach state (isOnline: false): result 41003, error: %!w(<nil>)"
+        "setting disk 0 attach state (isOnline: false): result 41009, error: %!w(<nil>)"
     );
     h.grow_disk(1, 64 * GIB).unwrap();
     assert_eq!(

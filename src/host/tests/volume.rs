@@ -130,7 +130,7 @@ fn format_rules() {
         format!("error formatting volume ({c}). result: 42010, error: <nil>")
     );
     h.set_disk_read_only(n, true).unwrap();
-    assert!(msg(h.run(|node| node.format_volume(&id))).ends_with("result: 41002, error: <nil>"));
+    assert!(msg(h.run(|node| node.format_volume(&id))).ends_with("result: 43006, error: <nil>"));
     let unknown = r"\\?\Volume{00000000-0000-4000-8000-000000000000}\";
     assert_eq!(
         msg(h.run(|node| node.format_volume(unknown))),

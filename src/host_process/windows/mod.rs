@@ -212,7 +212,12 @@ fn partition_object(obj: &IWbemClassWrapper) -> Result<PartitionObject> {
         offset: unsigned(obj, "Offset")?,
         size: unsigned(obj, "Size")?,
         gpt_type: string(obj, "GptType")?.to_ascii_lowercase(),
+        // Null on GPT disks: read as 0.
+        mbr_type: unsigned(obj, "MbrType")? as u16,
         is_offline: boolean(obj, "IsOffline")?,
+        is_system: boolean(obj, "IsSystem")?,
+        is_active: boolean(obj, "IsActive")?,
+        is_hidden: boolean(obj, "IsHidden")?,
     })
 }
 

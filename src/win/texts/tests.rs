@@ -16,9 +16,9 @@ fn v1_3_puts_the_result_beside_a_nil_error() {
     use ProxyRelease::V1_3;
     let cases = [
         (
-            initialize_failed(V1_3, 3, 41004),
-            "failed to initializing disk 3: result 41004, error: %!w(<nil>)",
-            Some(41004),
+            initialize_failed(V1_3, 3, 41001),
+            "failed to initializing disk 3: result 41001, error: %!w(<nil>)",
+            Some(41001),
         ),
         (
             create_partition_failed(V1_3, 3, 40000),
@@ -26,9 +26,9 @@ fn v1_3_puts_the_result_beside_a_nil_error() {
             Some(40000),
         ),
         (
-            set_disk_state_failed(V1_3, 0, false, 41003),
-            "setting disk 0 attach state (isOnline: false): result 41003, error: %!w(<nil>)",
-            Some(41003),
+            set_disk_state_failed(V1_3, 0, false, 41009),
+            "setting disk 0 attach state (isOnline: false): result 41009, error: %!w(<nil>)",
+            Some(41009),
         ),
         (
             format_failed(V1_3, VOL, 5),
@@ -75,7 +75,7 @@ fn v1_3_puts_the_result_beside_a_nil_error() {
 #[test]
 fn v1_1_quotes_the_cmdlet_record_with_its_storage_code() {
     use ProxyRelease::V1_1;
-    let init = initialize_failed(V1_1, 3, 41004);
+    let init = initialize_failed(V1_1, 3, 41001);
     assert!(
         init.starts_with(
             "error initializing disk 3: Initialize-Disk : The disk has already been initialized.\r\n\
@@ -85,7 +85,7 @@ fn v1_1_quotes_the_cmdlet_record_with_its_storage_code() {
     );
     assert!(
         init.ends_with(
-            "FullyQualifiedErrorId : StorageWMI 41004,Initialize-Disk\r\n \r\n, exit status 1"
+            "FullyQualifiedErrorId : StorageWMI 41001,Initialize-Disk\r\n \r\n, exit status 1"
         ),
         "{init}"
     );
@@ -96,11 +96,11 @@ fn v1_1_quotes_the_cmdlet_record_with_its_storage_code() {
         ),
         "{part}"
     );
-    let offline = set_disk_state_failed(V1_1, 0, false, 41003);
+    let offline = set_disk_state_failed(V1_1, 0, false, 41009);
     assert!(
         offline.starts_with(
             "error setting disk attach state. cmd: (Get-Disk -Number 0) | Set-Disk -IsOffline $true, \
-             output: Set-Disk : The system disk cannot be taken offline.\r\n"
+             output: Set-Disk : Operation not supported on a critical disk.\r\n"
         ),
         "{offline}"
     );
@@ -126,9 +126,9 @@ fn v1_1_quotes_the_cmdlet_record_with_its_storage_code() {
         "{resize}"
     );
     for (text, code) in [
-        (init, 41004),
+        (init, 41001),
         (part, 40000),
-        (offline, 41003),
+        (offline, 41009),
         (format, 42010),
         (resize, 4097),
         // Invalid Parameter: not Windows' text of Win32 87.

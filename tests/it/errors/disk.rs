@@ -39,7 +39,7 @@ async fn disk_unknown_disks_and_bad_ids(node: &Node) {
             is_online: false,
         })
         .await,
-        "setting disk 0 attach state (isOnline: false): result 41003, error: %!w(<nil>)",
+        "setting disk 0 attach state (isOnline: false): result 41009, error: %!w(<nil>)",
     );
     unknown(
         node.disk_v1alpha1
