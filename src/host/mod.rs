@@ -38,7 +38,7 @@
 //!   it meets the rest of the node: `smb/link.rs` (the `local_path` link in
 //!   the namespace), `iscsi/disks.rs` (session LUNs become disks through
 //!   [`NodeDisks`], a split borrow of the node's disk side:
-//!   [`HostState::iscsi`]), `system/wait.rs` (`StartService`/`StopService` poll
+//!   `HostState::iscsi`), `system/wait.rs` (`StartService`/`StopService` poll
 //!   over the [`Host`], holding its lock only for each poll).
 //!
 //! Tests on whole nodes are in `tests/`, one file per part
