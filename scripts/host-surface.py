@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-# Run after `cargo doc --no-deps --all-features -p csi-proxy-client`.
+# Run on a fresh `cargo doc --no-deps --all-features -p csi-proxy-client` (remove
+# target/doc/csi_proxy_client first: rustdoc leaves pages of removed items).
 """Count the public items of csi_proxy_client::host as rustdoc documents them.
 
 Items: every item page under target/doc/csi_proxy_client/host/ (modules,

@@ -75,7 +75,8 @@ pub mod volume;
 
 pub use crate::win::ProxyRelease;
 use crate::win::error;
-pub use crate::win::{credential, location, path, release, texts};
+pub use crate::win::path;
+pub(crate) use crate::win::{credential, location, release, texts};
 pub use error::{HostError, HostErrorKind, HostResult};
 
 pub use disk::{DiskIds, DiskLocation};

@@ -139,7 +139,7 @@ pub struct Ctx<'a> {
 
 /// Whether the final component is followed when it is a link.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Follow {
+pub(crate) enum Follow {
     /// Never (lstat).
     None,
     /// Symlinks and junctions, but stop at a mount point.
@@ -150,7 +150,7 @@ pub enum Follow {
 
 /// The result of walking a path.
 #[derive(Debug)]
-pub struct Walk {
+pub(crate) struct Walk {
     /// Host path of the final entry (may not exist).
     pub host: PathBuf,
     /// Windows path of the final location after following links.

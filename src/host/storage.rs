@@ -74,7 +74,7 @@ pub mod wmi {
 /// A tiny deterministic generator (splitmix64) for volume GUIDs and other
 /// identifiers, so seeded hosts produce the same ids every run.
 #[derive(Debug, Clone)]
-pub struct SplitMix64(u64);
+pub(crate) struct SplitMix64(u64);
 
 impl SplitMix64 {
     /// A generator from a seed.

@@ -7,7 +7,7 @@
 //! status and `RequirePrivacy` flag.
 //!
 //! What SMB needs from the rest of the host (path validation and a link in
-//! the sandbox namespace) is a returned effect, the [`UncLink`] that
+//! the sandbox namespace) is a returned effect, the `UncLink` that
 //! `SmbState::new_smb_global_mapping` hands the node, which makes the link
 //! (`HostState::new_smb_global_mapping`,
 //! in `link.rs`); what it offers the namespace is `SmbState::share_root`:
@@ -500,7 +500,7 @@ impl fmt::Debug for NewSmbGlobalMappingRequest {
 /// link at `local_path` to the UNC path `target`, after the filesystem
 /// group's working-dir validation of `local_path`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UncLink {
+pub(crate) struct UncLink {
     /// Where the link goes (as given).
     pub local_path: String,
     /// The UNC target (`\\server\share\sub\`, trailing `\`).
