@@ -374,17 +374,35 @@ impl Plugin {
         let _busy = self.claim(&r.volume_id)?;
         // A volume is the usual answer: its figures come in two calls (the
         // volume behind the path, its stats), and only a path without
-        // them is looked at further.
-        let mounted = || Ok("the volume is mounted and readable".to_string());
-        let (usage, condition) = match self.op("usage", self.node.usage(&r.volume_path)).await {
-            Ok(usage) => (Some(usage), mounted()),
+        // them is looked at further. The "usage" operation is recorded
+        // once the path is known to hold no share: a share has no volume
+        // here, and its stats are no failed usage.
+        let start = Instant::now();
+        let usage = self.node.usage(&r.volume_path).await;
+        let record = |result: Result<(), &Error>| {
+            self.metrics
+                .record_operation("usage", result, start.elapsed())
+        };
+        let (usage, condition) = match usage {
+            Ok(usage) => {
+                record(Ok(()));
+                let condition = Ok("the volume is mounted and readable".to_string());
+                (Some(usage), condition)
+            }
             // An unreachable proxy says nothing about the volume.
-            Err(e) if unreachable(&e) => return Err(status_of(e)),
+            Err(e) if unreachable(&e) => {
+                record(Err(&e));
+                return Err(status_of(e));
+            }
             Err(e) => match self.volume_state(&r.volume_id, &r.volume_path).await? {
-                MountState::Missing => return Err(no_volume(&r.volume_id, &r.volume_path)),
+                MountState::Missing => {
+                    record(Err(&e));
+                    return Err(no_volume(&r.volume_id, &r.volume_path));
+                }
                 // Something is there, but no volume behind it: a mount point
                 // whose disk went away looks like this.
                 MountState::NotMounted => {
+                    record(Err(&e));
                     (None, Err(format!("no volume behind {}", r.volume_path)))
                 }
                 MountState::Linked => {
@@ -409,6 +427,7 @@ impl Plugin {
                     (share.usage, condition)
                 }
                 MountState::Mounted { .. } => {
+                    record(Err(&e));
                     (None, Err(format!("the volume cannot be read: {e}")))
                 }
             },

@@ -19,8 +19,8 @@ use csi_proxy_client::mock::MockHost;
 use csi_proxy_client::node::{DiskSelector, MountState, Node};
 use tonic::{Code, Request, Status};
 
-const KUBELET: &str = r"C:\var\lib\kubelet";
-const GIB: u64 = 1 << 30;
+mod support;
+use support::*;
 
 /// A disk by `publish_context["lun"]`, a share by `volume_context["source"]`;
 /// every policy settable, every hook recorded.
@@ -117,21 +117,6 @@ impl Driver for Configurable {
     }
 }
 
-fn setup(driver: Configurable) -> (MockHost, Node, Plugin) {
-    let mock = MockHost::new();
-    let node = Node::from_mock(&mock);
-    let plugin = Plugin::new(node.clone(), driver);
-    (mock, node, plugin)
-}
-
-fn staging(id: &str) -> String {
-    format!(r"{KUBELET}\plugins\kubernetes.io\csi\example\{id}\globalmount")
-}
-
-fn target(id: &str) -> String {
-    format!(r"{KUBELET}\pods\uid-{id}\volumes\kubernetes.io~csi\{id}\mount")
-}
-
 fn mount(mode: Mode, fs_type: &str, flags: &[&str], group: &str) -> Option<VolumeCapability> {
     Some(VolumeCapability {
         access_type: Some(AccessType::Mount(MountVolume {
@@ -158,31 +143,9 @@ fn smb_stage(id: &str, cap: Option<VolumeCapability>) -> NodeStageVolumeRequest 
         volume_id: id.into(),
         staging_target_path: staging(id),
         volume_capability: cap,
-        secrets: HashMap::from([
-            ("username".into(), "smbuser".into()),
-            ("password".into(), "Sm8-Passw0rd!".into()),
-        ]),
+        secrets: credentials(),
         volume_context: HashMap::from([("source".into(), r"\\fileserver\share".into())]),
         ..Default::default()
-    }
-}
-
-fn publish(stage: &NodeStageVolumeRequest) -> NodePublishVolumeRequest {
-    NodePublishVolumeRequest {
-        volume_id: stage.volume_id.clone(),
-        publish_context: stage.publish_context.clone(),
-        staging_target_path: stage.staging_target_path.clone(),
-        target_path: target(&stage.volume_id),
-        volume_capability: stage.volume_capability.clone(),
-        volume_context: stage.volume_context.clone(),
-        ..Default::default()
-    }
-}
-
-fn unstage(id: &str) -> NodeUnstageVolumeRequest {
-    NodeUnstageVolumeRequest {
-        volume_id: id.into(),
-        staging_target_path: staging(id),
     }
 }
 

@@ -18,8 +18,8 @@ use csi_proxy_client::mock::MockHost;
 use csi_proxy_client::node::{DiskSelector, MountState, Node};
 use tonic::{Code, Request, Status};
 
-const KUBELET: &str = r"C:\var\lib\kubelet";
-const PASSWORD: &str = "Sm8-Passw0rd!";
+mod support;
+use support::*;
 
 const DRIVER: &str = "disk-and-smb.test";
 
@@ -51,33 +51,11 @@ impl Driver for TestDriver {
     }
 }
 
-fn setup() -> (MockHost, Node, Plugin) {
-    let mock = MockHost::new();
-    let node = Node::from_mock(&mock);
-    let plugin = Plugin::new(node.clone(), TestDriver);
-    (mock, node, plugin)
-}
-
-fn staging(id: &str) -> String {
-    format!(r"{KUBELET}\plugins\kubernetes.io\csi\example\{id}\globalmount")
-}
-
-fn target(id: &str) -> String {
-    format!(r"{KUBELET}\pods\uid-{id}\volumes\kubernetes.io~csi\{id}\mount")
-}
-
 fn capability(mode: Mode) -> Option<VolumeCapability> {
     Some(VolumeCapability {
         access_type: Some(AccessType::Mount(MountVolume::default())),
         access_mode: Some(AccessMode { mode: mode.into() }),
     })
-}
-
-fn map(pairs: &[(&str, &str)]) -> HashMap<String, String> {
-    pairs
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
 }
 
 fn disk_stage(id: &str, lun: &str) -> NodeStageVolumeRequest {
@@ -105,32 +83,6 @@ fn smb_stage(id: &str, source: &str) -> NodeStageVolumeRequest {
     }
 }
 
-fn publish(stage: &NodeStageVolumeRequest) -> NodePublishVolumeRequest {
-    NodePublishVolumeRequest {
-        volume_id: stage.volume_id.clone(),
-        publish_context: stage.publish_context.clone(),
-        staging_target_path: stage.staging_target_path.clone(),
-        target_path: target(&stage.volume_id),
-        volume_capability: stage.volume_capability.clone(),
-        volume_context: stage.volume_context.clone(),
-        ..Default::default()
-    }
-}
-
-fn unpublish(id: &str) -> NodeUnpublishVolumeRequest {
-    NodeUnpublishVolumeRequest {
-        volume_id: id.into(),
-        target_path: target(id),
-    }
-}
-
-fn unstage(id: &str) -> NodeUnstageVolumeRequest {
-    NodeUnstageVolumeRequest {
-        volume_id: id.into(),
-        staging_target_path: staging(id),
-    }
-}
-
 fn stats(id: &str, path: String) -> NodeGetVolumeStatsRequest {
     NodeGetVolumeStatsRequest {
         volume_id: id.into(),
@@ -155,7 +107,7 @@ fn failure<T: std::fmt::Debug>(r: Result<tonic::Response<T>, tonic::Status>) -> 
 
 #[tokio::test]
 async fn identity_and_node_info() {
-    let (_mock, _node, plugin) = setup();
+    let (_mock, _node, plugin) = setup(TestDriver);
     let info = plugin
         .get_plugin_info(Request::new(GetPluginInfoRequest {}))
         .await
@@ -198,7 +150,7 @@ async fn identity_and_node_info() {
 
 #[tokio::test]
 async fn block_volume_life_cycle_each_step_twice() {
-    let (_mock, node, plugin) = setup();
+    let (_mock, node, plugin) = setup(TestDriver);
     let stage = disk_stage("pv-disk", "1");
     for _ in 0..2 {
         plugin
@@ -267,7 +219,7 @@ async fn block_volume_life_cycle_each_step_twice() {
 
 #[tokio::test]
 async fn smb_volumes_on_one_share_keep_the_mapping_until_the_last_unstages() {
-    let (mock, node, plugin) = setup();
+    let (mock, node, plugin) = setup(TestDriver);
     // The controller made a directory per volume on the share.
     let share = mock
         .host()
@@ -377,7 +329,7 @@ async fn smb_references_on_disk_survive_a_restart_and_the_last_unstage_unmaps() 
 
 #[tokio::test]
 async fn missing_fields_and_unsupported_capabilities_are_invalid_arguments() {
-    let (mock, _node, plugin) = setup();
+    let (mock, _node, plugin) = setup(TestDriver);
     let good = disk_stage("pv", "1");
     let block = Some(VolumeCapability {
         access_type: Some(AccessType::Block(BlockVolume {})),
@@ -549,7 +501,7 @@ async fn missing_fields_and_unsupported_capabilities_are_invalid_arguments() {
 
 #[tokio::test]
 async fn stats_and_expand_of_a_path_without_a_volume_are_not_found() {
-    let (_mock, node, plugin) = setup();
+    let (_mock, node, plugin) = setup(TestDriver);
     let empty_dir = target("nothing");
     node.ensure_dir(&empty_dir).await.unwrap();
     for path in [target("absent"), empty_dir.clone()] {
@@ -579,7 +531,7 @@ async fn stats_and_expand_of_a_path_without_a_volume_are_not_found() {
 
 #[tokio::test]
 async fn publishing_an_unstaged_volume_is_a_failed_precondition() {
-    let (_mock, _node, plugin) = setup();
+    let (_mock, _node, plugin) = setup(TestDriver);
     let (code, _) = failure(
         plugin
             .node_publish_volume(Request::new(publish(&disk_stage("pv", "1"))))
@@ -590,7 +542,7 @@ async fn publishing_an_unstaged_volume_is_a_failed_precondition() {
 
 #[tokio::test]
 async fn proxy_failures_keep_their_message_and_retry_succeeds() {
-    let (mock, _node, plugin) = setup();
+    let (mock, _node, plugin) = setup(TestDriver);
     mock.fail_next(
         "FormatVolume",
         Code::Unknown,
@@ -630,7 +582,7 @@ async fn proxy_failures_keep_their_message_and_retry_succeeds() {
 
 #[tokio::test]
 async fn smb_failures_never_show_the_password() {
-    let (mock, _node, plugin) = setup();
+    let (mock, _node, plugin) = setup(TestDriver);
     mock.fail_next(
         "NewSmbGlobalMapping",
         Code::Unknown,
@@ -654,7 +606,7 @@ async fn smb_failures_never_show_the_password() {
 
 #[tokio::test(start_paused = true)]
 async fn a_second_call_on_a_busy_volume_is_aborted() {
-    let (mock, _node, plugin) = setup();
+    let (mock, _node, plugin) = setup(TestDriver);
     mock.add_latency("PartitionDisk", Duration::from_secs(5));
     let first = tokio::spawn({
         let plugin = plugin.clone();
@@ -734,7 +686,7 @@ async fn lun_0_on_an_azure_node_stages_the_data_disk_never_the_os_disk() {
 /// `file_mode`, `vers`), a disk's volume grown right after staging.
 #[tokio::test]
 async fn the_default_policies_accept_mount_flags_and_grow_after_stage() {
-    let (mock, node, plugin) = setup();
+    let (mock, node, plugin) = setup(TestDriver);
     let mut share = smb_stage("pv-smb", r"\\fileserver\share");
     if let Some(AccessType::Mount(mount)) = share
         .volume_capability
@@ -795,7 +747,7 @@ async fn expand_grown_disk(
 #[tokio::test]
 async fn expansion_without_the_maximum_size_grows_to_the_required_size() {
     const GIB: u64 = 1 << 30;
-    let (mock, _node, plugin) = setup();
+    let (mock, _node, plugin) = setup(TestDriver);
     mock.host().lock().storage.fail_supported_size(Some(4));
     let grown = expand_grown_disk(&mock, &plugin, 20 * GIB).await.unwrap();
     assert_eq!(
@@ -815,7 +767,7 @@ async fn expansion_without_the_maximum_size_grows_to_the_required_size() {
 #[tokio::test]
 async fn a_growth_the_proxy_skips_is_not_out_of_range() {
     const GIB: u64 = 1 << 30;
-    let (mock, _node, plugin) = setup();
+    let (mock, _node, plugin) = setup(TestDriver);
     let grown = expand_grown_disk(&mock, &plugin, 16 * GIB + (50 << 20))
         .await
         .unwrap();

@@ -14,7 +14,8 @@ use csi_proxy_client::mock::MockHost;
 use csi_proxy_client::node::{DiskSelector, MountState, Node};
 use tonic::{Code, Request, Status};
 
-const KUBELET: &str = r"C:\var\lib\kubelet";
+mod support;
+use support::*;
 
 /// A share by `volume_context["source"]`, a disk by `volume_context["lun"]`; the directory below it created
 /// when the context says `createFolderIfNotExist` (azurefile's key).
@@ -50,21 +51,6 @@ impl Driver for Smb {
     }
 }
 
-fn setup() -> (MockHost, Node, Plugin) {
-    let mock = MockHost::new();
-    let node = Node::from_mock(&mock);
-    let plugin = Plugin::new(node.clone(), Smb);
-    (mock, node, plugin)
-}
-
-fn staging(id: &str) -> String {
-    format!(r"{KUBELET}\plugins\kubernetes.io\csi\smb.test\{id}\globalmount")
-}
-
-fn target(id: &str) -> String {
-    format!(r"{KUBELET}\pods\uid-{id}\volumes\kubernetes.io~csi\{id}\mount")
-}
-
 fn capability() -> Option<VolumeCapability> {
     Some(VolumeCapability {
         access_type: Some(AccessType::Mount(MountVolume::default())),
@@ -74,13 +60,6 @@ fn capability() -> Option<VolumeCapability> {
     })
 }
 
-fn credentials() -> HashMap<String, String> {
-    HashMap::from([
-        ("username".into(), "smbuser".into()),
-        ("password".into(), "Sm8-Passw0rd!".into()),
-    ])
-}
-
 fn stage_request(id: &str, source: &str) -> NodeStageVolumeRequest {
     NodeStageVolumeRequest {
         volume_id: id.into(),
@@ -88,17 +67,6 @@ fn stage_request(id: &str, source: &str) -> NodeStageVolumeRequest {
         volume_capability: capability(),
         secrets: credentials(),
         volume_context: HashMap::from([("source".into(), source.into())]),
-        ..Default::default()
-    }
-}
-
-fn publish_request(stage: &NodeStageVolumeRequest) -> NodePublishVolumeRequest {
-    NodePublishVolumeRequest {
-        volume_id: stage.volume_id.clone(),
-        staging_target_path: stage.staging_target_path.clone(),
-        target_path: target(&stage.volume_id),
-        volume_capability: stage.volume_capability.clone(),
-        volume_context: stage.volume_context.clone(),
         ..Default::default()
     }
 }
@@ -116,7 +84,7 @@ fn share_dir(mock: &MockHost) -> std::path::PathBuf {
 /// failed with FAILED_PRECONDITION "not staged").
 #[tokio::test]
 async fn a_missing_share_directory_is_not_found_at_stage() {
-    let (mock, node, plugin) = setup();
+    let (mock, node, plugin) = setup(Smb);
     let request = stage_request("pv", r"\\fileserver\share\pvc-1234");
     let e = plugin
         .node_stage_volume(Request::new(request))
@@ -141,7 +109,7 @@ async fn a_missing_share_directory_is_not_found_at_stage() {
 /// stage, and the volume is published and written through.
 #[tokio::test]
 async fn a_missing_share_directory_is_created_when_the_driver_asks() {
-    let (mock, node, plugin) = setup();
+    let (mock, node, plugin) = setup(Smb);
     let mut request = stage_request("pv", r"\\fileserver\share\team\pvc-1234");
     request
         .volume_context
@@ -158,7 +126,7 @@ async fn a_missing_share_directory_is_created_when_the_driver_asks() {
         MountState::Linked
     );
     plugin
-        .node_publish_volume(Request::new(publish_request(&request)))
+        .node_publish_volume(Request::new(publish(&request)))
         .await
         .unwrap();
 }
@@ -178,20 +146,13 @@ fn ephemeral_publish(id: &str, source: &str) -> NodePublishVolumeRequest {
     }
 }
 
-fn unpublish_request(id: &str) -> NodeUnpublishVolumeRequest {
-    NodeUnpublishVolumeRequest {
-        volume_id: id.into(),
-        target_path: target(id),
-    }
-}
-
 /// An ephemeral inline volume (no staging path) is staged at its target on
 /// NodePublish and unstaged on NodeUnpublish, its share's mapping counted
 /// with the staged volumes' (it used to be INVALID_ARGUMENT "staging target
 /// path missing").
 #[tokio::test]
 async fn an_ephemeral_inline_volume_is_staged_at_its_target_and_counted() {
-    let (mock, node, plugin) = setup();
+    let (mock, node, plugin) = setup(Smb);
     std::fs::write(share_dir(&mock).join("hello.txt"), "hi").unwrap();
     let inline = ephemeral_publish("csi-inline-1", r"\\fileserver\share");
     for _ in 0..2 {
@@ -213,13 +174,13 @@ async fn an_ephemeral_inline_volume_is_staged_at_its_target_and_counted() {
         .await
         .unwrap();
     plugin
-        .node_publish_volume(Request::new(publish_request(&staged)))
+        .node_publish_volume(Request::new(publish(&staged)))
         .await
         .unwrap();
 
     for _ in 0..2 {
         plugin
-            .node_unpublish_volume(Request::new(unpublish_request("csi-inline-1")))
+            .node_unpublish_volume(Request::new(unpublish("csi-inline-1")))
             .await
             .unwrap();
     }
@@ -232,7 +193,7 @@ async fn an_ephemeral_inline_volume_is_staged_at_its_target_and_counted() {
         "the staged volume still uses the mapping"
     );
     plugin
-        .node_unpublish_volume(Request::new(unpublish_request("pv")))
+        .node_unpublish_volume(Request::new(unpublish("pv")))
         .await
         .unwrap();
     plugin
@@ -250,7 +211,7 @@ async fn an_ephemeral_inline_volume_is_staged_at_its_target_and_counted() {
 /// its unpublish, and the mapping with it.
 #[tokio::test]
 async fn the_last_ephemeral_volume_of_a_share_takes_the_mapping_with_it() {
-    let (mock, _node, plugin) = setup();
+    let (mock, _node, plugin) = setup(Smb);
     plugin
         .node_publish_volume(Request::new(ephemeral_publish(
             "csi-inline-2",
@@ -259,7 +220,7 @@ async fn the_last_ephemeral_volume_of_a_share_takes_the_mapping_with_it() {
         .await
         .unwrap();
     plugin
-        .node_unpublish_volume(Request::new(unpublish_request("csi-inline-2")))
+        .node_unpublish_volume(Request::new(unpublish("csi-inline-2")))
         .await
         .unwrap();
     assert_eq!(mock.calls_of("RemoveSmbGlobalMapping").len(), 1);
@@ -269,7 +230,7 @@ async fn the_last_ephemeral_volume_of_a_share_takes_the_mapping_with_it() {
 /// A disk cannot be an ephemeral inline volume: it is staged first.
 #[tokio::test]
 async fn an_ephemeral_volume_that_is_not_a_share_is_refused() {
-    let (_mock, _node, plugin) = setup();
+    let (_mock, _node, plugin) = setup(Smb);
     let mut inline = ephemeral_publish("csi-inline-3", r"\\fileserver\share");
     inline.volume_context.remove("source");
     inline.volume_context.insert("lun".into(), "1".into());
@@ -310,8 +271,6 @@ async fn stats_of(plugin: &Plugin, id: &str, path: String) -> NodeGetVolumeStats
         .into_inner()
 }
 
-const GIB: u64 = 1 << 30;
-
 /// In HostProcess mode an SMB volume's stats are its share's capacity and
 /// free space (they used to be empty), at the staging path and at the
 /// target; a mapping left Disconnected by a restart is abnormal, named,
@@ -335,7 +294,7 @@ async fn host_process_stats_of_a_share_are_its_space_and_its_mapping_status() {
         .await
         .unwrap();
     plugin
-        .node_publish_volume(Request::new(publish_request(&request)))
+        .node_publish_volume(Request::new(publish(&request)))
         .await
         .unwrap();
     for path in [staging("pv"), target("pv")] {
@@ -373,7 +332,7 @@ async fn host_process_stats_of_a_share_are_its_space_and_its_mapping_status() {
 /// rather than calling the share healthy.
 #[tokio::test]
 async fn proxy_mode_stats_of_a_share_say_what_cannot_be_read() {
-    let (_mock, _node, plugin) = setup();
+    let (_mock, _node, plugin) = setup(Smb);
     let request = stage_request("pv", r"\\fileserver\share");
     plugin
         .node_stage_volume(Request::new(request))
@@ -387,5 +346,16 @@ async fn proxy_mode_stats_of_a_share_say_what_cannot_be_read() {
             .message
             .contains("cannot be read through the proxy"),
         "{condition:?}"
+    );
+    // A share has no volume to read usage from: that is no failure for
+    // an operator's dashboard (every stats call of a share counted one).
+    let metrics = plugin.metrics().encode();
+    assert!(
+        !metrics.contains(r#"operation="usage""#),
+        "a share's stats counted as a usage operation:\n{metrics}"
+    );
+    assert!(
+        metrics.contains(r#"csi_node_operations_total{operation="smb_share_stats",result="ok"} 1"#),
+        "{metrics}"
     );
 }

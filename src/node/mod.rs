@@ -266,7 +266,7 @@ struct Inner {
     tried: HashMap<&'static str, String>,
     versions: NodeVersions,
     options: NodeOptions,
-    smb_locks: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    smb_locks: Mutex<HashMap<String, Arc<tokio::sync::RwLock<()>>>>,
     /// Volume v2alpha1, for its one call that finds the volume of `C:\`
     /// (the OS disk through the proxy); `None` when not served.
     os_volume: Option<VolumeGroup>,
@@ -1527,20 +1527,28 @@ impl Node {
 
     // ------------------------------------------------------------ SMB
 
-    /// Serialises the SMB work on one server: Windows keeps one account per
-    /// server (error 1219), so recovering a mapping of one share may touch
-    /// another share of the same server.
-    async fn smb_lock(&self, root: &str) -> tokio::sync::OwnedMutexGuard<()> {
+    /// Serialises the SMB work on one server that maps, unmaps or releases:
+    /// Windows keeps one account per server (error 1219), so recovering a
+    /// mapping of one share may touch another share of the same server.
+    async fn smb_lock(&self, root: &str) -> tokio::sync::OwnedRwLockWriteGuard<()> {
+        self.smb_server_lock(root).write_owned().await
+    }
+
+    /// Shares the server with other stages that only link to a share
+    /// already mapped for staged volumes (under the same account); none
+    /// of them maps or unmaps, so they run together.
+    async fn smb_lock_shared(&self, root: &str) -> tokio::sync::OwnedRwLockReadGuard<()> {
+        self.smb_server_lock(root).read_owned().await
+    }
+
+    fn smb_server_lock(&self, root: &str) -> Arc<tokio::sync::RwLock<()>> {
         let server = smb_server(root).to_string();
-        let lock = {
-            let mut locks = self
-                .inner
-                .smb_locks
-                .lock()
-                .unwrap_or_else(|p| p.into_inner());
-            locks.entry(server).or_default().clone()
-        };
-        lock.lock_owned().await
+        let mut locks = self
+            .inner
+            .smb_locks
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        locks.entry(server).or_default().clone()
     }
 
     /// Stages the SMB share path `remote` (`\\server\share\dir`, `/` accepted)
@@ -1592,7 +1600,28 @@ impl Node {
         let path = path::local(path)?;
         let (remote, root) = path::remote(remote)?;
         self.bounded("smb_stage", async {
-            let _serial = self.smb_lock(&root).await;
+            // A share its staged volumes already hold mapped under this
+            // account needs only a link: such stages share the server (a
+            // boot storm of many volumes on a few shares runs them at
+            // once). Anything else, or a link that fails, is done alone.
+            // A stage queued behind the one that maps its share looks again
+            // once it has the server, and links beside the others.
+            let mut linked_once = false;
+            let _serial = loop {
+                if !linked_once && self.smb_mapped_for(&root, &credentials.username)? {
+                    linked_once = true;
+                    let _shared = self.smb_lock_shared(&root).await;
+                    if self.smb_mapped_for(&root, &credentials.username)?
+                        && self.smb_link(&remote, &root, &path, credentials).await?
+                    {
+                        return Ok(());
+                    }
+                }
+                let serial = self.smb_lock(&root).await;
+                if linked_once || !self.smb_mapped_for(&root, &credentials.username)? {
+                    break serial;
+                }
+            };
             let store = &self.inner.options.smb_store;
             let user = &credentials.username;
             let link_at = match self.state(&path).await? {
@@ -1634,6 +1663,49 @@ impl Node {
             Ok(())
         })
         .await
+    }
+
+    /// Whether staged volumes hold `root` mapped, all under `user`.
+    fn smb_mapped_for(&self, root: &str, user: &str) -> Result<bool, Error> {
+        let users = self.inner.options.smb_store.users_of(root)?;
+        Ok(!users.is_empty()
+            && users
+                .iter()
+                .all(|u| u.as_deref().is_some_and(|u| u.eq_ignore_ascii_case(user))))
+    }
+
+    /// Stages `path` as a link to `remote` on a share its staged volumes
+    /// hold mapped, with the server shared: `Ok(false)` when the stage
+    /// needs more than a link (the path holds a link or a volume, the
+    /// mapping is stale, the directory is missing), left to the stage
+    /// that holds the server alone. The link made when the directory
+    /// below the share is missing is removed first.
+    async fn smb_link(
+        &self,
+        remote: &str,
+        root: &str,
+        path: &str,
+        credentials: &SmbCredentials,
+    ) -> Result<bool, Error> {
+        match self.state(path).await? {
+            MountState::Missing => self.ensure_parent(path).await?,
+            MountState::NotMounted => self.remove_empty_dir(path).await?,
+            MountState::Linked | MountState::Mounted { .. } => return Ok(false),
+        }
+        let smb = self.smb()?;
+        let (user, password) = (&credentials.username, &credentials.password);
+        if smb.map(remote, path, user, password).await.is_err() {
+            return Ok(false);
+        }
+        // The proxy's IsSymlink is false for a link whose target is
+        // missing: the directory below the share is not there.
+        if !self.fs()?.is_link(path).await? {
+            self.fs()?.rmdir(path, false).await?;
+            return Ok(false);
+        }
+        self.inner.options.smb_store.add(root, path, user)?;
+        tracing::info!(share = %root, path, "SMB share staged");
+        Ok(true)
     }
 
     /// The link at `path` to `remote` reaches nothing: with `create`, the
