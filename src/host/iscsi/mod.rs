@@ -37,6 +37,8 @@ mod disks;
 mod seed;
 #[cfg(test)]
 mod tests;
+// The HostProcess fake calls the WMI model.
+#[cfg_attr(not(feature = "host-process"), allow(dead_code))]
 mod wmi;
 
 pub use disks::NodeDisks;
@@ -59,10 +61,13 @@ pub(crate) const ISDSC_AUTHORIZATION_FAILURE: u32 = 0xEFFF_000A;
 /// `ISDSC_NOT_FOUND`: the target no longer exists on the server.
 pub(crate) const ISDSC_NOT_FOUND: u32 = 0xEFFF_000B;
 /// `ISDSC_INVALID_SESSION_ID`: no such session (logging out twice).
+#[cfg_attr(not(feature = "host-process"), allow(dead_code))]
 pub(crate) const ISDSC_INVALID_SESSION_ID: u32 = 0xEFFF_001C;
 /// `ISDSC_SERVICE_NOT_RUNNING`: the initiator service (`MSiSCSI`) is stopped.
+#[cfg_attr(not(feature = "host-process"), allow(dead_code))]
 pub(crate) const ISDSC_SERVICE_NOT_RUNNING: u32 = 0xEFFF_003E;
 /// `ISDSC_TARGET_ALREADY_LOGGED_IN`: a session to the target exists already.
+#[cfg_attr(not(feature = "host-process"), allow(dead_code))]
 pub(crate) const ISDSC_TARGET_ALREADY_LOGGED_IN: u32 = 0xEFFF_003F;
 /// `ERROR_INVALID_PARAMETER`: e.g. a CHAP secret outside 12..=16 bytes.
 pub(crate) const ERROR_INVALID_PARAMETER: u32 = 87;

@@ -316,7 +316,7 @@ pub struct ShareSpace {
 }
 
 /// The size of a share whose space was not set: 100 GiB.
-pub(crate) const DEFAULT_SHARE_CAPACITY: u64 = 100 << 30;
+pub const DEFAULT_SHARE_CAPACITY: u64 = 100 << 30;
 
 /// Bytes of the files under `dir` (links not followed).
 fn bytes_under(dir: &Path) -> u64 {
@@ -335,7 +335,7 @@ fn bytes_under(dir: &Path) -> u64 {
 
 impl SmbShare {
     /// The space the share reports now.
-    pub(crate) fn space(&self) -> ShareSpace {
+    pub fn space(&self) -> ShareSpace {
         self.space.unwrap_or_else(|| ShareSpace {
             capacity: DEFAULT_SHARE_CAPACITY,
             free: DEFAULT_SHARE_CAPACITY.saturating_sub(bytes_under(&self.content_dir)),
@@ -441,7 +441,7 @@ pub enum MappingStatus {
 
 impl MappingStatus {
     /// The WMI number.
-    pub(crate) fn code(self) -> u32 {
+    pub fn code(self) -> u32 {
         self as u32
     }
 }
@@ -682,7 +682,7 @@ impl SmbState {
     /// `GetDiskFreeSpaceExW` on a path of the share: its space, when its
     /// mapping grants access now (else the Windows error, as for any
     /// access through the mapping).
-    pub(crate) fn share_space(&self, host: &str, share: &str) -> Result<ShareSpace, SmbError> {
+    pub fn share_space(&self, host: &str, share: &str) -> Result<ShareSpace, SmbError> {
         self.share_root(host, share)?;
         let share = self.server(host).and_then(|s| s.share(share));
         Ok(share.ok_or(err(ERROR_BAD_NET_NAME))?.space())
