@@ -107,7 +107,7 @@ async fn a_missing_group_names_itself_and_the_versions_tried() {
 #[tokio::test]
 async fn pins_are_checked() {
     // Served by the proxy, not spoken by the node layer.
-    let disk_v1alpha1 = GroupVersion::parse("disk/v1alpha1").unwrap();
+    let disk_v1alpha1 = csi_proxy_client::GroupVersion::parse("disk/v1alpha1").unwrap();
     let err = Node::connect(NodeOptions::default().pin(disk_v1alpha1))
         .await
         .unwrap_err();
@@ -116,7 +116,7 @@ async fn pins_are_checked() {
         "{err}"
     );
     // A version nobody serves cannot be pinned at all.
-    assert_eq!(GroupVersion::parse("disk/v1beta"), None);
+    assert_eq!(csi_proxy_client::GroupVersion::parse("disk/v1beta"), None);
 }
 
 #[tokio::test]
