@@ -16,7 +16,7 @@
 //! ([`HotplugError::Mounted`]): a driver that forgot to unstage a volume
 //! learns it from the simulated cloud instead of from a stuck
 //! `VolumeAttachment` in production. A disk taken away regardless (the
-//! Azure case) is [`HostState::detach_disk_handle`], which leaves the mount
+//! Azure case) is `HostState::detach_disk_handle`, which leaves the mount
 //! points dangling.
 //!
 //! # A detached disk keeps its contents

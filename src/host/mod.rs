@@ -38,7 +38,7 @@
 //!   it meets the rest of the node: `smb/link.rs` (the `local_path` link in
 //!   the namespace), `iscsi/disks.rs` (session LUNs become disks through
 //!   [`NodeDisks`], a split borrow of the node's disk side:
-//!   [`HostState::iscsi`]), `system/wait.rs` (`StartService`/`StopService` poll
+//!   `HostState::iscsi`), `system/wait.rs` (`StartService`/`StopService` poll
 //!   over the [`Host`], holding its lock only for each poll).
 //!
 //! Tests on whole nodes are in `tests/`, one file per part
@@ -75,7 +75,8 @@ pub mod volume;
 
 pub use crate::win::ProxyRelease;
 use crate::win::error;
-pub use crate::win::{credential, location, path, release, texts};
+pub use crate::win::path;
+pub(crate) use crate::win::{credential, location, release, texts};
 pub use error::{HostError, HostErrorKind, HostResult};
 
 pub use disk::{DiskIds, DiskLocation};

@@ -7,17 +7,17 @@
 //! ```
 //! Drive letters resolve through the storage model ([`Storage`]) to the
 //! lettered volume's root; `\\?\Volume{GUID}\` roots to that volume's root;
-//! UNC roots through the SMB model ([`SmbState::share_root`]). Every
+//! UNC roots through the SMB model (`SmbState::share_root`). Every
 //! component is stored case-folded ([`fold`]), so Windows' case-insensitive
 //! names come for free.
 //!
 //! A link's *content* is a tagged Windows target (`winlink:dir:C:\...`,
 //! `winlink:file:...`, `winlink:junction:...`,
-//! `winlink:mount:\\?\Volume{guid}\`, see [`link_content`]). How that content
+//! `winlink:mount:\\?\Volume{guid}\`, see `link_content`). How that content
 //! is stored on the host is known only to three functions, [`store_link`],
 //! [`stored_link`] and [`remove_link`]:
 //! - on Unix a link is a host symlink holding the content;
-//! - on Windows a link is a regular file holding [`LINK_FILE_MAGIC`] followed
+//! - on Windows a link is a regular file holding `LINK_FILE_MAGIC` followed
 //!   by the content (host symlinks need a privilege there, and Wine does not
 //!   give their content back faithfully). A real host symlink or junction
 //!   found in the sandbox is read as a foreign link.
@@ -49,17 +49,17 @@
 //! - Drive and volume roots cannot be removed (error 5).
 //! - Names are stored case-folded, so the original case of a file name is not
 //!   kept (no RPC of these groups returns names).
-//! - On Windows, file data that starts with [`LINK_FILE_MAGIC`] cannot be
+//! - On Windows, file data that starts with `LINK_FILE_MAGIC` cannot be
 //!   written (error 5): it would read back as a link.
 //!
 //! # Where other parts of the node meet it
 //! - The storage and SMB models are passed in the [`Ctx`] (plain borrows of
 //!   the node's parts): the storage answers which volumes are present and
-//!   which carries a drive letter; [`SmbState::share_root`] gives
+//!   which carries a drive letter; `SmbState::share_root` gives
 //!   the root directory of `\\server\share` while a global mapping grants
 //!   access, else the Windows error. Share roots must lie inside the sandbox
 //!   (checked).
-//! - SMB creates its `local_path` link with [`Namespace::create_link`] and
+//! - SMB creates its `local_path` link with `Namespace::create_link` and
 //!   [`LinkKind::Dir`] whose target is the UNC path (`\\server\share\sub\`).
 
 use std::collections::VecDeque;
@@ -77,7 +77,7 @@ use super::storage::Storage;
 
 const LINK_PREFIX: &str = "winlink:";
 /// Windows' limit on reparse-point hops in one resolution.
-pub const MAX_LINK_HOPS: u32 = 63;
+pub(crate) const MAX_LINK_HOPS: u32 = 63;
 
 /// The kind of a link.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -130,16 +130,16 @@ pub enum Entry {
 #[derive(Clone, Copy)]
 pub struct Ctx<'a> {
     /// Drive letters and volume ids: the present volumes of the storage
-    /// model ([`Storage::present_volume`], [`Storage::drive_volume`]).
+    /// model (`Storage::present_volume`, `Storage::drive_volume`).
     pub volumes: &'a Storage,
     /// UNC shares: the root directory of `\\server\share` while a global
-    /// mapping grants access ([`SmbState::share_root`]).
+    /// mapping grants access (`SmbState::share_root`).
     pub smb: &'a SmbState,
 }
 
 /// Whether the final component is followed when it is a link.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Follow {
+pub(crate) enum Follow {
     /// Never (lstat).
     None,
     /// Symlinks and junctions, but stop at a mount point.
@@ -150,7 +150,7 @@ pub enum Follow {
 
 /// The result of walking a path.
 #[derive(Debug)]
-pub struct Walk {
+pub(crate) struct Walk {
     /// Host path of the final entry (may not exist).
     pub host: PathBuf,
     /// Windows path of the final location after following links.
@@ -229,7 +229,7 @@ fn root_err(e: io::Error) -> Win32Error {
 }
 
 /// The content stored in a link (see [`store_link`]).
-pub fn link_content(kind: LinkKind, target: &str) -> String {
+pub(crate) fn link_content(kind: LinkKind, target: &str) -> String {
     format!("{LINK_PREFIX}{}:{target}", kind.tag())
 }
 
@@ -252,7 +252,7 @@ fn parse_link_content(content: &str) -> Option<Link> {
 impl Namespace {
     /// A namespace rooted at `sandbox` (directories are created by
     /// [`Namespace::create_volume_root`]).
-    pub fn new(sandbox: PathBuf) -> Self {
+    pub(crate) fn new(sandbox: PathBuf) -> Self {
         let volumes_dir = sandbox.join("volumes");
         Self {
             sandbox,
@@ -266,7 +266,7 @@ impl Namespace {
     }
 
     /// Host directory of a volume's root (by GUID, lowercase).
-    pub fn volume_root(&self, guid: &str) -> PathBuf {
+    pub(crate) fn volume_root(&self, guid: &str) -> PathBuf {
         self.volumes_dir.join(guid)
     }
 
@@ -286,7 +286,7 @@ impl Namespace {
     }
 
     /// Creates an (empty) root directory for a new volume.
-    pub fn create_volume_root(&self, guid: &str) -> Result<(), Win32Error> {
+    pub(crate) fn create_volume_root(&self, guid: &str) -> Result<(), Win32Error> {
         let volumes = self.volumes().map_err(io_err)?;
         match volumes.create_dir(guid) {
             Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {
@@ -308,7 +308,7 @@ impl Namespace {
 
     /// Wipes a volume's contents (format): a fresh root holding only the
     /// hidden `System Volume Information` directory.
-    pub fn wipe_volume_root(&self, guid: &str) -> Result<(), Win32Error> {
+    pub(crate) fn wipe_volume_root(&self, guid: &str) -> Result<(), Win32Error> {
         let volumes = self.volumes().map_err(io_err)?;
         Self::clear_volume_root(&volumes, guid)?;
         volumes.create_dir(guid).map_err(io_err)?;
@@ -318,7 +318,7 @@ impl Namespace {
     }
 
     /// Removes a volume's root directory (disk detached).
-    pub fn remove_volume_root(&self, guid: &str) -> Result<(), Win32Error> {
+    pub(crate) fn remove_volume_root(&self, guid: &str) -> Result<(), Win32Error> {
         let volumes = self.volumes().map_err(io_err)?;
         Self::clear_volume_root(&volumes, guid)
     }
@@ -388,7 +388,7 @@ impl Namespace {
     /// the final one per `follow`. With `create`, missing directories are
     /// created on the way (MkdirAll); a link whose target does not resolve to
     /// a directory is then an error (183, as Go's MkdirAll reports it).
-    pub fn walk(
+    pub(crate) fn walk(
         &self,
         ctx: Ctx<'_>,
         path: &WinPath,
@@ -558,14 +558,14 @@ impl Namespace {
 
     /// The entry at `p` without following a final link. Missing → 2
     /// (missing parent → 3).
-    pub fn lstat(&self, ctx: Ctx<'_>, p: &WinPath) -> Result<Entry, Win32Error> {
+    pub(crate) fn lstat(&self, ctx: Ctx<'_>, p: &WinPath) -> Result<Entry, Win32Error> {
         self.walk(ctx, p, Follow::None, false)?
             .entry
             .ok_or_else(|| werr(Win32Error::FILE_NOT_FOUND))
     }
 
     /// Resolves `p` completely (every link, including mount points).
-    pub fn resolve(&self, ctx: Ctx<'_>, p: &WinPath) -> Result<Walk, Win32Error> {
+    pub(crate) fn resolve(&self, ctx: Ctx<'_>, p: &WinPath) -> Result<Walk, Win32Error> {
         let w = self.walk(ctx, p, Follow::All, false)?;
         if w.entry.is_none() {
             return Err(werr(Win32Error::FILE_NOT_FOUND));
@@ -575,7 +575,7 @@ impl Namespace {
 
     /// `GetVolumePathName`: the mount point or root of the volume holding the
     /// fully resolved `p` (with trailing `\`), and that volume's id.
-    pub fn volume_path_name(
+    pub(crate) fn volume_path_name(
         &self,
         ctx: Ctx<'_>,
         p: &WinPath,
@@ -585,7 +585,7 @@ impl Namespace {
     }
 
     /// MkdirAll: creates missing directories; ok if `p` resolves to a directory.
-    pub fn mkdir_all(&self, ctx: Ctx<'_>, p: &WinPath) -> Result<(), Win32Error> {
+    pub(crate) fn mkdir_all(&self, ctx: Ctx<'_>, p: &WinPath) -> Result<(), Win32Error> {
         let w = self.walk(ctx, p, Follow::All, true)?;
         match w.entry {
             Some(Entry::Dir) => Ok(()),
@@ -595,7 +595,7 @@ impl Namespace {
     }
 
     /// Removes one entry: a file, a link (never its target) or an empty directory.
-    pub fn remove(&self, ctx: Ctx<'_>, p: &WinPath) -> Result<(), Win32Error> {
+    pub(crate) fn remove(&self, ctx: Ctx<'_>, p: &WinPath) -> Result<(), Win32Error> {
         if p.is_root() {
             return Err(werr(Win32Error::ACCESS_DENIED));
         }
@@ -610,7 +610,7 @@ impl Namespace {
     }
 
     /// RemoveAll: recursive, never follows links, a missing path is fine.
-    pub fn remove_all(&self, ctx: Ctx<'_>, p: &WinPath) -> Result<(), Win32Error> {
+    pub(crate) fn remove_all(&self, ctx: Ctx<'_>, p: &WinPath) -> Result<(), Win32Error> {
         if p.is_root() {
             return Err(werr(Win32Error::ACCESS_DENIED));
         }
@@ -638,7 +638,7 @@ impl Namespace {
 
     /// Lists a directory (a final link is followed). Names are the stored
     /// (case-folded) names. Not a directory → 267.
-    pub fn list_dir(&self, ctx: Ctx<'_>, p: &WinPath) -> Result<Vec<String>, Win32Error> {
+    pub(crate) fn list_dir(&self, ctx: Ctx<'_>, p: &WinPath) -> Result<Vec<String>, Win32Error> {
         let w = self.resolve(ctx, p)?;
         if w.entry != Some(Entry::Dir) {
             return Err(werr(Win32Error::DIRECTORY));
@@ -660,7 +660,7 @@ impl Namespace {
 
     /// Creates link `at` of `kind` with target `target` stored verbatim.
     /// `at` existing → 183; its parent missing → 3.
-    pub fn create_link(
+    pub(crate) fn create_link(
         &self,
         ctx: Ctx<'_>,
         at: &WinPath,
@@ -679,7 +679,12 @@ impl Namespace {
 
     /// `os.Symlink(source, at)`: a directory link if `source` currently
     /// resolves to a directory, else a file link; target stored verbatim.
-    pub fn symlink(&self, ctx: Ctx<'_>, source: &str, at: &WinPath) -> Result<(), Win32Error> {
+    pub(crate) fn symlink(
+        &self,
+        ctx: Ctx<'_>,
+        source: &str,
+        at: &WinPath,
+    ) -> Result<(), Win32Error> {
         let is_dir = WinPath::parse(source)
             .ok()
             .and_then(|s| self.resolve(ctx, &s).ok())
@@ -703,7 +708,12 @@ impl Namespace {
     /// `SetVolumeMountPoint(dir, id)`: `dir` (symlinks followed) must be an
     /// existing empty directory on a present NTFS volume; it becomes a mount
     /// point of the present volume `id`. Already a mount point or not empty → 145.
-    pub fn set_mount_point(&self, ctx: Ctx<'_>, dir: &WinPath, id: &str) -> Result<(), Win32Error> {
+    pub(crate) fn set_mount_point(
+        &self,
+        ctx: Ctx<'_>,
+        dir: &WinPath,
+        id: &str,
+    ) -> Result<(), Win32Error> {
         let w = self.walk(ctx, dir, Follow::Links, false)?;
         match &w.entry {
             None => return Err(werr(Win32Error::FILE_NOT_FOUND)),
@@ -740,7 +750,7 @@ impl Namespace {
 
     /// `DeleteVolumeMountPoint(dir)`: the final component must be a mount
     /// point (4390 otherwise; missing → 2); it becomes an empty directory.
-    pub fn delete_mount_point(&self, ctx: Ctx<'_>, dir: &WinPath) -> Result<(), Win32Error> {
+    pub(crate) fn delete_mount_point(&self, ctx: Ctx<'_>, dir: &WinPath) -> Result<(), Win32Error> {
         let w = self.walk(ctx, dir, Follow::None, false)?;
         match &w.entry {
             None => Err(werr(Win32Error::FILE_NOT_FOUND)),
@@ -755,7 +765,7 @@ impl Namespace {
 
     /// Writes (creates or replaces) a file's contents; the parent must exist.
     /// Returns the volume the file is on and the size it replaced.
-    pub fn write_file(
+    pub(crate) fn write_file(
         &self,
         ctx: Ctx<'_>,
         p: &WinPath,
@@ -788,7 +798,7 @@ impl Namespace {
     }
 
     /// Reads a file (links followed).
-    pub fn read_file(&self, ctx: Ctx<'_>, p: &WinPath) -> Result<Vec<u8>, Win32Error> {
+    pub(crate) fn read_file(&self, ctx: Ctx<'_>, p: &WinPath) -> Result<Vec<u8>, Win32Error> {
         let w = self.resolve(ctx, p)?;
         if !matches!(w.entry, Some(Entry::File { .. })) {
             return Err(werr(Win32Error::ACCESS_DENIED));
@@ -801,7 +811,7 @@ impl Namespace {
     }
 
     /// Every mount point under the volume roots: `(host path, volume id)`.
-    pub fn mount_points(&self) -> Vec<(PathBuf, String)> {
+    pub(crate) fn mount_points(&self) -> Vec<(PathBuf, String)> {
         let mut out = Vec::new();
         let Ok(volumes) = self.volumes() else {
             return out;
@@ -839,7 +849,7 @@ impl Namespace {
 
 /// The header of a file that stores a link on Windows; the link content
 /// follows it (UTF-8).
-pub const LINK_FILE_MAGIC: &[u8] = b"\0csi-proxy-winlink\0";
+pub(crate) const LINK_FILE_MAGIC: &[u8] = b"\0csi-proxy-winlink\0";
 
 /// Opens the file `name` in `dir` for reading, never through a host link.
 fn open_nofollow(dir: &Dir, name: impl AsRef<Path>) -> io::Result<cap_std::fs::File> {
@@ -864,7 +874,7 @@ fn parent_of(at: &Path) -> io::Result<(Dir, &Path)> {
 /// Stores a link with `content` at `at`, which must not exist (else
 /// `AlreadyExists`). The host never follows it: on Unix it is a symlink whose
 /// content is no valid host path; on Windows a regular file starting with
-/// [`LINK_FILE_MAGIC`].
+/// `LINK_FILE_MAGIC`.
 pub fn store_link(content: &str, at: &Path) -> io::Result<()> {
     let (dir, name) = parent_of(at)?;
     store_link_in(&dir, name, content)

@@ -62,7 +62,7 @@ impl HostState {
 
     /// The resolution context of the namespace (UNC paths through the SMB
     /// mappings).
-    pub fn ctx(&self) -> Ctx<'_> {
+    pub(crate) fn ctx(&self) -> Ctx<'_> {
         Ctx {
             volumes: &self.storage,
             smb: &self.smb,
@@ -70,18 +70,18 @@ impl HostState {
     }
 
     /// Attaches a disk and creates the root directories of any volumes on it.
-    pub fn attach_disk(&mut self, spec: DiskSpec) -> HostResult<(u32, DiskHandle)> {
+    pub(crate) fn attach_disk(&mut self, spec: DiskSpec) -> HostResult<(u32, DiskHandle)> {
         self.storage.attach_disk(spec)
     }
 
     /// Detaches a disk by handle; its volumes' contents go, mount points
     /// referring to them stay (dangling).
-    pub fn detach_disk_handle(&mut self, h: DiskHandle) -> HostResult<()> {
+    pub(crate) fn detach_disk_handle(&mut self, h: DiskHandle) -> HostResult<()> {
         detach_disk(&mut self.storage, &self.ns, &mut self.detached_volumes, h)
     }
 
     /// Creates a partition and, for a volume, its root directory.
-    pub fn create_partition(
+    pub(crate) fn create_partition(
         &mut self,
         n: u32,
         kind: PartitionType,
@@ -95,7 +95,7 @@ impl HostState {
     }
 
     /// Formats a volume NTFS and wipes its contents (present volume).
-    pub fn format_volume_ntfs(&mut self, id: &str) -> HostResult<()> {
+    pub(crate) fn format_volume_ntfs(&mut self, id: &str) -> HostResult<()> {
         self.storage.format_ntfs(id)?;
         let g = volume_id_guid(id).unwrap_or_default();
         self.ns.wipe_volume_root(&g).map_err(win_err)
@@ -103,7 +103,7 @@ impl HostState {
 
     /// Sets an existing volume's file system directly (seeding): the root is
     /// wiped when it becomes formatted.
-    pub fn set_volume_fs(
+    pub(crate) fn set_volume_fs(
         &mut self,
         id: &str,
         fs: FileSystem,

@@ -14,9 +14,9 @@
 //! (first usable LBA 6, backup 5 sectors). MBR: usable 1 MiB … `size`, no MSR.
 //!
 //! # Seams for other host modules
-//! - iSCSI attaches one disk per LUN with [`Storage::attach_disk`] (a
+//! - iSCSI attaches one disk per LUN with `Storage::attach_disk` (a
 //!   [`DiskSpec`] carrying the ids and size) and detaches it with
-//!   [`Storage::detach_disk`] by the [`DiskHandle`] it got back; handles are
+//!   `Storage::detach_disk` by the [`DiskHandle`] it got back; handles are
 //!   never reused, so a stale handle cannot detach a disk that later took the
 //!   same number.
 
@@ -30,23 +30,23 @@ pub use super::location::parse_location;
 use super::path::{volume_id_for_guid, volume_id_guid};
 
 /// One MiB.
-pub const MIB: u64 = 1 << 20;
+pub(crate) const MIB: u64 = 1 << 20;
 /// GPT type of a basic data partition.
 pub const GPT_BASIC_DATA: &str = "{ebd0a0a2-b9e5-4433-87c0-68b6b72699c7}";
 /// GPT type of the Microsoft Reserved partition.
 pub const GPT_MSR: &str = "{e3c9e316-0b5c-4db8-817d-f92df00215ae}";
 /// GPT type of the EFI system partition.
-pub const GPT_EFI: &str = "{c12a7328-f81f-11d2-ba4b-00a0c93ec93b}";
+pub(crate) const GPT_EFI: &str = "{c12a7328-f81f-11d2-ba4b-00a0c93ec93b}";
 /// GPT type of a recovery partition.
-pub const GPT_RECOVERY: &str = "{de94bba4-06d1-4d40-a16a-bfd50179d6ac}";
+pub(crate) const GPT_RECOVERY: &str = "{de94bba4-06d1-4d40-a16a-bfd50179d6ac}";
 /// MBR type byte of an IFS (NTFS) partition. System Reserved, on MBR, is
 /// one of these too: the active one, about 500 MiB, labelled
 /// [`SYSTEM_RESERVED_LABEL`].
-pub const MBR_IFS: u8 = 0x07;
+pub(crate) const MBR_IFS: u8 = 0x07;
 /// MBR type byte of a hidden recovery partition (Windows RE on MBR).
-pub const MBR_HIDDEN_RECOVERY: u8 = 0x27;
+pub(crate) const MBR_HIDDEN_RECOVERY: u8 = 0x27;
 /// The file system label Windows setup gives the System Reserved partition.
-pub const SYSTEM_RESERVED_LABEL: &str = "System Reserved";
+pub(crate) const SYSTEM_RESERVED_LABEL: &str = "System Reserved";
 /// The disk class interface GUID that ends every disk device path.
 pub const DISK_INTERFACE_GUID: &str = "{53f56307-b6bf-11d0-94f2-00a0c91efb8b}";
 /// Total size of the MSR partition plus the primary GPT: the MSR ends here.
@@ -65,45 +65,45 @@ pub mod wmi {
     /// Generic failure.
     pub const FAILED: u32 = 4;
     /// Invalid parameter (e.g. a GPT type on an MBR disk).
-    pub const INVALID_PARAMETER: u32 = 5;
+    pub(crate) const INVALID_PARAMETER: u32 = 5;
     /// Size outside the supported range (resize).
-    pub const SIZE_NOT_SUPPORTED: u32 = 4097;
+    pub(crate) const SIZE_NOT_SUPPORTED: u32 = 4097;
     /// Not enough available capacity for a new partition.
-    pub const NOT_ENOUGH_SPACE: u32 = 40000;
+    pub(crate) const NOT_ENOUGH_SPACE: u32 = 40000;
     /// The disk is already initialised (`Initialize` on a disk that has a
     /// partition table).
-    pub const ALREADY_INITIALIZED: u32 = 41001;
+    pub(crate) const ALREADY_INITIALIZED: u32 = 41001;
     /// The disk is read-only.
-    pub const DISK_READ_ONLY: u32 = 41002;
+    pub(crate) const DISK_READ_ONLY: u32 = 41002;
     /// The disk is offline.
-    pub const DISK_OFFLINE: u32 = 41003;
+    pub(crate) const DISK_OFFLINE: u32 = 41003;
     /// The operation is not supported on a critical disk (taking the
     /// system/boot disk offline).
-    pub const SYSTEM_DISK: u32 = 41009;
+    pub(crate) const SYSTEM_DISK: u32 = 41009;
     /// Cannot resize a partition whose file system the resize does not
     /// know.
-    pub const FS_NOT_SUPPORTED: u32 = 42009;
+    pub(crate) const FS_NOT_SUPPORTED: u32 = 42009;
     /// Not allowed on a system or critical partition (formatting the
     /// system volume).
-    pub const SYSTEM_VOLUME: u32 = 42010;
+    pub(crate) const SYSTEM_VOLUME: u32 = 42010;
     /// The drive is read-only (`MSFT_Volume.Format` on a read-only disk,
     /// where the disk methods answer [`DISK_READ_ONLY`]).
-    pub const VOLUME_READ_ONLY: u32 = 43006;
+    pub(crate) const VOLUME_READ_ONLY: u32 = 43006;
 }
 
 /// A tiny deterministic generator (splitmix64) for volume GUIDs and other
 /// identifiers, so seeded hosts produce the same ids every run.
 #[derive(Debug, Clone)]
-pub struct SplitMix64(u64);
+pub(crate) struct SplitMix64(u64);
 
 impl SplitMix64 {
     /// A generator from a seed.
-    pub fn new(seed: u64) -> Self {
+    pub(crate) fn new(seed: u64) -> Self {
         Self(seed)
     }
 
     /// The next 64 random bits.
-    pub fn next_u64(&mut self) -> u64 {
+    pub(crate) fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
@@ -112,7 +112,7 @@ impl SplitMix64 {
     }
 
     /// 16 random bytes.
-    pub fn bytes16(&mut self) -> [u8; 16] {
+    pub(crate) fn bytes16(&mut self) -> [u8; 16] {
         let mut b = [0u8; 16];
         b[..8].copy_from_slice(&self.next_u64().to_be_bytes());
         b[8..].copy_from_slice(&self.next_u64().to_be_bytes());
@@ -120,7 +120,7 @@ impl SplitMix64 {
     }
 
     /// A random (version 4) GUID in lowercase `8-4-4-4-12` form.
-    pub fn guid(&mut self) -> String {
+    pub(crate) fn guid(&mut self) -> String {
         let mut b = self.bytes16();
         b[6] = (b[6] & 0x0f) | 0x40;
         b[8] = (b[8] & 0x3f) | 0x80;
@@ -169,7 +169,7 @@ impl Page83 {
     }
 
     /// A Hyper-V/Azure style identifier: `MSFT    ` followed by 16 bytes.
-    pub fn msft_virtual(id: [u8; 16]) -> Self {
+    pub(crate) fn msft_virtual(id: [u8; 16]) -> Self {
         let mut v = b"MSFT    ".to_vec();
         v.extend_from_slice(&id);
         Page83::Binary(v)
@@ -209,7 +209,7 @@ pub enum PartitionType {
 
 impl PartitionType {
     /// Whether this is the Microsoft Reserved partition (no volume).
-    pub fn is_msr(&self) -> bool {
+    pub(crate) fn is_msr(&self) -> bool {
         matches!(self, PartitionType::Gpt(t) if t.eq_ignore_ascii_case(GPT_MSR))
     }
 
@@ -310,7 +310,7 @@ impl Disk {
 
 impl Disk {
     /// First usable byte of the partition area.
-    pub fn usable_start(&self) -> u64 {
+    pub(crate) fn usable_start(&self) -> u64 {
         let ss = u64::from(self.sector_size);
         match self.partition_style {
             PartitionStyle::Gpt => ss * (2 + 16384 / ss),
@@ -320,7 +320,7 @@ impl Disk {
     }
 
     /// End (exclusive) of the partition area.
-    pub fn usable_end(&self) -> u64 {
+    pub(crate) fn usable_end(&self) -> u64 {
         let ss = u64::from(self.sector_size);
         match self.partition_style {
             PartitionStyle::Gpt => self.size.saturating_sub(ss * (1 + 16384 / ss)),
@@ -334,7 +334,7 @@ impl Disk {
     }
 
     /// Free extents `(start, end)` of the partition area, in disk order.
-    pub fn free_extents(&self) -> Vec<(u64, u64)> {
+    pub(crate) fn free_extents(&self) -> Vec<(u64, u64)> {
         let mut parts: Vec<&Partition> = self.partitions.iter().collect();
         parts.sort_by_key(|p| p.offset);
         let mut out = Vec::new();
@@ -355,7 +355,7 @@ impl Disk {
     /// Sets the capacity, as a cloud resizing the disk does: partitions
     /// stay, so the new size must be a sector multiple that leaves room for
     /// them (and for the backup GPT).
-    pub fn set_size(&mut self, new_size: u64) -> HostResult<()> {
+    pub(crate) fn set_size(&mut self, new_size: u64) -> HostResult<()> {
         let ss = u64::from(self.sector_size);
         let end = self
             .partitions
@@ -406,7 +406,7 @@ pub struct Volume {
 impl Volume {
     /// The GUID part of the id (lowercase, no braces): the name of the
     /// volume's root directory in the sandbox.
-    pub fn guid(&self) -> String {
+    pub(crate) fn guid(&self) -> String {
         volume_id_guid(&self.id).unwrap_or_default()
     }
 }
@@ -464,8 +464,8 @@ impl DiskSpec {
     }
 }
 
-/// A disk taken off the node by [`Storage::take_disk`]: its partitions
-/// and volumes, for [`Storage::put_disk`].
+/// A disk taken off the node by `Storage::take_disk`: its partitions
+/// and volumes, for `Storage::put_disk`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DetachedDisk {
     disk: Disk,
@@ -479,7 +479,7 @@ impl DetachedDisk {
     }
 
     /// The ids of its volumes.
-    pub fn volume_ids(&self) -> Vec<String> {
+    pub(crate) fn volume_ids(&self) -> Vec<String> {
         self.volumes.iter().map(|v| v.id.clone()).collect()
     }
 }
@@ -515,12 +515,12 @@ fn wmi_error(class_method: &str, target: &str, code: u32) -> HostError {
 }
 
 /// `failed to query disk <n>. error: not found`.
-pub fn disk_not_found(n: u32) -> HostError {
+pub(crate) fn disk_not_found(n: u32) -> HostError {
     HostError::unknown(format!("failed to query disk {n}. error: not found"))
 }
 
 /// `failed to query volume <id>: not found`.
-pub fn volume_not_found(id: &str) -> HostError {
+pub(crate) fn volume_not_found(id: &str) -> HostError {
     HostError::unknown(format!("failed to query volume {id}: not found"))
 }
 
@@ -532,7 +532,7 @@ pub fn ntfs_overhead(size: u64) -> u64 {
 
 impl Storage {
     /// An empty model whose generated ids come from `seed`.
-    pub fn new(seed: u64) -> Self {
+    pub(crate) fn new(seed: u64) -> Self {
         Self {
             disks: BTreeMap::new(),
             volumes: BTreeMap::new(),
@@ -543,13 +543,8 @@ impl Storage {
         }
     }
 
-    /// The id generator (for other host modules that need deterministic ids).
-    pub fn rng(&mut self) -> &mut SplitMix64 {
-        &mut self.rng
-    }
-
     /// A fresh volume id.
-    pub fn new_volume_id(&mut self) -> String {
+    pub(crate) fn new_volume_id(&mut self) -> String {
         volume_id_for_guid(&self.rng.guid())
     }
 
@@ -559,12 +554,12 @@ impl Storage {
     }
 
     /// All volumes (present or not), by id.
-    pub fn all_volumes(&self) -> impl Iterator<Item = &Volume> {
+    pub(crate) fn all_volumes(&self) -> impl Iterator<Item = &Volume> {
         self.volumes.values()
     }
 
     /// Visible disks (what storage management enumerates), by number.
-    pub fn disks(&self) -> impl Iterator<Item = &Disk> {
+    pub(crate) fn disks(&self) -> impl Iterator<Item = &Disk> {
         self.disks.values().filter(|d| d.is_listed())
     }
 
@@ -574,7 +569,7 @@ impl Storage {
     }
 
     /// Any disk (visible or not) by number, mutable: for test hooks.
-    pub fn disk_mut_any(&mut self, n: u32) -> Option<&mut Disk> {
+    pub(crate) fn disk_mut_any(&mut self, n: u32) -> Option<&mut Disk> {
         self.disks.get_mut(&n)
     }
 
@@ -583,7 +578,7 @@ impl Storage {
     }
 
     /// The disk with this handle.
-    pub fn disk_by_handle(&self, h: DiskHandle) -> Option<&Disk> {
+    pub(crate) fn disk_by_handle(&self, h: DiskHandle) -> Option<&Disk> {
         self.disks.values().find(|d| d.handle == h)
     }
 
@@ -596,7 +591,7 @@ impl Storage {
     }
 
     /// Attaches a disk (test hook, iSCSI login). Returns its number and handle.
-    pub fn attach_disk(&mut self, spec: DiskSpec) -> HostResult<(u32, DiskHandle)> {
+    pub(crate) fn attach_disk(&mut self, spec: DiskSpec) -> HostResult<(u32, DiskHandle)> {
         if spec.sector_size != 512 && spec.sector_size != 4096 {
             return Err(HostError::invalid_argument(format!(
                 "sector size {} is not 512 or 4096",
@@ -668,7 +663,7 @@ impl Storage {
     /// Detaches a disk by handle: removes it with its partitions and volumes
     /// (mount points referring to them stay, dangling). Returns the removed
     /// volumes' ids so the caller can drop their contents.
-    pub fn detach_disk(&mut self, h: DiskHandle) -> HostResult<Vec<String>> {
+    pub(crate) fn detach_disk(&mut self, h: DiskHandle) -> HostResult<Vec<String>> {
         let n = self
             .disk_by_handle(h)
             .map(|d| d.number)
@@ -688,7 +683,7 @@ impl Storage {
     /// Takes a disk off the node with its partitions and volumes, kept as a
     /// cloud keeps a detached disk: [`Storage::put_disk`] brings it back as
     /// it was. The volumes' contents are the caller's to keep.
-    pub fn take_disk(&mut self, h: DiskHandle) -> HostResult<DetachedDisk> {
+    pub(crate) fn take_disk(&mut self, h: DiskHandle) -> HostResult<DetachedDisk> {
         let n = self
             .disk_by_handle(h)
             .map(|d| d.number)
@@ -706,7 +701,7 @@ impl Storage {
     /// volumes as they were, under the ids, size and state of `spec`
     /// (`partition_style` and `system` are the disk's own). A drive letter
     /// another volume took meanwhile is dropped.
-    pub fn put_disk(
+    pub(crate) fn put_disk(
         &mut self,
         detached: DetachedDisk,
         spec: DiskSpec,
@@ -748,7 +743,11 @@ impl Storage {
 
     /// Sets a blank disk's partition style without creating the MSR
     /// (seeding an OS disk whose layout is built partition by partition).
-    pub fn set_partition_style_bare(&mut self, n: u32, style: PartitionStyle) -> HostResult<()> {
+    pub(crate) fn set_partition_style_bare(
+        &mut self,
+        n: u32,
+        style: PartitionStyle,
+    ) -> HostResult<()> {
         let d = self.disks.get_mut(&n).ok_or_else(|| disk_not_found(n))?;
         if !d.partitions.is_empty() {
             return Err(HostError::invalid_argument(format!(
@@ -761,7 +760,7 @@ impl Storage {
 
     /// `Rescan`: every attached disk is listed, those with a delay once it
     /// has passed.
-    pub fn rescan(&mut self) {
+    pub(crate) fn rescan(&mut self) {
         for d in self.disks.values_mut() {
             if let Visibility::AfterRescan { delay } = d.visibility {
                 d.visibility = match delay.is_zero() {
@@ -773,7 +772,7 @@ impl Storage {
     }
 
     /// Initialises a RAW disk (`MSFT_Disk.Initialize`); GPT also creates the MSR.
-    pub fn initialize(&mut self, n: u32, style: PartitionStyle) -> HostResult<()> {
+    pub(crate) fn initialize(&mut self, n: u32, style: PartitionStyle) -> HostResult<()> {
         let d = self.disk_mut(n).ok_or_else(|| disk_not_found(n))?;
         let target = d.wmi_target();
         let code = if d.partition_style != PartitionStyle::Raw {
@@ -799,7 +798,7 @@ impl Storage {
 
     /// Creates a partition (`MSFT_Disk.CreatePartition`). Every partition but
     /// the MSR gets a new RAW volume. Returns the partition number and volume id.
-    pub fn create_partition(
+    pub(crate) fn create_partition(
         &mut self,
         n: u32,
         kind: PartitionType,
@@ -877,7 +876,7 @@ impl Storage {
     }
 
     /// Sets a partition online (`MSFT_Partition.Online`).
-    pub fn set_partition_online(&mut self, n: u32, p: u32, online: bool) -> HostResult<()> {
+    pub(crate) fn set_partition_online(&mut self, n: u32, p: u32, online: bool) -> HostResult<()> {
         let d = self.disk_mut(n).ok_or_else(|| disk_not_found(n))?;
         let part = d
             .partitions
@@ -889,7 +888,12 @@ impl Storage {
     }
 
     /// Sets a partition's drive letter (seeding and test hooks).
-    pub fn set_drive_letter(&mut self, n: u32, p: u32, letter: Option<char>) -> HostResult<()> {
+    pub(crate) fn set_drive_letter(
+        &mut self,
+        n: u32,
+        p: u32,
+        letter: Option<char>,
+    ) -> HostResult<()> {
         let letter = letter.map(|c| c.to_ascii_uppercase());
         if let Some(l) = letter {
             if !l.is_ascii_uppercase() {
@@ -928,7 +932,7 @@ impl Storage {
 
     /// `MSFT_Disk.Online` / `.Offline` with Windows' refusals (the system disk
     /// cannot be taken offline). No-op when already in the state.
-    pub fn set_online(&mut self, n: u32, online: bool) -> HostResult<()> {
+    pub(crate) fn set_online(&mut self, n: u32, online: bool) -> HostResult<()> {
         let d = self.disk_mut(n).ok_or_else(|| disk_not_found(n))?;
         if d.is_offline != online {
             return Ok(());
@@ -950,34 +954,34 @@ impl Storage {
 
     /// A present volume by id, matched case-insensitively (whole string,
     /// trailing `\` required).
-    pub fn volume(&self, id: &str) -> Option<&Volume> {
+    pub(crate) fn volume(&self, id: &str) -> Option<&Volume> {
         let v = self.volumes.get(&vkey(id))?;
         self.is_present(v).then_some(v)
     }
 
     /// The canonical id of the present volume `id` (matched
     /// case-insensitively): how the namespace resolves volume roots.
-    pub fn present_volume(&self, id: &str) -> Option<String> {
+    pub(crate) fn present_volume(&self, id: &str) -> Option<String> {
         self.volume(id).map(|v| v.id.clone())
     }
 
     /// The canonical id of the present volume with drive letter `letter`.
-    pub fn drive_volume(&self, letter: char) -> Option<String> {
+    pub(crate) fn drive_volume(&self, letter: char) -> Option<String> {
         self.volume_by_drive_letter(letter).map(|v| v.id.clone())
     }
 
     /// Whether the present volume `id` is formatted NTFS.
-    pub fn is_ntfs(&self, id: &str) -> bool {
+    pub(crate) fn is_ntfs(&self, id: &str) -> bool {
         self.volume(id).is_some_and(|v| v.fs == FileSystem::Ntfs)
     }
 
     /// A volume by id whether present or not.
-    pub fn volume_any(&self, id: &str) -> Option<&Volume> {
+    pub(crate) fn volume_any(&self, id: &str) -> Option<&Volume> {
         self.volumes.get(&vkey(id))
     }
 
     /// A present volume by id, mutable.
-    pub fn volume_mut(&mut self, id: &str) -> Option<&mut Volume> {
+    pub(crate) fn volume_mut(&mut self, id: &str) -> Option<&mut Volume> {
         let key = vkey(id);
         let present = self.volumes.get(&key).is_some_and(|v| self.is_present(v));
         if present {
@@ -988,12 +992,12 @@ impl Storage {
     }
 
     /// Any volume by id (present or not), mutable: for seeding and test hooks.
-    pub fn volume_mut_any(&mut self, id: &str) -> Option<&mut Volume> {
+    pub(crate) fn volume_mut_any(&mut self, id: &str) -> Option<&mut Volume> {
         self.volumes.get_mut(&vkey(id))
     }
 
     /// The present volume whose partition carries drive letter `letter`.
-    pub fn volume_by_drive_letter(&self, letter: char) -> Option<&Volume> {
+    pub(crate) fn volume_by_drive_letter(&self, letter: char) -> Option<&Volume> {
         let l = letter.to_ascii_uppercase();
         self.disks()
             .flat_map(|d| d.partitions.iter())
@@ -1002,12 +1006,12 @@ impl Storage {
     }
 
     /// The partition backing a volume.
-    pub fn partition_of(&self, v: &Volume) -> Option<&Partition> {
+    pub(crate) fn partition_of(&self, v: &Volume) -> Option<&Partition> {
         self.disks.get(&v.disk)?.partition(v.partition)
     }
 
     /// Present volumes on a disk (all partitions if `p == 0`), in partition order.
-    pub fn volumes_on_disk(&self, n: u32, p: u32) -> Vec<String> {
+    pub(crate) fn volumes_on_disk(&self, n: u32, p: u32) -> Vec<String> {
         let Some(d) = self.disk(n) else {
             return Vec::new();
         };
@@ -1024,7 +1028,7 @@ impl Storage {
     }
 
     /// `MSFT_Partition.GetSupportedSize` for a volume's partition: `(min, max)`.
-    pub fn supported_size(&self, id: &str) -> HostResult<(u64, u64)> {
+    pub(crate) fn supported_size(&self, id: &str) -> HostResult<(u64, u64)> {
         let v = self.volume(id).ok_or_else(|| volume_not_found(id))?;
         let d = self.disk(v.disk).ok_or_else(|| disk_not_found(v.disk))?;
         let p = d
@@ -1076,7 +1080,7 @@ impl Storage {
     /// The WMI method `MSFT_Partition.GetSupportedSize` for a volume's
     /// partition: [`Storage::supported_size`], or the failure set with
     /// [`Storage::fail_supported_size`].
-    pub fn get_supported_size(&self, id: &str) -> HostResult<(u64, u64)> {
+    pub(crate) fn get_supported_size(&self, id: &str) -> HostResult<(u64, u64)> {
         let answer = self.supported_size(id)?;
         match self.supported_size_failure {
             Some(code) => {
@@ -1093,7 +1097,7 @@ impl Storage {
 
     /// `MSFT_Partition.Resize` of a volume's partition to `size` (rounded
     /// down to the sector size). The file system follows; `used` unchanged.
-    pub fn resize(&mut self, id: &str, size: u64) -> HostResult<()> {
+    pub(crate) fn resize(&mut self, id: &str, size: u64) -> HostResult<()> {
         let (min, max) = self.supported_size(id)?;
         let v = self.volume(id).ok_or_else(|| volume_not_found(id))?.clone();
         let d = self.disk(v.disk).ok_or_else(|| disk_not_found(v.disk))?;
@@ -1124,7 +1128,7 @@ impl Storage {
 
     /// `MSFT_Volume.Format` as NTFS, quick, forced. The caller wipes the
     /// volume's contents.
-    pub fn format_ntfs(&mut self, id: &str) -> HostResult<()> {
+    pub(crate) fn format_ntfs(&mut self, id: &str) -> HostResult<()> {
         let v = self.volume(id).ok_or_else(|| volume_not_found(id))?.clone();
         let d = self.disk(v.disk).ok_or_else(|| disk_not_found(v.disk))?;
         let target = format!("MSFT_Volume (UniqueId = \"{}\")", v.id);
@@ -1151,7 +1155,7 @@ impl Storage {
 
     /// Accounts a write on a formatted volume: `added` bytes written
     /// replacing `replaced` bytes (`used` stays within the volume's size).
-    pub fn add_used(&mut self, id: &str, added: u64, replaced: u64) {
+    pub(crate) fn add_used(&mut self, id: &str, added: u64, replaced: u64) {
         let size = self
             .volume_any(id)
             .and_then(|v| self.partition_of(v))
@@ -1168,14 +1172,14 @@ impl Storage {
     }
 
     /// Counts a flush of a present volume.
-    pub fn flush(&mut self, id: &str) -> HostResult<()> {
+    pub(crate) fn flush(&mut self, id: &str) -> HostResult<()> {
         let v = self.volume_mut(id).ok_or_else(|| volume_not_found(id))?;
         v.flushes += 1;
         Ok(())
     }
 
     /// Sets fields of an existing volume (seeding and test hooks).
-    pub fn set_volume_fs(
+    pub(crate) fn set_volume_fs(
         &mut self,
         id: &str,
         fs: FileSystem,
@@ -1192,7 +1196,7 @@ impl Storage {
     }
 
     /// Changes the id of a volume (seeding with fixed ids).
-    pub fn rename_volume(&mut self, old: &str, new: &str) -> HostResult<()> {
+    pub(crate) fn rename_volume(&mut self, old: &str, new: &str) -> HostResult<()> {
         let Some(guid) = volume_id_guid(new) else {
             return Err(HostError::invalid_argument(format!(
                 "invalid volume id {new}"
@@ -1221,7 +1225,7 @@ impl Storage {
     }
 
     /// Checks the model's structural invariants; returns every violation.
-    pub fn check(&self) -> Vec<String> {
+    pub(crate) fn check(&self) -> Vec<String> {
         let mut out = Vec::new();
         for d in self.disks.values() {
             let ss = u64::from(d.sector_size);

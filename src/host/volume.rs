@@ -15,9 +15,9 @@ use super::storage::{FileSystem, volume_not_found};
 use super::texts;
 
 /// Bytes below which ResizeVolume growth is ignored (100 MiB).
-pub const RESIZE_MIN_GROWTH: u64 = 104_857_600;
+pub(crate) const RESIZE_MIN_GROWTH: u64 = 104_857_600;
 /// GetClosestVolumeIDFromTargetPath's iteration limit.
-pub const CLOSEST_VOLUME_MAX_ITERATIONS: usize = 256;
+pub(crate) const CLOSEST_VOLUME_MAX_ITERATIONS: usize = 256;
 
 /// Size and use of a volume (GetVolumeStats).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]

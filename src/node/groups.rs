@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::{Error, disk, filesystem, iscsi, smb, system, volume};
+use crate::{Error, filesystem, volume};
 
 /// Dispatches on an adapter enum; arms listed together share one body,
 /// with `$m` naming the version's module.
@@ -40,15 +40,6 @@ fn parse_number(text: &str) -> Option<u32> {
 
 fn some_text(text: String) -> Option<String> {
     (!text.is_empty()).then_some(text)
-}
-
-/// The disk group at the negotiated version.
-#[derive(Clone)]
-pub(crate) enum DiskGroup {
-    V1(Arc<dyn disk::v1::DiskApi>),
-    V1beta3(Arc<dyn disk::v1beta3::DiskApi>),
-    V1beta2(Arc<dyn disk::v1beta2::DiskApi>),
-    V1beta1(Arc<dyn disk::v1beta1::DiskApi>),
 }
 
 impl DiskGroup {
@@ -165,16 +156,6 @@ impl DiskGroup {
             }
         )
     }
-}
-
-/// The volume group at the negotiated version.
-#[derive(Clone)]
-pub(crate) enum VolumeGroup {
-    V2alpha1(Arc<dyn volume::v2alpha1::VolumeApi>),
-    V1(Arc<dyn volume::v1::VolumeApi>),
-    V1beta3(Arc<dyn volume::v1beta3::VolumeApi>),
-    V1beta2(Arc<dyn volume::v1beta2::VolumeApi>),
-    V1beta1(Arc<dyn volume::v1beta1::VolumeApi>),
 }
 
 impl VolumeGroup {
@@ -340,15 +321,6 @@ fn field_error(method: &str, error: String) -> Result<(), Error> {
     }
 }
 
-/// The filesystem group at the negotiated version.
-#[derive(Clone)]
-pub(crate) enum FilesystemGroup {
-    V2alpha1(Arc<dyn filesystem::v2alpha1::FilesystemApi>),
-    V1(Arc<dyn filesystem::v1::FilesystemApi>),
-    V1beta2(Arc<dyn filesystem::v1beta2::FilesystemApi>),
-    V1beta1(Arc<dyn filesystem::v1beta1::FilesystemApi>),
-}
-
 /// Paths of the node layer are the plugin's own (kubelet's plugin directory).
 const PLUGIN: i32 = filesystem::v1beta1::PathContext::Plugin as i32;
 
@@ -425,14 +397,6 @@ impl FilesystemGroup {
     }
 }
 
-/// The smb group at the negotiated version.
-#[derive(Clone)]
-pub(crate) enum SmbGroup {
-    V1(Arc<dyn smb::v1::SmbApi>),
-    V1beta2(Arc<dyn smb::v1beta2::SmbApi>),
-    V1beta1(Arc<dyn smb::v1beta1::SmbApi>),
-}
-
 impl SmbGroup {
     pub async fn map(
         &self,
@@ -477,13 +441,6 @@ impl SmbGroup {
             }
         )
     }
-}
-
-/// The iscsi group at the negotiated version (alpha only: there is no other).
-#[derive(Clone)]
-pub(crate) enum IscsiGroup {
-    V1alpha2(Arc<dyn iscsi::v1alpha2::IscsiApi>),
-    V1alpha1(Arc<dyn iscsi::v1alpha1::IscsiApi>),
 }
 
 /// CHAP credentials of an iSCSI login, as the adapter passes them.
@@ -577,12 +534,6 @@ impl IscsiGroup {
     }
 }
 
-/// The system group (v1alpha1 is its only version).
-#[derive(Clone)]
-pub(crate) enum SystemGroup {
-    V1alpha1(Arc<dyn system::v1alpha1::SystemApi>),
-}
-
 impl SystemGroup {
     pub async fn bios_serial_number(&self) -> Result<String, Error> {
         on!(self, SystemGroup::system;
@@ -594,10 +545,21 @@ impl SystemGroup {
     }
 }
 
-/// Per group: the versions the adapter speaks (newest first), dialling one,
-/// and wrapping a mock host at one.
+/// Per group: the adapter enum, one variant per version the node layer
+/// speaks (newest first), dialling one, and wrapping a mock host at one.
+///
+/// Adding a version is one entry in the group's list below; the compiler
+/// then names every operation (an `on!` match, exhaustive) that must say
+/// which of its bodies the new version takes, since each body reads one
+/// shape of the version's messages.
 macro_rules! versions {
-    ($Group:ident, $group:ident, [$($Var:ident $ver:ident),+]) => {
+    ($(#[$doc:meta])* $Group:ident, $group:ident, $Api:ident, [$($Var:ident $ver:ident),+]) => {
+        $(#[$doc])*
+        #[derive(Clone)]
+        pub(crate) enum $Group {
+            $($Var(Arc<dyn crate::$group::$ver::$Api>),)+
+        }
+
         impl $Group {
             pub const GROUP: &'static str = stringify!($group);
             pub const VERSIONS: &'static [&'static str] = &[$(stringify!($ver)),+];
@@ -639,9 +601,39 @@ macro_rules! versions {
     };
 }
 
-versions!(DiskGroup, disk, [V1 v1, V1beta3 v1beta3, V1beta2 v1beta2, V1beta1 v1beta1]);
-versions!(VolumeGroup, volume, [V2alpha1 v2alpha1, V1 v1, V1beta3 v1beta3, V1beta2 v1beta2, V1beta1 v1beta1]);
-versions!(FilesystemGroup, filesystem, [V2alpha1 v2alpha1, V1 v1, V1beta2 v1beta2, V1beta1 v1beta1]);
-versions!(SmbGroup, smb, [V1 v1, V1beta2 v1beta2, V1beta1 v1beta1]);
-versions!(IscsiGroup, iscsi, [V1alpha2 v1alpha2, V1alpha1 v1alpha1]);
-versions!(SystemGroup, system, [V1alpha1 v1alpha1]);
+versions!(
+    /// The disk group at the negotiated version.
+    DiskGroup,
+    disk,
+    DiskApi,
+    [V1 v1, V1beta3 v1beta3, V1beta2 v1beta2, V1beta1 v1beta1]);
+versions!(
+    /// The volume group at the negotiated version.
+    VolumeGroup,
+    volume,
+    VolumeApi,
+    [V2alpha1 v2alpha1, V1 v1, V1beta3 v1beta3, V1beta2 v1beta2, V1beta1 v1beta1]);
+versions!(
+    /// The filesystem group at the negotiated version.
+    FilesystemGroup,
+    filesystem,
+    FilesystemApi,
+    [V2alpha1 v2alpha1, V1 v1, V1beta2 v1beta2, V1beta1 v1beta1]);
+versions!(
+    /// The smb group at the negotiated version.
+    SmbGroup,
+    smb,
+    SmbApi,
+    [V1 v1, V1beta2 v1beta2, V1beta1 v1beta1]);
+versions!(
+    /// The iscsi group at the negotiated version (alpha only: there is no other).
+    IscsiGroup,
+    iscsi,
+    IscsiApi,
+    [V1alpha2 v1alpha2, V1alpha1 v1alpha1]);
+versions!(
+    /// The system group (v1alpha1 is its only version).
+    SystemGroup,
+    system,
+    SystemApi,
+    [V1alpha1 v1alpha1]);

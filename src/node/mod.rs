@@ -310,15 +310,14 @@ fn candidates(
     options: &NodeOptions,
     alpha_only: bool,
 ) -> Result<Vec<String>, Error> {
-    if let Some(pinned) = options.pinned.get(group) {
-        pinned.parse::<ApiVersion>()?;
-        if !speaks.contains(&pinned.as_str()) {
+    if let Some(&pinned) = options.pinned.get(group) {
+        if !speaks.contains(&pinned) {
             return Err(Error::UnsupportedVersion {
                 group,
-                version: pinned.clone(),
+                version: pinned.to_string(),
             });
         }
-        return Ok(vec![pinned.clone()]);
+        return Ok(vec![pinned.to_string()]);
     }
     let mut versions: Vec<ApiVersion> = speaks
         .iter()

@@ -7,18 +7,19 @@ use std::str::FromStr;
 use std::time::Duration;
 
 use super::SmbStore;
-use crate::{ApiVersion, ConnectOptions, Error};
+use crate::{ApiVersion, ConnectOptions, Error, GroupVersion};
 
 /// How [`Node::connect`](super::Node::connect) finds the proxy and how long
 /// operations may take.
 ///
 /// ```
 /// use std::time::Duration;
+/// use csi_proxy_client::GroupVersion;
 /// use csi_proxy_client::node::NodeOptions;
 ///
 /// let options = NodeOptions::default()
 ///     .socket_dir("/run/csi-proxy")
-///     .pin("disk", "v1beta3")
+///     .pin(GroupVersion::parse("disk/v1beta3").expect("a served group version"))
 ///     .deadline(Duration::from_secs(30));
 /// # let _ = options;
 /// ```
@@ -26,7 +27,7 @@ use crate::{ApiVersion, ConnectOptions, Error};
 pub struct NodeOptions {
     pub(crate) socket_dir: Option<PathBuf>,
     pub(crate) allow_alpha: bool,
-    pub(crate) pinned: BTreeMap<String, String>,
+    pub(crate) pinned: BTreeMap<&'static str, &'static str>,
     pub(crate) iscsi: bool,
     pub(crate) system: bool,
     pub(crate) connect: ConnectOptions,
@@ -86,11 +87,12 @@ impl NodeOptions {
         self
     }
 
-    /// Uses only `version` for `group` (`"disk"`, `"v1beta2"`); checked by
-    /// `connect`.
+    /// Uses only this version for its group (`disk/v1beta2`: disk at
+    /// `v1beta2`); `connect` fails with [`Error::UnsupportedVersion`] when the
+    /// node layer does not speak it (e.g. `disk/v1alpha1`).
     #[must_use]
-    pub fn pin(mut self, group: &str, version: &str) -> Self {
-        self.pinned.insert(group.to_string(), version.to_string());
+    pub fn pin(mut self, version: GroupVersion) -> Self {
+        self.pinned.insert(version.group, version.version);
         self
     }
 

@@ -234,10 +234,27 @@ struct Dialer {
     address: Address,
     options: ConnectOptions,
     http2: h2::client::Builder,
-    current: Mutex<Option<Live>>,
+    /// Where the connection stands; it changes only in [`Dialer::live`],
+    /// [`Dialer::reconnect`] and `Drop`.
+    link: Mutex<Link>,
     /// Held while dialing, so that the calls that find the connection
     /// closed at once make one new connection, not one each.
     redial: tokio::sync::Mutex<()>,
+}
+
+/// The liveness of a [`Dialer`]'s connection.
+///
+/// `Ready` from [`Connection::open`]'s dial; `Ready` becomes `Closed`
+/// when a call finds its driver task ended (the server closed the
+/// connection, or the keepalive task found it silent and aborted the
+/// driver: PINGs go only while a call is in flight, unless idle PINGs are
+/// on); the next call dials again (`Ready`), one dial at a time (`redial`).
+/// Dropping the dialer aborts a `Ready` connection's driver.
+enum Link {
+    /// Open: calls go on it.
+    Ready(Live),
+    /// Ended; the next call dials again.
+    Closed,
 }
 
 /// One open HTTP/2 connection.
@@ -282,13 +299,18 @@ impl Dialer {
         Ok(response.map(|body| RecvBody::new(body, call)))
     }
 
-    /// The current connection, unless it has closed.
+    /// The current connection, unless it has closed (then the link is
+    /// `Closed`).
     fn live(&self) -> Option<Live> {
-        let current = self.current.lock().unwrap_or_else(PoisonError::into_inner);
-        current
-            .as_ref()
-            .filter(|live| !live.shared.driver.is_finished())
-            .cloned()
+        let mut link = self.link.lock().unwrap_or_else(PoisonError::into_inner);
+        match &*link {
+            Link::Ready(live) if !live.shared.driver.is_finished() => Some(live.clone()),
+            Link::Ready(_) => {
+                *link = Link::Closed;
+                None
+            }
+            Link::Closed => None,
+        }
     }
 
     async fn reconnect(&self) -> Result<Live, Error> {
@@ -297,7 +319,7 @@ impl Dialer {
             return Ok(live);
         }
         let live = handshake(&self.address, &self.options, &self.http2).await?;
-        *self.current.lock().unwrap_or_else(PoisonError::into_inner) = Some(live.clone());
+        *self.link.lock().unwrap_or_else(PoisonError::into_inner) = Link::Ready(live.clone());
         Ok(live)
     }
 }
@@ -306,11 +328,8 @@ impl Drop for Dialer {
     /// Closes the connection: h2 does not end it when its last
     /// `SendRequest` goes while the connection task waits for the server.
     fn drop(&mut self) {
-        let current = self
-            .current
-            .get_mut()
-            .unwrap_or_else(PoisonError::into_inner);
-        if let Some(live) = current.take() {
+        let link = self.link.get_mut().unwrap_or_else(PoisonError::into_inner);
+        if let Link::Ready(live) = std::mem::replace(link, Link::Closed) {
             live.shared.driver.abort();
         }
     }
@@ -523,7 +542,7 @@ impl Connection {
             address: address.clone(),
             options: options.clone(),
             http2,
-            current: Mutex::new(Some(first)),
+            link: Mutex::new(Link::Ready(first)),
             redial: tokio::sync::Mutex::new(()),
         };
         Ok(Self {

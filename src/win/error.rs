@@ -31,7 +31,7 @@ impl HostError {
 
     /// A WMI method that ran and returned `code` (not 0): the callers that
     /// know the operation and the release put the code in its text
-    /// ([`texts`](super::texts)); `message` is for those that do not.
+    /// (the `texts` module); `message` is for those that do not.
     pub fn wmi_method(message: impl Into<String>, code: u32) -> Self {
         Self {
             kind: HostErrorKind::Unknown,

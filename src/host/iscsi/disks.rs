@@ -70,7 +70,10 @@ impl NodeDisks<'_> {
 impl HostState {
     /// Runs an iSCSI RPC: the iSCSI model with the node's disks, borrowed
     /// apart from it (`MSiSCSI`'s state refreshed first).
-    pub fn iscsi<R>(&mut self, op: impl FnOnce(&mut IscsiState, &mut NodeDisks<'_>) -> R) -> R {
+    pub(crate) fn iscsi<R>(
+        &mut self,
+        op: impl FnOnce(&mut IscsiState, &mut NodeDisks<'_>) -> R,
+    ) -> R {
         self.system.refresh(MSISCSI, Instant::now());
         let msiscsi_running = self
             .system

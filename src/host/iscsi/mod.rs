@@ -10,14 +10,14 @@
 //!
 //! A session's LUNs become disks of the node through [`NodeDisks`], the
 //! node's disks borrowed apart from its iSCSI state
-//! ([`HostState::iscsi`](crate::host::HostState::iscsi)): one [`DiskSpec`] per LUN on
+//! (`HostState::iscsi`): one [`DiskSpec`] per LUN on
 //! connect, detached again on disconnect.
 //!
 //! # Files
 //! - `mod.rs`: request types, the remote side, the node side
 //!   ([`IscsiState`]) and its operations.
 //! - `disks.rs`: where iSCSI meets the node's disks ([`NodeDisks`],
-//!   [`HostState::iscsi`](crate::host::HostState::iscsi)).
+//!   `HostState::iscsi`).
 //! - `seed.rs`: the `[iscsi]` seed section and the default node's portal.
 //! - `wmi.rs`: the model as Windows' iSCSI WMI classes show it, one call at
 //!   a time, for the host-process backend's fake boundary.
@@ -37,6 +37,8 @@ mod disks;
 mod seed;
 #[cfg(test)]
 mod tests;
+// The HostProcess fake calls the WMI model.
+#[cfg_attr(not(feature = "host-process"), allow(dead_code))]
 mod wmi;
 
 pub use disks::NodeDisks;
@@ -48,28 +50,31 @@ pub use seed::{
 pub(crate) const MSISCSI: &str = "MSiSCSI";
 
 /// The iSCSI port used when a request gives port 0.
-pub const DEFAULT_ISCSI_PORT: u16 = 3260;
+pub(crate) const DEFAULT_ISCSI_PORT: u16 = 3260;
 
 /// `ISDSC_CONNECTION_FAILED`: the portal cannot be reached.
-pub const ISDSC_CONNECTION_FAILED: u32 = 0xEFFF_0003;
+pub(crate) const ISDSC_CONNECTION_FAILED: u32 = 0xEFFF_0003;
 /// `ISDSC_AUTHENTICATION_FAILURE`: CHAP failed (either direction).
-pub const ISDSC_AUTHENTICATION_FAILURE: u32 = 0xEFFF_0009;
+pub(crate) const ISDSC_AUTHENTICATION_FAILURE: u32 = 0xEFFF_0009;
 /// `ISDSC_AUTHORIZATION_FAILURE`: the initiator is not allowed on the target.
-pub const ISDSC_AUTHORIZATION_FAILURE: u32 = 0xEFFF_000A;
+pub(crate) const ISDSC_AUTHORIZATION_FAILURE: u32 = 0xEFFF_000A;
 /// `ISDSC_NOT_FOUND`: the target no longer exists on the server.
-pub const ISDSC_NOT_FOUND: u32 = 0xEFFF_000B;
+pub(crate) const ISDSC_NOT_FOUND: u32 = 0xEFFF_000B;
 /// `ISDSC_INVALID_SESSION_ID`: no such session (logging out twice).
-pub const ISDSC_INVALID_SESSION_ID: u32 = 0xEFFF_001C;
+#[cfg_attr(not(feature = "host-process"), allow(dead_code))]
+pub(crate) const ISDSC_INVALID_SESSION_ID: u32 = 0xEFFF_001C;
 /// `ISDSC_SERVICE_NOT_RUNNING`: the initiator service (`MSiSCSI`) is stopped.
-pub const ISDSC_SERVICE_NOT_RUNNING: u32 = 0xEFFF_003E;
+#[cfg_attr(not(feature = "host-process"), allow(dead_code))]
+pub(crate) const ISDSC_SERVICE_NOT_RUNNING: u32 = 0xEFFF_003E;
 /// `ISDSC_TARGET_ALREADY_LOGGED_IN`: a session to the target exists already.
-pub const ISDSC_TARGET_ALREADY_LOGGED_IN: u32 = 0xEFFF_003F;
+#[cfg_attr(not(feature = "host-process"), allow(dead_code))]
+pub(crate) const ISDSC_TARGET_ALREADY_LOGGED_IN: u32 = 0xEFFF_003F;
 /// `ERROR_INVALID_PARAMETER`: e.g. a CHAP secret outside 12..=16 bytes.
-pub const ERROR_INVALID_PARAMETER: u32 = 87;
+pub(crate) const ERROR_INVALID_PARAMETER: u32 = 87;
 
 /// Bounds (bytes, inclusive) Windows puts on CHAP secrets for non-IPsec
 /// connections.
-pub const CHAP_SECRET_LEN: std::ops::RangeInclusive<usize> = 12..=16;
+pub(crate) const CHAP_SECRET_LEN: std::ops::RangeInclusive<usize> = 12..=16;
 
 // ---------------------------------------------------------------------------
 // Version-neutral request types and conversion helpers
@@ -86,7 +91,7 @@ pub struct TargetPortal {
 
 impl TargetPortal {
     /// A portal with the given address and port.
-    pub fn new(address: impl Into<String>, port: u32) -> Self {
+    pub(crate) fn new(address: impl Into<String>, port: u32) -> Self {
         Self {
             target_address: address.into(),
             target_port: port,
@@ -94,7 +99,7 @@ impl TargetPortal {
     }
 
     /// The identity of this portal on the node.
-    pub fn key(&self) -> PortalKey {
+    pub(crate) fn key(&self) -> PortalKey {
         PortalKey::new(&self.target_address, effective_port(self.target_port))
     }
 }
@@ -102,7 +107,7 @@ impl TargetPortal {
 /// The port the proxy uses for a requested one (iscsi.md §3): `0` becomes
 /// 3260, anything else is truncated to 16 bits (68796 → 3260, 65536 → 0),
 /// as the current upstream does.
-pub fn effective_port(requested: u32) -> u16 {
+pub(crate) fn effective_port(requested: u32) -> u16 {
     if requested == 0 {
         DEFAULT_ISCSI_PORT
     } else {
@@ -122,7 +127,7 @@ pub struct PortalKey {
 
 impl PortalKey {
     /// Key for an address (any case) and an effective port.
-    pub fn new(address: &str, port: u16) -> Self {
+    pub(crate) fn new(address: &str, port: u16) -> Self {
         Self {
             address: address.to_lowercase(),
             port,
@@ -144,7 +149,7 @@ pub enum AuthenticationType {
 impl AuthenticationType {
     /// The type for a wire number; anything but 0, 1, 2 is the proxy's
     /// error `invalid authentication type authType=<n>` (gRPC `UNKNOWN`).
-    pub fn from_code(code: i32) -> HostResult<Self> {
+    pub(crate) fn from_code(code: i32) -> HostResult<Self> {
         match code {
             0 => Ok(Self::None),
             1 => Ok(Self::OneWayChap),
@@ -162,7 +167,7 @@ impl AuthenticationType {
 
     /// The string the proxy passes to the host (`NONE`, `ONEWAYCHAP`,
     /// `MUTUALCHAP`).
-    pub fn host_name(self) -> &'static str {
+    pub(crate) fn host_name(self) -> &'static str {
         match self {
             Self::None => "NONE",
             Self::OneWayChap => "ONEWAYCHAP",
@@ -181,7 +186,7 @@ pub enum IscsiApiVersion {
 }
 
 /// The version gate of `SetMutualChapSecret` (iscsi.md §4.8).
-pub fn check_mutual_chap_version(version: IscsiApiVersion) -> HostResult<()> {
+pub(crate) fn check_mutual_chap_version(version: IscsiApiVersion) -> HostResult<()> {
     if version >= IscsiApiVersion::V1alpha2 {
         Ok(())
     } else {
@@ -399,7 +404,7 @@ impl RegisteredPortal {
     }
 
     /// As reported by `ListTargetPortals`.
-    pub fn to_target_portal(&self) -> TargetPortal {
+    pub(crate) fn to_target_portal(&self) -> TargetPortal {
         TargetPortal::new(self.address.clone(), u32::from(self.port))
     }
 }
@@ -452,7 +457,7 @@ impl fmt::Debug for IscsiState {
 
 impl IscsiState {
     /// An initiator with no servers, portals or sessions.
-    pub fn new(initiator_iqn: impl Into<String>) -> Self {
+    pub(crate) fn new(initiator_iqn: impl Into<String>) -> Self {
         Self {
             initiator_iqn: initiator_iqn.into(),
             servers: Vec::new(),
@@ -471,7 +476,7 @@ impl IscsiState {
     }
 
     /// Adds or replaces (same address and port) a remote server.
-    pub fn add_server(&mut self, server: IscsiServer) {
+    pub(crate) fn add_server(&mut self, server: IscsiServer) {
         let key = PortalKey::new(&server.address, server.port);
         self.servers
             .retain(|s| PortalKey::new(&s.address, s.port) != key);
@@ -557,7 +562,7 @@ impl IscsiState {
     }
 
     /// `AddTargetPortal` (iscsi.md §4.1).
-    pub fn add_target_portal(
+    pub(crate) fn add_target_portal(
         &mut self,
         disks: &mut NodeDisks<'_>,
         portal: Option<&TargetPortal>,
@@ -586,7 +591,7 @@ impl IscsiState {
 
     /// `DiscoverTargetPortal` (iscsi.md §4.2): the IQNs associated with a
     /// registered portal when it was added; the server is not asked again.
-    pub fn discover_target_portal(
+    pub(crate) fn discover_target_portal(
         &mut self,
         disks: &mut NodeDisks<'_>,
         portal: Option<&TargetPortal>,
@@ -600,7 +605,7 @@ impl IscsiState {
     }
 
     /// `RemoveTargetPortal` (iscsi.md §4.3): not idempotent; sessions stay.
-    pub fn remove_target_portal(
+    pub(crate) fn remove_target_portal(
         &mut self,
         disks: &mut NodeDisks<'_>,
         portal: Option<&TargetPortal>,
@@ -622,7 +627,10 @@ impl IscsiState {
     }
 
     /// `ListTargetPortals` (iscsi.md §4.4), in insertion order.
-    pub fn list_target_portals(&self, disks: &NodeDisks<'_>) -> HostResult<Vec<TargetPortal>> {
+    pub(crate) fn list_target_portals(
+        &self,
+        disks: &NodeDisks<'_>,
+    ) -> HostResult<Vec<TargetPortal>> {
         Self::check_service(disks, || "error listing target portals".to_owned())?;
         Ok(self
             .portals
@@ -703,7 +711,7 @@ impl IscsiState {
     /// `ConnectTarget` (iscsi.md §4.5): validate the auth type, find the
     /// target, do nothing if connected, else log in and attach one disk per
     /// LUN through `disks`.
-    pub fn connect_target(
+    pub(crate) fn connect_target(
         &mut self,
         disks: &mut NodeDisks<'_>,
         req: &ConnectTargetRequest,
@@ -774,7 +782,7 @@ impl IscsiState {
 
     /// `DisconnectTarget` (iscsi.md §4.6): idempotent while the target is
     /// known; unregisters a persistent login first; detaches the disks.
-    pub fn disconnect_target(
+    pub(crate) fn disconnect_target(
         &mut self,
         disks: &mut NodeDisks<'_>,
         req: &TargetRequest,
@@ -817,7 +825,7 @@ impl IscsiState {
 
     /// `GetTargetDisks` (iscsi.md §4.7): disk numbers as decimal strings,
     /// empty while not connected.
-    pub fn get_target_disks(
+    pub(crate) fn get_target_disks(
         &self,
         disks: &NodeDisks<'_>,
         req: &TargetRequest,
@@ -835,7 +843,7 @@ impl IscsiState {
 
     /// `SetMutualChapSecret` (iscsi.md §4.8): version gate, Windows' 12..=16
     /// byte rule, then store (overwriting).
-    pub fn set_mutual_chap_secret(
+    pub(crate) fn set_mutual_chap_secret(
         &mut self,
         disks: &NodeDisks<'_>,
         secret: &str,

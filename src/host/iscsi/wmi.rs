@@ -29,14 +29,14 @@ fn running(disks: &NodeDisks<'_>) -> WmiResult<()> {
 
 impl IscsiState {
     /// `SELECT * FROM MSFT_iSCSITargetPortal`: the registered portals.
-    pub fn wmi_portals(&self, disks: &NodeDisks<'_>) -> WmiResult<Vec<RegisteredPortal>> {
+    pub(crate) fn wmi_portals(&self, disks: &NodeDisks<'_>) -> WmiResult<Vec<RegisteredPortal>> {
         running(disks)?;
         Ok(self.portals.clone())
     }
 
     /// `MSFT_iSCSITargetPortal.New`: registers the portal (again: refreshes
     /// what it offers) after asking the server for its targets.
-    pub fn wmi_new_portal(
+    pub(crate) fn wmi_new_portal(
         &mut self,
         disks: &NodeDisks<'_>,
         address: &str,
@@ -57,7 +57,7 @@ impl IscsiState {
 
     /// `MSFT_iSCSITargetPortal.Remove` on the portal: `Ok(false)` when it is
     /// not registered (the object to call the method on is missing).
-    pub fn wmi_remove_portal(
+    pub(crate) fn wmi_remove_portal(
         &mut self,
         disks: &NodeDisks<'_>,
         address: &str,
@@ -75,7 +75,7 @@ impl IscsiState {
 
     /// The targets associated with the portal (`NodeAddress`,
     /// `IsConnected`); `Ok(None)` when the portal is not registered.
-    pub fn wmi_targets(
+    pub(crate) fn wmi_targets(
         &self,
         disks: &NodeDisks<'_>,
         address: &str,
@@ -94,7 +94,7 @@ impl IscsiState {
 
     /// `MSFT_iSCSITarget.Connect`: logs in and attaches the LUNs' disks.
     #[allow(clippy::too_many_arguments)]
-    pub fn wmi_connect(
+    pub(crate) fn wmi_connect(
         &mut self,
         disks: &mut NodeDisks<'_>,
         address: &str,
@@ -119,7 +119,7 @@ impl IscsiState {
     }
 
     /// The sessions of target `iqn`.
-    pub fn wmi_sessions(&self, disks: &NodeDisks<'_>, iqn: &str) -> WmiResult<Vec<Session>> {
+    pub(crate) fn wmi_sessions(&self, disks: &NodeDisks<'_>, iqn: &str) -> WmiResult<Vec<Session>> {
         running(disks)?;
         Ok(self
             .sessions
@@ -130,7 +130,7 @@ impl IscsiState {
     }
 
     /// `MSFT_iSCSISession.Unregister`: drops the session's persistent login.
-    pub fn wmi_unregister(&mut self, disks: &NodeDisks<'_>, session: &str) -> WmiResult<()> {
+    pub(crate) fn wmi_unregister(&mut self, disks: &NodeDisks<'_>, session: &str) -> WmiResult<()> {
         running(disks)?;
         let index = self.session_index(session)?;
         self.unregister(index);
@@ -139,7 +139,7 @@ impl IscsiState {
 
     /// `MSFT_iSCSITarget.Disconnect(SessionIdentifier)` on target `iqn`:
     /// ends the session and detaches its disks.
-    pub fn wmi_disconnect(
+    pub(crate) fn wmi_disconnect(
         &mut self,
         disks: &mut NodeDisks<'_>,
         iqn: &str,
@@ -155,7 +155,7 @@ impl IscsiState {
     }
 
     /// The disk numbers of target `iqn`'s sessions, in LUN order.
-    pub fn wmi_target_disks(&self, disks: &NodeDisks<'_>, iqn: &str) -> WmiResult<Vec<u32>> {
+    pub(crate) fn wmi_target_disks(&self, disks: &NodeDisks<'_>, iqn: &str) -> WmiResult<Vec<u32>> {
         running(disks)?;
         Ok(self
             .sessions
@@ -167,7 +167,11 @@ impl IscsiState {
 
     /// `MSFT_iSCSISession.SetCHAPSecret`: Windows' 12..=16 byte rule, then
     /// the node's mutual CHAP secret.
-    pub fn wmi_set_chap_secret(&mut self, disks: &NodeDisks<'_>, secret: &str) -> WmiResult<()> {
+    pub(crate) fn wmi_set_chap_secret(
+        &mut self,
+        disks: &NodeDisks<'_>,
+        secret: &str,
+    ) -> WmiResult<()> {
         running(disks)?;
         if !CHAP_SECRET_LEN.contains(&secret.len()) {
             return Err(ERROR_INVALID_PARAMETER);

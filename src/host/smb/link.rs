@@ -18,7 +18,7 @@ use crate::host::state::{HostState, win_err};
 impl HostState {
     /// Creates the directory link `local_path` → `unc_target` (SMB
     /// `local_path`); Windows texts on failure.
-    pub fn create_unc_link(&self, local_path: &str, unc_target: &str) -> HostResult<()> {
+    pub(crate) fn create_unc_link(&self, local_path: &str, unc_target: &str) -> HostResult<()> {
         let at = WinPath::parse(local_path).map_err(win_err)?;
         self.ns
             .create_link(self.ctx(), &at, LinkKind::Dir, unc_target)
@@ -28,7 +28,10 @@ impl HostState {
     /// `NewSmbGlobalMapping` on this node (smb.md §4.1): the SMB model maps,
     /// then the link it asks for is validated and made in the namespace
     /// (after the mapping, so the link resolves through it).
-    pub fn new_smb_global_mapping(&mut self, req: &NewSmbGlobalMappingRequest) -> HostResult<()> {
+    pub(crate) fn new_smb_global_mapping(
+        &mut self,
+        req: &NewSmbGlobalMappingRequest,
+    ) -> HostResult<()> {
         let Some(link) = self.smb.new_smb_global_mapping(req)? else {
             return Ok(());
         };

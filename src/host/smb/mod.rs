@@ -7,16 +7,16 @@
 //! status and `RequirePrivacy` flag.
 //!
 //! What SMB needs from the rest of the host (path validation and a link in
-//! the sandbox namespace) is a returned effect, the [`UncLink`] that
-//! [`SmbState::new_smb_global_mapping`] hands the node, which makes the link
-//! ([`HostState::new_smb_global_mapping`](crate::host::HostState::new_smb_global_mapping),
-//! in `link.rs`); what it offers the namespace is [`SmbState::share_root`]:
+//! the sandbox namespace) is a returned effect, the `UncLink` that
+//! `SmbState::new_smb_global_mapping` hands the node, which makes the link
+//! (`HostState::new_smb_global_mapping`,
+//! in `link.rs`); what it offers the namespace is `SmbState::share_root`:
 //! the real directory behind `\\server\share` while a mapping with status
 //! OK grants access.
 //!
 //! Modelling choices where upstream leaves the outcome to Windows (error
 //! texts are Windows' messages, in the words of the configured csi-proxy
-//! release: [`create_failed`], [`mapping_not_found`]):
+//! release: `create_failed`, `mapping_not_found`):
 //! - calls are serialised by the state's lock, so two concurrent
 //!   `NewSmbGlobalMapping` for one root both succeed (upstream: one may fail);
 //! - UNC access without an OK mapping is `Access is denied.` (5), after the
@@ -31,7 +31,7 @@
 //!   other mapping's status;
 //! - a share reports a space ([`ShareSpace`], what `GetDiskFreeSpaceExW`
 //!   gives through a mapping with status OK): set per share
-//!   ([`SmbState::set_share_space`]), else [`DEFAULT_SHARE_CAPACITY`] less
+//!   ([`SmbState::set_share_space`]), else `DEFAULT_SHARE_CAPACITY` less
 //!   the bytes of its files;
 //! - [`SmbState::reboot`] leaves every mapping `Disconnected`, as Windows
 //!   Server 2025 nodes come back from a restart (azurefile-csi-driver#3416,
@@ -84,7 +84,7 @@ pub struct RemotePath {
 impl RemotePath {
     /// The target of a `local_path` link: the normalized path with a
     /// trailing `\` (smb.md §3.1 step 4).
-    pub fn link_target(&self) -> String {
+    pub(crate) fn link_target(&self) -> String {
         if self.normalized.ends_with('\\') {
             self.normalized.clone()
         } else {
@@ -98,7 +98,7 @@ impl RemotePath {
 /// non-empty components ⇒ `remote path (<normalized>) is invalid`; the root
 /// is the lowercased `\\` + first + `\` + second component. Nothing else is
 /// checked.
-pub fn parse_remote_path(remote_path: &str) -> HostResult<RemotePath> {
+pub(crate) fn parse_remote_path(remote_path: &str) -> HostResult<RemotePath> {
     let normalized = remote_path.replace('/', "\\");
     if normalized.is_empty() {
         return Err(HostError::unknown("remote path is empty"));
@@ -120,7 +120,7 @@ pub fn parse_remote_path(remote_path: &str) -> HostResult<RemotePath> {
 /// The prefix of a failed `local_path` link (the cause follows): the RPC's
 /// words around those of the link step, which names the target with its
 /// trailing `\`.
-pub fn link_failed(local_path: &str, normalized: &str, target: &str) -> String {
+pub(crate) fn link_failed(local_path: &str, normalized: &str, target: &str) -> String {
     format!(
         "creating link {local_path} to {normalized} failed with error: \
          error linking {target} to {local_path}. err: "
@@ -131,7 +131,7 @@ pub fn link_failed(local_path: &str, normalized: &str, target: &str) -> String {
 /// `escape(username) + ":" + password`, where `escape` doubles `\` and turns
 /// `:` into `\:`. `None` when `username` is empty (no credential; the
 /// password is ignored).
-pub fn encode_credential(username: &str, password: &str) -> Option<String> {
+pub(crate) fn encode_credential(username: &str, password: &str) -> Option<String> {
     if username.is_empty() {
         return None;
     }
@@ -140,7 +140,7 @@ pub fn encode_credential(username: &str, password: &str) -> Option<String> {
 
 /// Splits an encoded credential back into user and password, as the CIM
 /// layer does: the first unescaped `:` separates them.
-pub fn decode_credential(encoded: &str) -> (String, String) {
+pub(crate) fn decode_credential(encoded: &str) -> (String, String) {
     let mut user = String::new();
     let mut chars = encoded.char_indices();
     while let Some((i, c)) = chars.next() {
@@ -159,7 +159,7 @@ pub fn decode_credential(encoded: &str) -> (String, String) {
 /// The account part of a user name: `DOMAIN\user` and `user@domain` both
 /// give `user` (the domain is not checked for simulated accounts), folded
 /// to lowercase.
-pub fn account_name(user: &str) -> String {
+pub(crate) fn account_name(user: &str) -> String {
     let after_domain = user.rsplit('\\').next().unwrap_or(user);
     let before_at = after_domain.split('@').next().unwrap_or(after_domain);
     before_at.to_lowercase()
@@ -170,17 +170,17 @@ pub fn account_name(user: &str) -> String {
 // ---------------------------------------------------------------------------
 
 /// `ERROR_ACCESS_DENIED`.
-pub const ERROR_ACCESS_DENIED: u32 = 5;
+pub(crate) const ERROR_ACCESS_DENIED: u32 = 5;
 /// `ERROR_BAD_NETPATH`.
-pub const ERROR_BAD_NETPATH: u32 = 53;
+pub(crate) const ERROR_BAD_NETPATH: u32 = 53;
 /// `ERROR_BAD_NET_NAME`.
-pub const ERROR_BAD_NET_NAME: u32 = 67;
+pub(crate) const ERROR_BAD_NET_NAME: u32 = 67;
 /// `ERROR_ALREADY_ASSIGNED`.
-pub const ERROR_ALREADY_ASSIGNED: u32 = 85;
+pub(crate) const ERROR_ALREADY_ASSIGNED: u32 = 85;
 /// `ERROR_SESSION_CREDENTIAL_CONFLICT`.
 pub const ERROR_SESSION_CREDENTIAL_CONFLICT: u32 = 1219;
 /// `ERROR_LOGON_FAILURE`.
-pub const ERROR_LOGON_FAILURE: u32 = 1326;
+pub(crate) const ERROR_LOGON_FAILURE: u32 = 1326;
 
 /// A Windows error from the simulated SMB client (code and system text).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -224,7 +224,7 @@ impl From<SmbError> for HostError {
 /// v1.3's WMI method raised an exception whose description is Windows'
 /// message (go-ole: `Exception occurred. (<description>)`; the method never
 /// returned, so `result: -1`); v1.1's cmdlet printed its CIM error record.
-pub fn create_failed(release: ProxyRelease, e: SmbError) -> String {
+pub(crate) fn create_failed(release: ProxyRelease, e: SmbError) -> String {
     match release {
         ProxyRelease::V1_3 => format!(
             "NewSmbGlobalMapping failed. result: -1, err: Exception occurred. ({} )",
@@ -249,7 +249,7 @@ pub fn create_failed(release: ProxyRelease, e: SmbError) -> String {
 /// `RemoveSmbGlobalMapping`'s text when no mapping of `root` exists: v1.3's
 /// WMI query found no instance (the WMI library's `Not Found`); v1.1's
 /// cmdlet found no object with that remote path.
-pub fn mapping_not_found(release: ProxyRelease, root: &str) -> String {
+pub(crate) fn mapping_not_found(release: ProxyRelease, root: &str) -> String {
     match release {
         ProxyRelease::V1_3 => format!("error remove smb mapping '{root}'. err: Not Found"),
         _ => {
@@ -301,7 +301,7 @@ pub struct SmbShare {
     /// Real directory holding the share's contents.
     pub content_dir: PathBuf,
     /// The space the share reports (`GetDiskFreeSpaceExW` on a path of
-    /// it): [`SmbState::set_share_space`]; `None` is [`DEFAULT_SHARE_CAPACITY`]
+    /// it): [`SmbState::set_share_space`]; `None` is `DEFAULT_SHARE_CAPACITY`
     /// less the bytes of the files in `content_dir`.
     pub space: Option<ShareSpace>,
 }
@@ -376,7 +376,7 @@ impl SmbServer {
     }
 
     /// The share with this name (case-insensitive).
-    pub fn share(&self, name: &str) -> Option<&SmbShare> {
+    pub(crate) fn share(&self, name: &str) -> Option<&SmbShare> {
         self.shares.get(&name.to_lowercase())
     }
 }
@@ -500,7 +500,7 @@ impl fmt::Debug for NewSmbGlobalMappingRequest {
 /// link at `local_path` to the UNC path `target`, after the filesystem
 /// group's working-dir validation of `local_path`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UncLink {
+pub(crate) struct UncLink {
     /// Where the link goes (as given).
     pub local_path: String,
     /// The UNC target (`\\server\share\sub\`, trailing `\`).
@@ -512,7 +512,7 @@ pub struct UncLink {
 impl UncLink {
     /// The RPC's error when creating the link failed with `e` (a Windows
     /// text such as `Cannot create a file when that file already exists.`).
-    pub fn failed(&self, e: HostError) -> HostError {
+    pub(crate) fn failed(&self, e: HostError) -> HostError {
         e.context(link_failed(&self.local_path, &self.remote, &self.target))
     }
 }
@@ -520,7 +520,7 @@ impl UncLink {
 /// Splits a UNC path into server, share and the remaining components.
 /// Accepts `\\server\share\rest`, `\\?\UNC\server\share\rest` and upstream's
 /// `\\?\\\server\share\rest` spelling. `/` is treated as `\`.
-pub fn split_unc(path: &str) -> Option<(String, String, Vec<String>)> {
+pub(crate) fn split_unc(path: &str) -> Option<(String, String, Vec<String>)> {
     let p = path.replace('/', "\\");
     let rest = if let Some(r) = p.strip_prefix("\\\\?\\UNC\\") {
         r
@@ -569,7 +569,7 @@ pub struct SmbState {
 impl SmbState {
     /// No servers, no mappings; share contents go under
     /// `<sandbox>/smb/`.
-    pub fn new(sandbox: impl Into<PathBuf>, config: SmbConfig) -> Self {
+    pub(crate) fn new(sandbox: impl Into<PathBuf>, config: SmbConfig) -> Self {
         Self {
             sandbox: sandbox.into(),
             config,
@@ -705,7 +705,7 @@ impl SmbState {
     }
 
     /// The server with this name (case-insensitive).
-    pub fn server(&self, name: &str) -> Option<&SmbServer> {
+    pub(crate) fn server(&self, name: &str) -> Option<&SmbServer> {
         self.servers.get(&name.to_lowercase())
     }
 
@@ -737,7 +737,7 @@ impl SmbState {
 
     /// Every mapping with `status` (test control): what a node restart
     /// leaves is [`MappingStatus::Disconnected`] (azurefile-csi-driver#3416).
-    pub fn set_all_mapping_status(&mut self, status: MappingStatus) {
+    pub(crate) fn set_all_mapping_status(&mut self, status: MappingStatus) {
         for mapping in self.mappings.values_mut() {
             mapping.status = status;
         }
@@ -804,7 +804,7 @@ impl SmbState {
 
     /// Access to a share root through its mapping: the content directory,
     /// or why it is not accessible.
-    pub fn share_root(&self, host: &str, share: &str) -> Result<&Path, SmbError> {
+    pub(crate) fn share_root(&self, host: &str, share: &str) -> Result<&Path, SmbError> {
         let root = format!("\\\\{host}\\{share}");
         let mapping = self.mapping(&root);
         // Reachability and share existence are reported before the mapping.
@@ -831,7 +831,7 @@ impl SmbState {
         split_unc(root).is_some_and(|(host, share, _)| self.share_root(&host, &share).is_ok())
     }
 
-    /// Resolves a UNC path (any spelling [`split_unc`] accepts) for the
+    /// Resolves a UNC path (any spelling `split_unc` accepts) for the
     /// namespace: the share's content directory and the components below it
     /// (not normalised; the caller applies its own rules and must never
     /// climb above the returned directory). Fails with the Windows error
@@ -843,7 +843,7 @@ impl SmbState {
     }
 
     /// `MSFT_SmbGlobalMapping.Create` (smb.md §6.2).
-    pub fn create_mapping(
+    pub(crate) fn create_mapping(
         &mut self,
         remote: &RemotePath,
         username: &str,
@@ -902,7 +902,7 @@ impl SmbState {
     /// (the node validates and makes it:
     /// [`HostState::new_smb_global_mapping`](super::HostState::new_smb_global_mapping)).
     /// A failure after the mapping step does not roll it back.
-    pub fn new_smb_global_mapping(
+    pub(crate) fn new_smb_global_mapping(
         &mut self,
         req: &NewSmbGlobalMappingRequest,
     ) -> HostResult<Option<UncLink>> {
@@ -949,7 +949,7 @@ impl SmbState {
 
     /// `RemoveSmbGlobalMapping` (smb.md §4.2): removes the root mapping of
     /// any path on the share; not idempotent; links are left alone.
-    pub fn remove_smb_global_mapping(&mut self, remote_path: &str) -> HostResult<()> {
+    pub(crate) fn remove_smb_global_mapping(&mut self, remote_path: &str) -> HostResult<()> {
         let remote = parse_remote_path(remote_path)?;
         tracing::debug!(root = %remote.root, "RemoveSmbGlobalMapping");
         self.remove_mapping(&remote.root)

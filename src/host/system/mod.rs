@@ -10,8 +10,8 @@
 //! State changes are driven by [`SystemState`] (pure, given the current
 //! instant); the waiting loops of `StartService`/`StopService` (poll every
 //! [`ServiceTiming::poll_interval`], give up after [`ServiceTiming::timeout`])
-//! are [`Host::start_service`](crate::host::Host::start_service) and
-//! [`Host::stop_service`](crate::host::Host::stop_service) (in `wait.rs`),
+//! are `Host::start_service` and
+//! `Host::stop_service` (in `wait.rs`),
 //! which take the node's lock for each poll only.
 //! These loops **block the calling thread** while they sleep between polls;
 //! async callers should run them on a blocking thread.
@@ -47,17 +47,17 @@ mod wait;
 pub use seed::{DEFAULT_BIOS_SERIAL, ServiceSeed, SystemSeed, default_services};
 
 /// `Win32_Service.StartService`/`StopService` return code: accepted.
-pub const CODE_ACCEPTED: u32 = 0;
+pub(crate) const CODE_ACCEPTED: u32 = 0;
 /// Return code: the service has running dependents (stop refused).
-pub const CODE_DEPENDENT_SERVICES_RUNNING: u32 = 3;
+pub(crate) const CODE_DEPENDENT_SERVICES_RUNNING: u32 = 3;
 /// Return code: the service cannot accept the control now.
-pub const CODE_CANNOT_ACCEPT_CONTROL: u32 = 5;
+pub(crate) const CODE_CANNOT_ACCEPT_CONTROL: u32 = 5;
 /// Return code: already running (start is a no-op).
-pub const CODE_ALREADY_RUNNING: u32 = 10;
+pub(crate) const CODE_ALREADY_RUNNING: u32 = 10;
 /// Return code: a service this one depends on failed to start.
-pub const CODE_DEPENDENCY_FAILURE: u32 = 13;
+pub(crate) const CODE_DEPENDENCY_FAILURE: u32 = 13;
 /// Return code: the service is disabled.
-pub const CODE_DISABLED: u32 = 14;
+pub(crate) const CODE_DISABLED: u32 = 14;
 
 /// Current state of a service; the numbers are the proto `ServiceStatus`
 /// values (and Win32 `dwCurrentState`).
@@ -105,7 +105,7 @@ impl ServiceStatus {
     }
 
     /// The `Win32_Service.State` text of this status (`Start Pending`, ...).
-    pub fn state_text(self) -> &'static str {
+    pub(crate) fn state_text(self) -> &'static str {
         match self {
             Self::Unknown => "Unknown",
             Self::Stopped => "Stopped",
@@ -188,7 +188,7 @@ impl StartType {
     /// Maps a `Win32_Service.StartMode` text as the proxy does (system.md
     /// §4.2): `Boot`, `System`, `Auto`, `Manual`, `Disabled`; **anything else
     /// is `Boot`** (upstream quirk).
-    pub fn from_start_mode_text(text: &str) -> Self {
+    pub(crate) fn from_start_mode_text(text: &str) -> Self {
         match text {
             "System" => Self::System,
             "Auto" => Self::Automatic,
@@ -219,7 +219,7 @@ pub enum StartMode {
 
 impl StartMode {
     /// Parses a `StartMode` text; unknown texts become [`StartMode::Other`].
-    pub fn from_wmi_text(text: &str) -> Self {
+    pub(crate) fn from_wmi_text(text: &str) -> Self {
         match text {
             "Boot" => Self::Boot,
             "System" => Self::System,
@@ -231,7 +231,7 @@ impl StartMode {
     }
 
     /// The `StartMode` text WMI reports.
-    pub fn wmi_text(&self) -> &str {
+    pub(crate) fn wmi_text(&self) -> &str {
         match self {
             Self::Boot => "Boot",
             Self::System => "System",
@@ -243,7 +243,7 @@ impl StartMode {
     }
 
     /// The start type `GetService` reports for this mode.
-    pub fn start_type(&self) -> StartType {
+    pub(crate) fn start_type(&self) -> StartType {
         StartType::from_start_mode_text(self.wmi_text())
     }
 }
@@ -322,7 +322,7 @@ impl Service {
     }
 
     /// Builder: the services this one depends on.
-    pub fn with_dependencies<I, S>(mut self, names: I) -> Self
+    pub(crate) fn with_dependencies<I, S>(mut self, names: I) -> Self
     where
         I: IntoIterator<Item = S>,
         S: Into<String>,
@@ -392,7 +392,7 @@ pub struct SystemState {
 impl SystemState {
     /// An empty host: the given BIOS serial (`None` = no BIOS instance, so
     /// `GetBIOSSerialNumber` fails) and no services.
-    pub fn new(bios_serial: Option<String>) -> Self {
+    pub(crate) fn new(bios_serial: Option<String>) -> Self {
         Self {
             bios_serial,
             services: BTreeMap::new(),
@@ -460,7 +460,7 @@ impl SystemState {
     }
 
     /// The timing of the start/stop loops.
-    pub fn timing(&self) -> ServiceTiming {
+    pub(crate) fn timing(&self) -> ServiceTiming {
         self.timing
     }
 
@@ -479,7 +479,7 @@ impl SystemState {
     }
 
     /// `GetService` at `now`.
-    pub fn get_service(&mut self, name: &str, now: Instant) -> HostResult<ServiceInfo> {
+    pub(crate) fn get_service(&mut self, name: &str, now: Instant) -> HostResult<ServiceInfo> {
         let service = self
             .services
             .get_mut(&key(name))
@@ -501,7 +501,7 @@ impl SystemState {
 
     /// Key names of the services that depend directly on `name`, in key
     /// order.
-    pub fn dependents(&self, name: &str) -> Vec<String> {
+    pub(crate) fn dependents(&self, name: &str) -> Vec<String> {
         let k = key(name);
         self.services
             .values()
@@ -513,7 +513,7 @@ impl SystemState {
     /// `Win32_Service.StartService` at `now`: returns the return code; on 0
     /// the service (and any stopped antecedents) is on its way to `Running`.
     /// `None` if the service does not exist.
-    pub fn invoke_start(&mut self, name: &str, now: Instant) -> Option<u32> {
+    pub(crate) fn invoke_start(&mut self, name: &str, now: Instant) -> Option<u32> {
         let service = self.services.get_mut(&key(name))?;
         service.refresh(now);
         if let Some(code) = service.start_result.filter(|c| *c != CODE_ACCEPTED) {
@@ -595,7 +595,7 @@ impl SystemState {
     /// `Win32_Service.StopService` at `now`: returns the return code
     /// (`3` while a dependent is running); `None` if the service does not
     /// exist.
-    pub fn invoke_stop(&mut self, name: &str, now: Instant) -> Option<u32> {
+    pub(crate) fn invoke_stop(&mut self, name: &str, now: Instant) -> Option<u32> {
         let k = key(name);
         let dependents = self.dependents(name);
         let mut dependent_running = false;
@@ -637,7 +637,7 @@ impl SystemState {
     /// prepended, so the deepest dependents come first and `name` last.
     /// Dependents that are not running (and what depends on them) are
     /// skipped.
-    pub fn force_stop_order(&mut self, name: &str, now: Instant) -> Vec<String> {
+    pub(crate) fn force_stop_order(&mut self, name: &str, now: Instant) -> Vec<String> {
         let mut order: VecDeque<String> = VecDeque::new();
         let mut seen = BTreeSet::new();
         let mut queue = VecDeque::new();

@@ -27,7 +27,7 @@ impl Host {
 
     /// `StartService` (system.md §4.3): start, then poll until the state seen on
     /// the previous poll is `Running`, or time out. Blocks between polls.
-    pub fn start_service(&self, name: &str) -> HostResult<()> {
+    pub(crate) fn start_service(&self, name: &str) -> HostResult<()> {
         let wait_failed = |e: String| {
             HostError::unknown(format!(
                 "failed to wait for service {name} state change. error: {e}"
@@ -105,7 +105,7 @@ impl Host {
     /// `StopService` (system.md §4.4): a single stop; with `force`, when refused
     /// because dependents are running, stops the running dependents deepest
     /// first and then the service. Blocks between polls.
-    pub fn stop_service(&self, name: &str, force: bool) -> HostResult<()> {
+    pub(crate) fn stop_service(&self, name: &str, force: bool) -> HostResult<()> {
         let failed =
             |e: String| HostError::unknown(format!("failed to stop service {name}. error: {e}"));
         match self.stop_single(name) {
