@@ -1,4 +1,4 @@
-//! No request panics the server (issue 11, item 8).
+//! No request panics the server.
 //!
 //! Every RPC of every group version is called in process through the
 //! server's gRPC routes ([`GroupVersion::routes`]) with a gRPC-framed body:

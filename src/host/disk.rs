@@ -1,4 +1,4 @@
-//! The disk group's operations (disk.md §3, §4), version-neutral, as
+//! The disk group's operations, version-neutral, as
 //! methods of [`HostState`] over its storage.
 //!
 //! Every error is [`HostError::unknown`] with upstream's text. The string disk
@@ -48,7 +48,7 @@ pub(super) fn with_result(e: HostError, text: impl FnOnce(u32) -> String) -> Hos
 }
 
 impl HostState {
-    /// Disks whose location parses (disk.md §4.1), by number; offline disks included.
+    /// Disks whose location parses, by number; offline disks included.
     pub fn list_disk_locations(&self) -> HostResult<BTreeMap<u32, DiskLocation>> {
         Ok(self
             .storage
@@ -68,7 +68,7 @@ impl HostState {
             .collect())
     }
 
-    /// Makes sure the disk has a partition table and a non-reserved partition (§4.2).
+    /// Makes sure the disk has a partition table and a non-reserved partition.
     pub fn partition_disk(&mut self, n: u32) -> HostResult<()> {
         let style = self
             .storage
@@ -118,13 +118,13 @@ impl HostState {
         }
     }
 
-    /// Re-enumerates disks (§4.3).
+    /// Re-enumerates disks.
     pub fn rescan(&mut self) -> HostResult<()> {
         self.storage.rescan();
         Ok(())
     }
 
-    /// The first disk whose page83 equals `disk_name` (§4.4, v1alpha1).
+    /// The first disk whose page83 equals `disk_name` (v1alpha1).
     pub fn get_disk_number_by_name(&self, name: &str) -> HostResult<u32> {
         for d in self.storage.disks() {
             if let Some(e) = &d.probe_error {
@@ -139,7 +139,7 @@ impl HostState {
         )))
     }
 
-    /// Page83 and serial of every disk (§4.5).
+    /// Page83 and serial of every disk.
     pub fn list_disk_ids(&self) -> HostResult<BTreeMap<u32, DiskIds>> {
         let mut out = BTreeMap::new();
         for d in self.storage.disks() {
@@ -157,7 +157,7 @@ impl HostState {
         Ok(out)
     }
 
-    /// The disk's capacity in bytes (§4.6).
+    /// The disk's capacity in bytes.
     pub fn get_disk_stats(&self, n: u32) -> HostResult<i64> {
         self.storage
             .disk(n)
@@ -165,7 +165,7 @@ impl HostState {
             .ok_or_else(|| disk_not_found(n))
     }
 
-    /// Brings the disk online or takes it offline; no-op if already so (§4.7).
+    /// Brings the disk online or takes it offline; no-op if already so.
     pub fn set_disk_state(&mut self, n: u32, online: bool) -> HostResult<()> {
         if self.storage.disk(n).is_none() {
             return Err(disk_not_found(n));
@@ -176,7 +176,7 @@ impl HostState {
             .map_err(|e| with_result(e, |c| texts::set_disk_state_failed(release, n, online, c)))
     }
 
-    /// Whether the disk is online (§4.8).
+    /// Whether the disk is online.
     pub fn get_disk_state(&self, n: u32) -> HostResult<bool> {
         self.storage
             .disk(n)

@@ -1,4 +1,4 @@
-//! The filesystem group's operations (filesystem.md §4, §5),
+//! The filesystem group's operations,
 //! version-neutral, as methods of [`HostState`] over its namespace.
 //!
 //! Paths are validated against the node's working-dir list with
@@ -32,7 +32,7 @@ impl HostState {
         validate_working_path(p, &self.working_dirs)
     }
 
-    /// Whether the path exists (lstat: a dangling link exists) (§4.1).
+    /// Whether the path exists (lstat: a dangling link exists).
     pub fn path_exists(&self, p: &str) -> HostResult<bool> {
         self.validate(p)?;
         let path = WinPath::parse(p).map_err(|e| op_err("CreateFile", p, e))?;
@@ -50,7 +50,7 @@ impl HostState {
         }
     }
 
-    /// Creates the directory and its parents; existing directory is fine (§4.2).
+    /// Creates the directory and its parents; existing directory is fine.
     pub fn mkdir(&self, p: &str) -> HostResult<()> {
         self.validate(p)?;
         let path = WinPath::parse(p).map_err(|e| op_err("mkdir", p, e))?;
@@ -68,7 +68,7 @@ impl HostState {
         Err(op_err("mkdir", p, e))
     }
 
-    /// Removes one entry, or recursively with `force` (§4.3).
+    /// Removes one entry, or recursively with `force`.
     pub fn rmdir(&self, p: &str, force: bool) -> HostResult<()> {
         self.validate(p)?;
         if force {
@@ -107,7 +107,7 @@ impl HostState {
         }
     }
 
-    /// Removes everything inside a directory, keeping it (§4.4, v2alpha1).
+    /// Removes everything inside a directory, keeping it (v2alpha1).
     pub fn rmdir_contents(&self, p: &str) -> HostResult<()> {
         self.validate(p)?;
         let path = WinPath::parse(p).map_err(|e| op_err("open", p, e))?;
@@ -122,7 +122,7 @@ impl HostState {
         Ok(())
     }
 
-    /// Creates the link `target` pointing at `source` (§4.5).
+    /// Creates the link `target` pointing at `source`.
     pub fn create_symlink(&self, source: &str, target: &str) -> HostResult<()> {
         self.validate(target)?;
         self.validate(source)?;
@@ -131,7 +131,7 @@ impl HostState {
         self.ns.symlink(self.ctx(), source, &at).map_err(err)
     }
 
-    /// Whether the path is a link/junction/mount point whose target exists (§4.6).
+    /// Whether the path is a link/junction/mount point whose target exists.
     pub fn is_symlink(&self, p: &str) -> HostResult<bool> {
         let path = WinPath::parse(p).map_err(|e| op_err("CreateFile", p, e))?;
         let link = match self

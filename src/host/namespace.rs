@@ -1,5 +1,4 @@
-//! The file namespace on a real sandbox directory (filesystem.md §6,
-//! volume.md §7.3).
+//! The file namespace on a real sandbox directory.
 //!
 //! # Layout
 //! ```text

@@ -162,7 +162,7 @@ impl HostConfig {
     }
 
     /// The filesystem group's working-dir list W: working dirs, then the
-    /// kubelet path last (server.md §2).
+    /// kubelet path last.
     pub fn working_dir_list(&self) -> Vec<String> {
         let mut w = self.working_dirs.clone();
         w.push(self.kubelet_path.clone());

@@ -231,12 +231,12 @@ impl Host {
         self.lock().working_dirs.clone()
     }
 
-    /// Replaces the working-dir list W (test control, filesystem.md §6.5).
+    /// Replaces the working-dir list W (test control).
     pub fn set_working_dirs(&self, dirs: Vec<String>) {
         self.lock().working_dirs = dirs;
     }
 
-    // ---- disk test hooks (disk.md §8) ----
+    // ---- disk test hooks ----
 
     /// Attaches a disk; returns its number and handle.
     pub fn attach_disk(&self, spec: DiskSpec) -> HostResult<(u32, DiskHandle)> {
@@ -308,7 +308,7 @@ impl Host {
         })
     }
 
-    // ---- namespace test hooks (filesystem.md §6.5) ----
+    // ---- namespace test hooks ----
 
     /// Writes a file (creating or replacing it); the bytes count as used on
     /// the volume holding it (replacing a file gives its old bytes back;

@@ -1,11 +1,11 @@
-//! The storage model: disks, partitions and volumes (disk.md §7, volume.md §7).
+//! The storage model: disks, partitions and volumes.
 //!
 //! Pure state and arithmetic, no paths: the file contents of each volume live
 //! in the namespace (`namespace.rs`), under a directory named after the
 //! volume's GUID. The group operations (`disk.rs`, `volume.rs`) add upstream's
 //! error wrapping on top of the primitives here.
 //!
-//! # Layout (disk.md §7.3)
+//! # Layout
 //! GPT with 512-byte sectors: usable area from 17408 (LBA 34) to
 //! `size − 16896` (backup GPT, 33 sectors); initialising creates the MSR as
 //! partition 1 at 17408, size 16759808 (ending at 16 MiB). A maximum-size
@@ -159,7 +159,7 @@ pub enum Page83 {
 }
 
 impl Page83 {
-    /// The identifier as ListDiskIDs reports it (disk.md §4.5).
+    /// The identifier as ListDiskIDs reports it.
     pub fn reported(&self) -> String {
         match self {
             Page83::None => String::new(),
@@ -1368,7 +1368,7 @@ mod tests {
         s.create_partition(n, basic(), PartitionSize::Max).unwrap();
         let p = s.disk(n).unwrap().partition(2).unwrap().clone();
         assert_eq!((p.offset, p.size), (16777216, 10720624128));
-        // 20 GiB after growing: 21458042368 (volume.md §7.4)
+        // 20 GiB after growing: 21458042368
         s.disk_mut_any(n).unwrap().size = 20 * GIB;
         let id = p.volume.clone().unwrap();
         assert_eq!(s.supported_size(&id).unwrap().1, 21458042368);

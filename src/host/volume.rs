@@ -1,4 +1,4 @@
-//! The volume group's operations (volume.md §3, §5), version-neutral, as
+//! The volume group's operations, version-neutral, as
 //! methods of [`HostState`] over its storage and namespace.
 //!
 //! Every error is [`HostError::unknown`] with upstream's text. The old
@@ -41,7 +41,7 @@ fn require_id(id: &str) -> HostResult<()> {
 
 impl HostState {
     /// Volume ids on a disk, in partition order; `partition_number` 0 = all.
-    /// Unknown/offline disks and partitions give `[]` (§5.1).
+    /// Unknown/offline disks and partitions give `[]`.
     pub fn list_volumes_on_disk(
         &self,
         disk_number: u32,
@@ -50,7 +50,7 @@ impl HostState {
         Ok(self.storage.volumes_on_disk(disk_number, partition_number))
     }
 
-    /// Mounts a volume on an existing empty directory (§5.2).
+    /// Mounts a volume on an existing empty directory.
     pub fn mount_volume(&mut self, id: &str, target: &str) -> HostResult<()> {
         if id.is_empty() {
             return Err(HostError::unknown("MountVolumeRequest.VolumeId is empty"));
@@ -79,7 +79,7 @@ impl HostState {
         }
     }
 
-    /// Flushes the volume, then removes the mount point at the path (§5.3).
+    /// Flushes the volume, then removes the mount point at the path.
     pub fn unmount_volume(&mut self, id: &str, target: &str) -> HostResult<()> {
         require_id(id)?;
         if target.is_empty() {
@@ -95,14 +95,14 @@ impl HostState {
         self.ns.delete_mount_point(self.ctx(), &path).map_err(fail)
     }
 
-    /// Whether the volume has any file system (§5.4).
+    /// Whether the volume has any file system.
     pub fn is_volume_formatted(&self, id: &str) -> HostResult<bool> {
         require_id(id)?;
         let v = self.storage.volume(id).ok_or_else(|| query_error(id))?;
         Ok(v.fs.is_formatted())
     }
 
-    /// Formats NTFS, forced, destructive (§5.5).
+    /// Formats NTFS, forced, destructive.
     pub fn format_volume(&mut self, id: &str) -> HostResult<()> {
         require_id(id)?;
         if self.storage.volume(id).is_none() {
@@ -116,7 +116,7 @@ impl HostState {
             })
     }
 
-    /// Grows the volume's partition; 0 = maximum (§5.6).
+    /// Grows the volume's partition; 0 = maximum.
     pub fn resize_volume(&mut self, id: &str, size_bytes: i64) -> HostResult<()> {
         require_id(id)?;
         let current = self
@@ -162,7 +162,7 @@ impl HostState {
             })
     }
 
-    /// Total and used bytes (§5.7).
+    /// Total and used bytes.
     pub fn get_volume_stats(&self, id: &str) -> HostResult<VolumeStats> {
         require_id(id)?;
         let v = self.storage.volume(id).ok_or_else(|| query_error(id))?;
@@ -178,7 +178,7 @@ impl HostState {
         })
     }
 
-    /// The number of the disk holding the volume (§5.11).
+    /// The number of the disk holding the volume.
     pub fn get_disk_number_from_volume_id(&self, id: &str) -> HostResult<u32> {
         require_id(id)?;
         self.storage
@@ -187,7 +187,8 @@ impl HostState {
             .ok_or_else(|| volume_not_found(id))
     }
 
-    /// §5.8 steps 2–3 for a path already known to be a reparse point.
+    /// The volume behind `path`, already known to be a reparse point: its
+    /// mount's volume, following links.
     fn volume_of_resolved(&self, path: &WinPath) -> HostResult<String> {
         let (_mount, volume) = self
             .ns
@@ -201,7 +202,7 @@ impl HostState {
             .ok_or_else(|| win_err(Win32Error::new(Win32Error::NOT_READY)))
     }
 
-    /// The volume mounted at (or linked from) a reparse point (§5.8).
+    /// The volume mounted at (or linked from) a reparse point.
     pub fn get_volume_id_from_target_path(&self, target: &str) -> HostResult<String> {
         if target.is_empty() {
             return Err(HostError::unknown("target path is empty"));
@@ -213,7 +214,7 @@ impl HostState {
         }
     }
 
-    /// The volume holding the path, walking up to the drive letter (§5.9).
+    /// The volume holding the path, walking up to the drive letter.
     pub fn get_closest_volume_id_from_target_path(&self, target: &str) -> HostResult<String> {
         if target.is_empty() {
             return Err(HostError::unknown("target path is empty"));
@@ -261,7 +262,7 @@ impl HostState {
         )))
     }
 
-    /// Flushes the volume's cache (§5.10).
+    /// Flushes the volume's cache.
     pub fn write_volume_cache(&mut self, id: &str) -> HostResult<()> {
         require_id(id)?;
         self.storage.flush(id).map_err(|_| query_error(id))

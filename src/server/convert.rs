@@ -1,6 +1,6 @@
 //! Pure conversion helpers the versioned services need: Go `strconv`
-//! emulation for the string disk ids of the old API versions (disk.md §3,
-//! volume.md §3) and the error wrappers those versions add.
+//! emulation for the string disk ids of the old API versions and the error
+//! wrappers those versions add.
 
 use crate::host::{HostError, HostResult};
 

@@ -1,4 +1,4 @@
-//! The disk group's services, `v1alpha1` to `v1` (disk.md §2, §3).
+//! The disk group's services, `v1alpha1` to `v1`.
 //!
 //! Every version is one `impl <version>::disk_server::Disk for ProxyService`
 //! produced by `disk_service!` from the list of RPC *shapes* that version
@@ -8,7 +8,7 @@
 //! version with that shape, so `v1beta3` and `v1` share every body.
 //!
 //! The string-id shapes parse with Go's `strconv.ParseUint(s, 10, 64)` and
-//! truncate to 32 bits, failing with the texts of disk.md §3
+//! truncate to 32 bits, failing with the proxy's texts
 //! (`server::convert`). Errors of forwarded calls are not wrapped in
 //! this group.
 

@@ -1,4 +1,4 @@
-//! The filesystem group's services (filesystem.md §2, §5): five versions
+//! The filesystem group's services: five versions
 //! over the node's namespace.
 //!
 //! Two message families:

@@ -1,4 +1,4 @@
-//! The iSCSI group's services (iscsi.md §2, §5): v1alpha1 and v1alpha2 over
+//! The iSCSI group's services: v1alpha1 and v1alpha2 over
 //! the node's iSCSI model.
 //!
 //! Both versions have the same messages; v1alpha2 adds

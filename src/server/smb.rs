@@ -1,4 +1,4 @@
-//! The SMB group's services (smb.md §2, §5): four versions over the node's
+//! The SMB group's services: four versions over the node's
 //! SMB model.
 //!
 //! All versions have the same requests; v1alpha1/v1beta1 responses carry a

@@ -1,4 +1,4 @@
-//! The System group's service (system.md §2, §5): v1alpha1 over the node's
+//! The System group's service: v1alpha1 over the node's
 //! System model.
 //!
 //! Field-for-field; the host's status and start type map one-to-one onto

@@ -1,4 +1,4 @@
-//! The volume group's services, `v1alpha1` to `v2alpha1` (volume.md §2, §3).
+//! The volume group's services, `v1alpha1` to `v2alpha1`.
 //!
 //! As for the disk group, each version is one
 //! `impl <version>::volume_server::Volume for ProxyService` produced by

@@ -1,7 +1,7 @@
-//! `MSFT_Disk.Location` parsing (disk.md §4.1), shared by the simulated
+//! `MSFT_Disk.Location` parsing, shared by the simulated
 //! host and the HostProcess backend.
 
-/// Parses a disk `Location` the way ListDiskLocations does (disk.md §4.1):
+/// Parses a disk `Location` the way ListDiskLocations does:
 /// `None` if the disk is omitted, else `(adapter, bus, target, lun)`.
 pub fn parse_location(location: &str) -> Option<[String; 4]> {
     let pieces: Vec<&str> = location.split(':').collect();

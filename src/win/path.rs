@@ -3,9 +3,9 @@
 //!
 //! [`WinPath`] is a parsed, normalised absolute Windows path (drive, UNC share
 //! or `\\?\Volume{GUID}\` root plus components). [`validate_working_path`] is
-//! the filesystem group's confinement check (filesystem.md §3).
+//! the filesystem group's confinement check.
 //!
-//! # Normalisation (filesystem.md §6.1)
+//! # Normalisation
 //! For `X:\...` and `\\server\share\...` input: `/` becomes `\`, runs of `\`
 //! collapse, `.` components are dropped, `..` pops a component but never climbs
 //! above the drive or share root, and trailing spaces and dots are stripped from
@@ -515,7 +515,7 @@ pub fn is_within(p: &str, w: &str) -> bool {
     pc.len() >= wc.len() && pc.iter().zip(&wc).all(|(a, b)| a == b)
 }
 
-/// The filesystem group's path validation (filesystem.md §3.2), with the
+/// The filesystem group's path validation, with the
 /// stricter component-wise confinement described in the module docs.
 /// `working_dirs` is the ordered list W (working dirs, then the kubelet path).
 pub fn validate_working_path(p: &str, working_dirs: &[String]) -> HostResult<()> {

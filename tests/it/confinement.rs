@@ -1,4 +1,4 @@
-//! Confinement of the simulated node to its sandbox (issue 11, items 5 and 7).
+//! Confinement of the simulated node to its sandbox.
 //!
 //! Links planted on the real file system at the sandbox's roots (a volume's
 //! root directory, a share's content directory) must not lead a request out

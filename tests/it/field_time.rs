@@ -1,4 +1,4 @@
-//! Host time (issues 26 and 27): work at the host takes time and goes on
+//! Host time: work at the host takes time and goes on
 //! when its caller gives up, as csi-proxy's PowerShell and WMI calls do;
 //! latency profiles of the real proxy; and the field failures that come of
 //! it (a format that outlives kubelet's timeout, azuredisk-csi-driver#2690;

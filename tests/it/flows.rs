@@ -1,4 +1,4 @@
-//! The CSI node flows of volume.md §8 (NodeStage, NodePublish,
+//! The CSI node flows (NodeStage, NodePublish,
 //! NodeGetVolumeStats, NodeExpand, NodeUnpublish, NodeUnstage), Azure Disk
 //! style and GCE PD style, written once over a [`Driver`] and run through
 //! two API sets — disk v1 + volume v1 + filesystem v1, and the beta set

@@ -1,5 +1,6 @@
-//! Written from design.md's public shape alone: if this compiles and runs,
-//! the names and signatures a driver author reads there exist.
+//! The public shape a driver author reads in the README and the API docs,
+//! written as a driver would use it: if this compiles and runs, those names
+//! and signatures exist.
 
 use std::sync::Arc;
 

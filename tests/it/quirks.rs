@@ -1,5 +1,5 @@
 //! Idempotency rules and upstream quirks the specs tell implementations to
-//! keep, and sandbox-escape attempts (server.md §11.3 items 4 and 6), on
+//! keep, and sandbox-escape attempts, on
 //! both backends.
 // On Windows the server halves use named pipes and take turns.
 #![cfg(feature = "mock")]

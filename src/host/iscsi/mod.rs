@@ -1,6 +1,6 @@
 //! The iSCSI group of the simulated host: portals, targets, sessions.
 //!
-//! Follows `spec/iscsi.md` §6. The *remote side* is configuration: iSCSI
+//! The *remote side* is configuration: iSCSI
 //! servers ([`IscsiServer`]) reachable at an address and port, each with
 //! targets ([`IscsiTarget`]) that may require one-way CHAP, prove themselves
 //! with a reverse (mutual) CHAP secret, restrict initiators and expose LUNs.
@@ -104,7 +104,7 @@ impl TargetPortal {
     }
 }
 
-/// The port the proxy uses for a requested one (iscsi.md §3): `0` becomes
+/// The port the proxy uses for a requested one: `0` becomes
 /// 3260, anything else is truncated to 16 bits (68796 → 3260, 65536 → 0),
 /// as the current upstream does.
 pub(crate) fn effective_port(requested: u32) -> u16 {
@@ -185,7 +185,7 @@ pub enum IscsiApiVersion {
     V1alpha2,
 }
 
-/// The version gate of `SetMutualChapSecret` (iscsi.md §4.8).
+/// The version gate of `SetMutualChapSecret`.
 pub(crate) fn check_mutual_chap_version(version: IscsiApiVersion) -> HostResult<()> {
     if version >= IscsiApiVersion::V1alpha2 {
         Ok(())
@@ -561,7 +561,7 @@ impl IscsiState {
         }
     }
 
-    /// `AddTargetPortal` (iscsi.md §4.1).
+    /// `AddTargetPortal`.
     pub(crate) fn add_target_portal(
         &mut self,
         disks: &mut NodeDisks<'_>,
@@ -589,7 +589,7 @@ impl IscsiState {
         Ok(())
     }
 
-    /// `DiscoverTargetPortal` (iscsi.md §4.2): the IQNs associated with a
+    /// `DiscoverTargetPortal`: the IQNs associated with a
     /// registered portal when it was added; the server is not asked again.
     pub(crate) fn discover_target_portal(
         &mut self,
@@ -604,7 +604,7 @@ impl IscsiState {
         })
     }
 
-    /// `RemoveTargetPortal` (iscsi.md §4.3): not idempotent; sessions stay.
+    /// `RemoveTargetPortal`: not idempotent; sessions stay.
     pub(crate) fn remove_target_portal(
         &mut self,
         disks: &mut NodeDisks<'_>,
@@ -626,7 +626,7 @@ impl IscsiState {
         Ok(())
     }
 
-    /// `ListTargetPortals` (iscsi.md §4.4), in insertion order.
+    /// `ListTargetPortals`, in insertion order.
     pub(crate) fn list_target_portals(
         &self,
         disks: &NodeDisks<'_>,
@@ -708,7 +708,7 @@ impl IscsiState {
         Ok(target)
     }
 
-    /// `ConnectTarget` (iscsi.md §4.5): validate the auth type, find the
+    /// `ConnectTarget`: validate the auth type, find the
     /// target, do nothing if connected, else log in and attach one disk per
     /// LUN through `disks`.
     pub(crate) fn connect_target(
@@ -780,7 +780,7 @@ impl IscsiState {
         Ok(())
     }
 
-    /// `DisconnectTarget` (iscsi.md §4.6): idempotent while the target is
+    /// `DisconnectTarget`: idempotent while the target is
     /// known; unregisters a persistent login first; detaches the disks.
     pub(crate) fn disconnect_target(
         &mut self,
@@ -823,7 +823,7 @@ impl IscsiState {
         }
     }
 
-    /// `GetTargetDisks` (iscsi.md §4.7): disk numbers as decimal strings,
+    /// `GetTargetDisks`: disk numbers as decimal strings,
     /// empty while not connected.
     pub(crate) fn get_target_disks(
         &self,
@@ -841,7 +841,7 @@ impl IscsiState {
             .collect())
     }
 
-    /// `SetMutualChapSecret` (iscsi.md §4.8): version gate, Windows' 12..=16
+    /// `SetMutualChapSecret`: version gate, Windows' 12..=16
     /// byte rule, then store (overwriting).
     pub(crate) fn set_mutual_chap_secret(
         &mut self,

@@ -25,7 +25,7 @@ impl HostState {
             .map_err(win_err)
     }
 
-    /// `NewSmbGlobalMapping` on this node (smb.md §4.1): the SMB model maps,
+    /// `NewSmbGlobalMapping` on this node: the SMB model maps,
     /// then the link it asks for is validated and made in the namespace
     /// (after the mapping, so the link resolves through it).
     pub(crate) fn new_smb_global_mapping(

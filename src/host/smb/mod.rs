@@ -1,6 +1,6 @@
 //! The SMB group of the simulated host: remote shares and global mappings.
 //!
-//! Follows `spec/smb.md` §6. The *remote side* is configuration: SMB servers
+//! The *remote side* is configuration: SMB servers
 //! ([`SmbServer`]) with accounts and shares; each share's contents live in a
 //! real directory `<sandbox>/smb/<server>/<share>/` (names case-folded). The
 //! *node side* is the table of global mappings ([`GlobalMapping`]) with their
@@ -68,7 +68,7 @@ pub use seed::{
 // Remote path and credential helpers
 // ---------------------------------------------------------------------------
 
-/// A parsed `remote_path` (smb.md §3.1).
+/// A parsed `remote_path`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct RemotePath {
     /// The request path with every `/` replaced by `\`, original case.
@@ -83,7 +83,7 @@ pub struct RemotePath {
 
 impl RemotePath {
     /// The target of a `local_path` link: the normalized path with a
-    /// trailing `\` (smb.md §3.1 step 4).
+    /// trailing `\`.
     pub(crate) fn link_target(&self) -> String {
         if self.normalized.ends_with('\\') {
             self.normalized.clone()
@@ -93,7 +93,7 @@ impl RemotePath {
     }
 }
 
-/// Validates `remote_path` and extracts the mapping root (smb.md §3.1):
+/// Validates `remote_path` and extracts the mapping root:
 /// `/` becomes `\`; empty ⇒ `remote path is empty`; fewer than two
 /// non-empty components ⇒ `remote path (<normalized>) is invalid`; the root
 /// is the lowercased `\\` + first + `\` + second component. Nothing else is
@@ -127,7 +127,7 @@ pub(crate) fn link_failed(local_path: &str, normalized: &str, target: &str) -> S
     )
 }
 
-/// The credential string the current upstream sends to WMI (smb.md §3.3):
+/// The credential string the current upstream sends to WMI:
 /// `escape(username) + ":" + password`, where `escape` doubles `\` and turns
 /// `:` into `\:`. `None` when `username` is empty (no credential; the
 /// password is ignored).
@@ -842,7 +842,7 @@ impl SmbState {
         Ok((dir.to_path_buf(), rest))
     }
 
-    /// `MSFT_SmbGlobalMapping.Create` (smb.md §6.2).
+    /// `MSFT_SmbGlobalMapping.Create`.
     pub(crate) fn create_mapping(
         &mut self,
         remote: &RemotePath,
@@ -896,7 +896,7 @@ impl SmbState {
         }
     }
 
-    /// `NewSmbGlobalMapping` (smb.md §4.1): reuse a valid OK mapping of the
+    /// `NewSmbGlobalMapping`: reuse a valid OK mapping of the
     /// root (ignoring the new credentials), replace an invalid one, create a
     /// missing one; then returns the link to make at `local_path`, if any
     /// (the node validates and makes it:
@@ -947,7 +947,7 @@ impl SmbState {
         out
     }
 
-    /// `RemoveSmbGlobalMapping` (smb.md §4.2): removes the root mapping of
+    /// `RemoveSmbGlobalMapping`: removes the root mapping of
     /// any path on the share; not idempotent; links are left alone.
     pub(crate) fn remove_smb_global_mapping(&mut self, remote_path: &str) -> HostResult<()> {
         let remote = parse_remote_path(remote_path)?;

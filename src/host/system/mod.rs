@@ -1,6 +1,6 @@
 //! The System group of the simulated host: BIOS data and Windows services.
 //!
-//! The model follows `spec/system.md` §6: a BIOS serial number and a table of
+//! The model: a BIOS serial number and a table of
 //! services keyed by their case-folded key name. Each service has a state
 //! (the Win32 `SERVICE_STATUS.dwCurrentState` values), a start mode, the
 //! services it depends on (antecedents) and knobs for tests: delays spent in
@@ -21,7 +21,8 @@
 //! `Paused` service answers start with 10 and then never reaches `Running`
 //! (timeout); an antecedent that cannot start makes the start fail with 13;
 //! stopping a `Start Pending` service is accepted (5) and waits for
-//! `Stopped`. Every start/stop failure text follows system.md §4.3/§4.4.
+//! `Stopped`. Every start/stop failure text is the proxy's own
+//! (csi-proxy v1.3.0 pkg/os/system).
 //!
 //! # Files
 //! - `mod.rs`: services, their states and [`SystemState`]'s operations.
@@ -118,7 +119,7 @@ impl ServiceStatus {
         }
     }
 
-    /// Maps a `Win32_Service.State` text as the proxy does (system.md §4.2):
+    /// Maps a `Win32_Service.State` text as the proxy does:
     /// exact known texts map to their status, anything else to `Unknown`.
     pub fn from_state_text(text: &str) -> Self {
         Self::ALL
@@ -185,8 +186,7 @@ impl StartType {
         .find(|t| t.code() == code)
     }
 
-    /// Maps a `Win32_Service.StartMode` text as the proxy does (system.md
-    /// §4.2): `Boot`, `System`, `Auto`, `Manual`, `Disabled`; **anything else
+    /// Maps a `Win32_Service.StartMode` text as the proxy does: `Boot`, `System`, `Auto`, `Manual`, `Disabled`; **anything else
     /// is `Boot`** (upstream quirk).
     pub(crate) fn from_start_mode_text(text: &str) -> Self {
         match text {
@@ -272,7 +272,7 @@ struct Pending {
     ready_at: Option<Instant>,
 }
 
-/// One simulated service (system.md §6).
+/// One simulated service.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Service {
     /// Key name, original case.
@@ -633,7 +633,7 @@ impl SystemState {
     }
 
     /// The order in which a forced stop of `name` stops services
-    /// (system.md §4.4): breadth-first over running dependents, each
+    ///: breadth-first over running dependents, each
     /// prepended, so the deepest dependents come first and `name` last.
     /// Dependents that are not running (and what depends on them) are
     /// skipped.

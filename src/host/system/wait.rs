@@ -25,7 +25,7 @@ impl Host {
         self.run(|node| f(&mut node.system))
     }
 
-    /// `StartService` (system.md §4.3): start, then poll until the state seen on
+    /// `StartService`: start, then poll until the state seen on
     /// the previous poll is `Running`, or time out. Blocks between polls.
     pub(crate) fn start_service(&self, name: &str) -> HostResult<()> {
         let wait_failed = |e: String| {
@@ -102,7 +102,7 @@ impl Host {
         }
     }
 
-    /// `StopService` (system.md §4.4): a single stop; with `force`, when refused
+    /// `StopService`: a single stop; with `force`, when refused
     /// because dependents are running, stops the running dependents deepest
     /// first and then the service. Blocks between polls.
     pub(crate) fn stop_service(&self, name: &str, force: bool) -> HostResult<()> {

@@ -316,7 +316,7 @@ async fn legacy_link_path(
     .await
 }
 
-/// The error cases of filesystem.md §3 and §4 (shared by every version;
+/// The filesystem group's error cases (shared by every version;
 /// checked through v1 and the legacy LinkPath).
 mod errors {
     use super::*;

@@ -46,7 +46,7 @@ async fn set_mutual_chap_secret_is_unimplemented_on_v1alpha1() {
 }
 
 /// Per version: the upstream portal, discovery, connect and disk flows,
-/// then the error cases of iscsi.md §3 and §4.
+/// then the group's error cases.
 macro_rules! iscsi_flow {
     ($v:ident) => {
         mod $v {

@@ -6,7 +6,7 @@ use crate::server::filesystem::tests::{K, assert_status, fixture};
 const ROOT: &str = r"\\fileserver\share";
 
 /// Per version: map with a local path, use the share through the link,
-/// remove; then the error cases of smb.md §3, §4.
+/// remove; then the group's error cases.
 macro_rules! smb_flow {
         ($v:ident { $($resp:tt)* }) => {
             mod $v {

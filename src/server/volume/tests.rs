@@ -6,7 +6,7 @@ use crate::host::storage::{DiskSpec, FileSystem, Page83};
 
 const MIB: u64 = 1 << 20;
 const K: &str = r"C:\var\lib\kubelet";
-/// The basic partition of a freshly partitioned 1 GiB disk (disk.md §7.3).
+/// The basic partition of a freshly partitioned 1 GiB disk.
 const PART_1GIB: i64 = 1056947712;
 /// The same partition grown to the maximum on a 2 GiB disk.
 const PART_2GIB: i64 = 2130689536;
@@ -50,7 +50,7 @@ fn c_volume(h: &Host) -> String {
         .unwrap()
 }
 
-// ------------------------------------------------------------ volume.md §8 through v1
+// ------------------------------------------------------------ the CSI node flows through v1
 
 #[tokio::test]
 async fn v1_node_flow_stage_publish_stats_expand_unpublish_unstage() {
@@ -241,7 +241,7 @@ async fn v1_node_flow_stage_publish_stats_expand_unpublish_unstage() {
     h.check_invariants().unwrap();
 }
 
-// ------------------------------------------------------------ volume.md §8 through v1beta2
+// ------------------------------------------------------------ the CSI node flows through v1beta2
 
 #[tokio::test]
 async fn v1beta2_node_flow_with_old_names_and_string_ids() {
@@ -791,7 +791,7 @@ async fn v1beta3_partition_selection_and_negative_cases() {
             .is_empty()
     );
 
-    // upstream's negative integration cases (volume.md §10): all UNKNOWN
+    // upstream's negative integration cases: all UNKNOWN
     for bad in ["", "-1"] {
         unknown(
             s.is_volume_formatted(Request::new(IsVolumeFormattedRequest {
