@@ -1639,27 +1639,11 @@ impl Node {
         let path = path::local(path)?;
         let (remote, root) = path::remote(remote)?;
         self.bounded("smb_stage", async {
-            // A share its staged volumes already hold mapped under this
-            // account needs only a link: such stages share the server (a
-            // boot storm of many volumes on a few shares runs them at
-            // once). Anything else, or a link that fails, is done alone.
-            // A stage queued behind the one that maps its share looks again
-            // once it has the server, and links beside the others.
-            let mut linked_once = false;
-            let _serial = loop {
-                if !linked_once && self.smb_mapped_for(&root, &credentials.username)? {
-                    linked_once = true;
-                    let _shared = self.smb_lock_shared(&root).await;
-                    if self.smb_mapped_for(&root, &credentials.username)?
-                        && self.smb_link(&remote, &root, &path, credentials).await?
-                    {
-                        return Ok(());
-                    }
-                }
-                let serial = self.smb_lock(&root).await;
-                if linked_once || !self.smb_mapped_for(&root, &credentials.username)? {
-                    break serial;
-                }
+            let Some(_serial) = self
+                .smb_link_or_lock(&remote, &root, &path, credentials)
+                .await?
+            else {
+                return Ok(());
             };
             let store = &self.inner.options.smb_store;
             let user = &credentials.username;
@@ -1711,6 +1695,38 @@ impl Node {
             && users
                 .iter()
                 .all(|u| u.as_deref().is_some_and(|u| u.eq_ignore_ascii_case(user))))
+    }
+
+    /// A share its staged volumes already hold mapped under this account
+    /// needs only a link: such stages share the server (a boot storm of
+    /// many volumes on a few shares runs them at once), and `None` says
+    /// `path` is staged. Anything else, or a link that needs more, gets the
+    /// server held alone for the whole stage. A stage that finds no
+    /// mapping waits for the server first: the stage ahead of it may be
+    /// mapping the share, and then it links beside the others.
+    async fn smb_link_or_lock(
+        &self,
+        remote: &str,
+        root: &str,
+        path: &str,
+        credentials: &SmbCredentials,
+    ) -> Result<Option<tokio::sync::OwnedRwLockWriteGuard<()>>, Error> {
+        let user = &credentials.username;
+        if !self.smb_mapped_for(root, user)? {
+            let serial = self.smb_lock(root).await;
+            if !self.smb_mapped_for(root, user)? {
+                return Ok(Some(serial));
+            }
+        }
+        {
+            let _shared = self.smb_lock_shared(root).await;
+            if self.smb_mapped_for(root, user)?
+                && self.smb_link(remote, root, path, credentials).await?
+            {
+                return Ok(None);
+            }
+        }
+        Ok(Some(self.smb_lock(root).await))
     }
 
     /// Stages `path` as a link to `remote` on a share its staged volumes
