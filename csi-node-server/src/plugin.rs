@@ -394,26 +394,27 @@ impl Plugin {
                 record(Err(&e));
                 return Err(status_of(e));
             }
-            Err(e) => match self.volume_state(&r.volume_id, &r.volume_path).await? {
-                MountState::Missing => {
+            Err(e) => {
+                let state = self.volume_state(&r.volume_id, &r.volume_path).await?;
+                if state != MountState::Linked {
                     record(Err(&e));
-                    return Err(no_volume(&r.volume_id, &r.volume_path));
                 }
-                // Something is there, but no volume behind it: a mount point
-                // whose disk went away looks like this.
-                MountState::NotMounted => {
-                    record(Err(&e));
-                    (None, Err(format!("no volume behind {}", r.volume_path)))
-                }
-                MountState::Linked => {
-                    let share = self
-                        .op("smb_share_stats", self.node.smb_share_stats(&r.volume_path))
-                        .await
-                        .map_err(status_of)?;
-                    if let Some(why) = &share.unread {
-                        tracing::debug!(volume_id = r.volume_id, why, "no SMB share figures");
+                match state {
+                    MountState::Missing => return Err(no_volume(&r.volume_id, &r.volume_path)),
+                    // Something is there, but no volume behind it: a mount point
+                    // whose disk went away looks like this.
+                    MountState::NotMounted => {
+                        (None, Err(format!("no volume behind {}", r.volume_path)))
                     }
-                    let condition = match (share.trouble, share.mapping_checked, share.unread) {
+                    MountState::Linked => {
+                        let share = self
+                            .op("smb_share_stats", self.node.smb_share_stats(&r.volume_path))
+                            .await
+                            .map_err(status_of)?;
+                        if let Some(why) = &share.unread {
+                            tracing::debug!(volume_id = r.volume_id, why, "no SMB share figures");
+                        }
+                        let condition = match (share.trouble, share.mapping_checked, share.unread) {
                         (Some(trouble), ..) => Err(trouble),
                         (None, true, _) => Ok("the SMB share is mapped and readable".to_string()),
                         // Through the proxy the mapping's status cannot be read.
@@ -424,13 +425,13 @@ impl Plugin {
                             "{why}; the SMB mapping's status cannot be read through the proxy"
                         )),
                     };
-                    (share.usage, condition)
+                        (share.usage, condition)
+                    }
+                    MountState::Mounted { .. } => {
+                        (None, Err(format!("the volume cannot be read: {e}")))
+                    }
                 }
-                MountState::Mounted { .. } => {
-                    record(Err(&e));
-                    (None, Err(format!("the volume cannot be read: {e}")))
-                }
-            },
+            }
         };
         let usage = usage
             .map(|u| csi::VolumeUsage {
