@@ -417,7 +417,8 @@ async fn a_read_only_blank_disk_is_refused_or_made_writable(backend: Backend) {
     f.finish().await;
 }
 
-const MBR_IMAGE: &str = r#"
+/// The OS disk at adapter 0 LUN 0 (`C:`) of the seeds below.
+const OS_DISK: &str = r#"
 [[disks]]
 number = 0
 location = "Integrated : Adapter 0 : Port 0 : Target 0 : LUN 0"
@@ -430,7 +431,14 @@ disk = 0
 fs = "ntfs"
 drive_letter = "C"
 system = true
+"#;
 
+/// A node with the OS disk, then `data_disks`.
+fn with_os_disk(data_disks: &str) -> NodeSeed {
+    NodeSeed::from_toml_str(&format!("{OS_DISK}{data_disks}")).unwrap()
+}
+
+const MBR_IMAGE: &str = r#"
 [[disks]]
 number = 1
 location = "Integrated : Adapter 3 : Port 0 : Target 0 : LUN 1"
@@ -449,7 +457,7 @@ fs = "ntfs"
 "#;
 
 async fn an_mbr_image_stages_its_data_partition_not_system_reserved(backend: Backend) {
-    let seed = NodeSeed::from_toml_str(MBR_IMAGE).unwrap();
+    let seed = with_os_disk(MBR_IMAGE);
     let f = Fixture::new(backend, Some(seed)).await;
     let snapshot = f.host.snapshot();
     let mut volumes: Vec<_> = snapshot.volumes.iter().filter(|v| v.disk == 1).collect();
@@ -470,19 +478,6 @@ async fn an_mbr_image_stages_its_data_partition_not_system_reserved(backend: Bac
 /// Disk 1 laid out as Windows lays out a GPT system disk (EFI, MSR, basic
 /// data, recovery), nothing formatted yet: the EFI partition comes first.
 const UNFORMATTED_GPT: &str = r#"
-[[disks]]
-number = 0
-location = "Integrated : Adapter 0 : Port 0 : Target 0 : LUN 0"
-size = 68719476736
-partition_style = "gpt"
-system = true
-
-[[volumes]]
-disk = 0
-fs = "ntfs"
-drive_letter = "C"
-system = true
-
 [[disks]]
 number = 1
 location = "Integrated : Adapter 3 : Port 0 : Target 0 : LUN 1"
@@ -512,7 +507,7 @@ size = 1073741824
 "#;
 
 async fn an_unformatted_gpt_layout_stages_its_data_partition_not_efi(backend: Backend) {
-    let seed = NodeSeed::from_toml_str(UNFORMATTED_GPT).unwrap();
+    let seed = with_os_disk(UNFORMATTED_GPT);
     let f = Fixture::new(backend, Some(seed)).await;
     let snapshot = f.host.snapshot();
     let mut volumes: Vec<_> = snapshot.volumes.iter().filter(|v| v.disk == 1).collect();
@@ -534,19 +529,6 @@ async fn an_unformatted_gpt_layout_stages_its_data_partition_not_efi(backend: Ba
 /// An MBR image whose data partition is smaller than its System Reserved
 /// and hidden recovery (0x27) partitions beside it.
 const SMALL_MBR_DATA: &str = r#"
-[[disks]]
-number = 0
-location = "Integrated : Adapter 0 : Port 0 : Target 0 : LUN 0"
-size = 68719476736
-partition_style = "gpt"
-system = true
-
-[[volumes]]
-disk = 0
-fs = "ntfs"
-drive_letter = "C"
-system = true
-
 [[disks]]
 number = 1
 location = "Integrated : Adapter 3 : Port 0 : Target 0 : LUN 1"
@@ -572,7 +554,7 @@ fs = "ntfs"
 "#;
 
 async fn a_small_data_partition_is_found_by_type(backend: Backend) {
-    let seed = NodeSeed::from_toml_str(SMALL_MBR_DATA).unwrap();
+    let seed = with_os_disk(SMALL_MBR_DATA);
     let f = Fixture::new(backend, Some(seed)).await;
     let snapshot = f.host.snapshot();
     let mut volumes: Vec<_> = snapshot.volumes.iter().filter(|v| v.disk == 1).collect();
@@ -593,7 +575,7 @@ async fn a_small_data_partition_is_found_by_type(backend: Backend) {
 /// `Error::ReadOnlyDisk` too, not INTERNAL; HostProcess mode makes the
 /// disk writable first.
 async fn a_read_only_partitioned_disk_is_refused_or_made_writable(backend: Backend) {
-    let seed = NodeSeed::from_toml_str(UNFORMATTED_GPT).unwrap();
+    let seed = with_os_disk(UNFORMATTED_GPT);
     let f = Fixture::new(backend, Some(seed)).await;
     f.host.set_disk_read_only(1, true).unwrap();
     let disk = f.node.find_disk(DiskSelector::Lun(1)).await.unwrap();
