@@ -12,7 +12,7 @@ use crate::node_support::*;
 use csi_proxy_client::Error;
 use csi_proxy_client::host::Host;
 use csi_proxy_client::host::smb::{MappingStatus, ShareAccess};
-use csi_proxy_client::node::{MountState, NodeOptions, SmbCredentials, SmbStore};
+use csi_proxy_client::node::{MountState, Node, NodeOptions, SmbCredentials, SmbStore};
 
 node_tests![
     a_mapping_left_disconnected_by_a_restart_is_made_again,
@@ -53,6 +53,25 @@ fn status(host: &Host, root: &str) -> Option<MappingStatus> {
     host.lock().smb.mapping(root).map(|m| m.status)
 }
 
+/// Stages `pv3` of the default share as `smbuser`.
+async fn stage_pv3(node: &Node) {
+    node.smb_stage(SHARE_DIR, SMB_STAGING, &smb_user())
+        .await
+        .unwrap();
+}
+
+/// Stages `pv5` of `\\fileserver\other` as `otheruser`.
+async fn stage_pv5_as_otheruser(node: &Node) -> Result<(), Error> {
+    node.smb_stage(OTHER_SHARE_DIR, OTHER_STAGING, &other_user())
+        .await
+}
+
+/// `pv3` staged by the fixture's node, and a file written on it: the file.
+async fn pv3_with_a_file(f: &Fixture) -> std::path::PathBuf {
+    stage_pv3(&f.node).await;
+    write_on_share(&f.host, "kept.txt")
+}
+
 /// Writes a file on the share, as a workload would between two stages.
 fn write_on_share(host: &Host, name: &str) -> std::path::PathBuf {
     let dir = host
@@ -68,10 +87,7 @@ fn write_on_share(host: &Host, name: &str) -> std::path::PathBuf {
 
 async fn a_mapping_left_disconnected_by_a_restart_is_made_again(f: &Fixture) {
     let node = &f.node;
-    node.smb_stage(SHARE_DIR, SMB_STAGING, &smb_user())
-        .await
-        .unwrap();
-    let file = write_on_share(&f.host, "kept.txt");
+    let file = pv3_with_a_file(f).await;
     f.host.lock().smb.reboot();
     assert_eq!(
         status(&f.host, SHARE_ROOT),
@@ -79,9 +95,7 @@ async fn a_mapping_left_disconnected_by_a_restart_is_made_again(f: &Fixture) {
     );
     // kubelet stages the volume again after the restart: the link is
     // there, the mapping behind it is stale and is made again.
-    node.smb_stage(SHARE_DIR, SMB_STAGING, &smb_user())
-        .await
-        .unwrap();
+    stage_pv3(node).await;
     assert_eq!(status(&f.host, SHARE_ROOT), Some(MappingStatus::Ok));
     assert!(f.host.lock().smb.path_valid(SHARE_ROOT));
     assert_eq!(
@@ -103,10 +117,7 @@ async fn a_mapping_left_disconnected_by_a_restart_is_made_again(f: &Fixture) {
 
 async fn an_unavailable_mapping_is_made_again_for_a_new_volume(f: &Fixture) {
     let node = &f.node;
-    node.smb_stage(SHARE_DIR, SMB_STAGING, &smb_user())
-        .await
-        .unwrap();
-    let file = write_on_share(&f.host, "kept.txt");
+    let file = pv3_with_a_file(f).await;
     f.host
         .lock()
         .smb
@@ -127,9 +138,7 @@ async fn an_unavailable_mapping_is_made_again_for_a_new_volume(f: &Fixture) {
 async fn a_mapping_in_use_is_not_reused_with_another_account(f: &Fixture) {
     add_other_share(&f.host);
     let node = &f.node;
-    node.smb_stage(SHARE_DIR, SMB_STAGING, &smb_user())
-        .await
-        .unwrap();
+    stage_pv3(node).await;
     // The proxy would reuse the healthy mapping: volume B would run on
     // volume A's account.
     let e = node
@@ -154,14 +163,8 @@ async fn a_mapping_in_use_is_not_reused_with_another_account(f: &Fixture) {
 async fn another_account_on_a_server_in_use_is_refused_clearly(f: &Fixture) {
     add_other_share(&f.host);
     let node = &f.node;
-    node.smb_stage(SHARE_DIR, SMB_STAGING, &smb_user())
-        .await
-        .unwrap();
-    let file = write_on_share(&f.host, "kept.txt");
-    let e = node
-        .smb_stage(OTHER_SHARE_DIR, OTHER_STAGING, &other_user())
-        .await
-        .unwrap_err();
+    let file = pv3_with_a_file(f).await;
+    let e = stage_pv5_as_otheruser(node).await.unwrap_err();
     assert!(matches!(e, Error::SmbCredentialsConflict { .. }), "{e}");
     let text = e.to_string();
     assert!(
@@ -175,9 +178,7 @@ async fn another_account_on_a_server_in_use_is_refused_clearly(f: &Fixture) {
     );
     // Once the share's volume is unstaged, the other account maps.
     node.smb_unstage(SMB_STAGING).await.unwrap();
-    node.smb_stage(OTHER_SHARE_DIR, OTHER_STAGING, &other_user())
-        .await
-        .unwrap();
+    stage_pv5_as_otheruser(node).await.unwrap();
     assert!(file.exists());
     node.smb_unstage(OTHER_STAGING).await.unwrap();
     assert!(status(&f.host, OTHER_SHARE_ROOT).is_none());
@@ -186,18 +187,13 @@ async fn another_account_on_a_server_in_use_is_refused_clearly(f: &Fixture) {
 async fn error_1219_from_a_mapping_whose_link_is_gone_is_recovered(f: &Fixture) {
     add_other_share(&f.host);
     let node = &f.node;
-    node.smb_stage(SHARE_DIR, SMB_STAGING, &smb_user())
-        .await
-        .unwrap();
-    let file = write_on_share(&f.host, "kept.txt");
+    let file = pv3_with_a_file(f).await;
     // The link goes, the mapping and its reference stay (a crash between
     // the two steps of an unstage).
     node.remove(SMB_STAGING).await.unwrap();
     // Windows refuses the other account with 1219 and the share being
     // staged has no mapping at all: the mapping in the way is released.
-    node.smb_stage(OTHER_SHARE_DIR, OTHER_STAGING, &other_user())
-        .await
-        .unwrap();
+    stage_pv5_as_otheruser(node).await.unwrap();
     assert!(!mapped(&f.host), "the unused mapping is gone");
     assert_eq!(status(&f.host, OTHER_SHARE_ROOT), Some(MappingStatus::Ok));
     assert!(file.exists());
@@ -209,15 +205,8 @@ async fn error_1219_from_a_mapping_this_node_does_not_know_is_reported(f: &Fixtu
     add_other_share(&f.host);
     // Another driver (its own references) uses the server as smbuser.
     let other_driver = f.another_node().await;
-    other_driver
-        .smb_stage(SHARE_DIR, SMB_STAGING, &smb_user())
-        .await
-        .unwrap();
-    let e = f
-        .node
-        .smb_stage(OTHER_SHARE_DIR, OTHER_STAGING, &other_user())
-        .await
-        .unwrap_err();
+    stage_pv3(&other_driver).await;
+    let e = stage_pv5_as_otheruser(&f.node).await.unwrap_err();
     assert!(matches!(e, Error::SmbCredentialsConflict { .. }), "{e}");
     assert!(e.to_string().contains("1219"), "{e}");
     assert_eq!(
@@ -227,10 +216,7 @@ async fn error_1219_from_a_mapping_this_node_does_not_know_is_reported(f: &Fixtu
     );
     assert!(!f.node.exists(OTHER_STAGING).await.unwrap());
     other_driver.smb_unstage(SMB_STAGING).await.unwrap();
-    f.node
-        .smb_stage(OTHER_SHARE_DIR, OTHER_STAGING, &other_user())
-        .await
-        .unwrap();
+    stage_pv5_as_otheruser(&f.node).await.unwrap();
     f.node.smb_unstage(OTHER_STAGING).await.unwrap();
 }
 
@@ -239,10 +225,7 @@ async fn references_survive_a_restart_and_reconcile_removes_only_unused_mappings
     let state = tempfile::tempdir().unwrap();
     let options = || NodeOptions::default().smb_store(SmbStore::directory(state.path()));
     let before = f.another_node_with(options()).await;
-    before
-        .smb_stage(SHARE_DIR, SMB_STAGING, &smb_user())
-        .await
-        .unwrap();
+    stage_pv3(&before).await;
     before
         .smb_stage(OTHER_SHARE_DIR, OTHER_STAGING, &smb_user())
         .await
@@ -280,10 +263,8 @@ async fn references_survive_a_restart_and_reconcile_removes_only_unused_mappings
 async fn stages_of_a_mapped_share_run_together() {
     let host = csi_proxy_client::mock::MockHost::new();
     make_share_dirs(host.host());
-    let node = csi_proxy_client::node::Node::from_mock(&host);
-    node.smb_stage(SHARE_DIR, SMB_STAGING, &smb_user())
-        .await
-        .unwrap();
+    let node = Node::from_mock(&host);
+    stage_pv3(&node).await;
     host.add_latency("NewSmbGlobalMapping", std::time::Duration::from_secs(1));
     let staging =
         |pv: &str| format!(r"c:\var\lib\kubelet\plugins\kubernetes.io\csi\smb\{pv}\globalmount");
