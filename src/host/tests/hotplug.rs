@@ -10,6 +10,24 @@ fn lun_of(h: &Host, n: u32) -> Option<String> {
         .map(|l| l.lun_id.clone())
 }
 
+/// A disk of 1 GiB attached, listed by a rescan, partitioned, its volume
+/// formatted and mounted at a staging path: the disk, the volume's id and
+/// the path.
+fn mounted_disk(h: &Host) -> (HotDisk, String, String) {
+    let d = h.hot_attach(HotAttach::new(GIB)).unwrap();
+    h.run(|node| node.rescan()).unwrap();
+    h.run(|node| node.partition_disk(d.number)).unwrap();
+    let id = h
+        .run(|node| node.list_volumes_on_disk(d.number, 0))
+        .unwrap()
+        .remove(0);
+    h.run(|node| node.format_volume(&id)).unwrap();
+    let staging = format!(r"{K}\plugins\cloud\globalmount");
+    h.run(|node| node.mkdir(&staging)).unwrap();
+    h.run(|node| node.mount_volume(&id, &staging)).unwrap();
+    (d, id, staging)
+}
+
 #[test]
 fn attached_disk_takes_the_lowest_free_lun_and_shows_after_a_rescan() {
     let h = host();
@@ -71,17 +89,7 @@ fn a_size_that_is_no_sector_multiple_is_refused() {
 #[test]
 fn detach_is_refused_while_a_volume_of_the_disk_is_mounted() {
     let h = host();
-    let d = h.hot_attach(HotAttach::new(GIB)).unwrap();
-    h.run(|node| node.rescan()).unwrap();
-    h.run(|node| node.partition_disk(d.number)).unwrap();
-    let id = h
-        .run(|node| node.list_volumes_on_disk(d.number, 0))
-        .unwrap()
-        .remove(0);
-    h.run(|node| node.format_volume(&id)).unwrap();
-    let staging = format!(r"{K}\plugins\cloud\globalmount");
-    h.run(|node| node.mkdir(&staging)).unwrap();
-    h.run(|node| node.mount_volume(&id, &staging)).unwrap();
+    let (d, id, staging) = mounted_disk(&h);
     assert_eq!(
         h.hot_detach(d.handle),
         Err(HotplugError::Mounted {
@@ -140,17 +148,7 @@ fn grow_only_grows() {
 #[test]
 fn a_detached_disk_comes_back_with_its_partitions_volume_and_files() {
     let h = host();
-    let d = h.hot_attach(HotAttach::new(GIB)).unwrap();
-    h.run(|node| node.rescan()).unwrap();
-    h.run(|node| node.partition_disk(d.number)).unwrap();
-    let id = h
-        .run(|node| node.list_volumes_on_disk(d.number, 0))
-        .unwrap()
-        .remove(0);
-    h.run(|node| node.format_volume(&id)).unwrap();
-    let staging = format!(r"{K}\plugins\cloud\globalmount");
-    h.run(|node| node.mkdir(&staging)).unwrap();
-    h.run(|node| node.mount_volume(&id, &staging)).unwrap();
+    let (d, id, staging) = mounted_disk(&h);
     h.run(|node| node.mkdir(&format!(r"{staging}\data")))
         .unwrap();
     h.run(|node| node.unmount_volume(&id, &staging)).unwrap();
