@@ -1,38 +1,15 @@
 //! The simulated cloud's controller over a simulated node, RPC by RPC: what
 //! it answers, the CSI error codes, and what it leaves on the node.
 
+mod support;
+
 use csi::controller_server::Controller;
 use csi::identity_server::Identity;
-use csi::volume_capability::{AccessMode, AccessType, MountVolume, access_mode::Mode};
+use csi::volume_capability::{AccessMode, access_mode::Mode};
 use csi_node_server::csi::v1 as csi;
-use csi_proxy_client::host::{Host, HostConfig};
-use csi_sim_cloud::{Cloud, GIB};
+use csi_sim_cloud::{GIB, Profile};
+use support::{Fixture, NODE, capability, fixture};
 use tonic::{Code, Request};
-
-const NODE: &str = "node-1";
-
-struct Fixture {
-    cloud: Cloud,
-    host: Host,
-    _sandbox: tempfile::TempDir,
-}
-
-fn fixture() -> Fixture {
-    let sandbox = tempfile::tempdir().unwrap();
-    let host = Host::new(HostConfig::new(sandbox.path())).unwrap();
-    Fixture {
-        cloud: Cloud::new(host.clone(), NODE),
-        host,
-        _sandbox: sandbox,
-    }
-}
-
-fn capability(mode: Mode) -> csi::VolumeCapability {
-    csi::VolumeCapability {
-        access_mode: Some(AccessMode { mode: mode.into() }),
-        access_type: Some(AccessType::Mount(MountVolume::default())),
-    }
-}
 
 fn range(required: u64, limit: u64) -> Option<csi::CapacityRange> {
     Some(csi::CapacityRange {
@@ -128,7 +105,7 @@ impl Fixture {
 
 #[tokio::test]
 async fn identity_and_capabilities() {
-    let f = fixture();
+    let f = fixture(Profile::Generic);
     let info = f
         .cloud
         .get_plugin_info(Request::new(csi::GetPluginInfoRequest {}))
@@ -195,7 +172,7 @@ async fn identity_and_capabilities() {
 
 #[tokio::test]
 async fn create_rounds_to_whole_gib_within_the_range() {
-    let f = fixture();
+    let f = fixture(Profile::Generic);
     assert_eq!(
         f.create("a", None).await.unwrap().capacity_bytes,
         GIB as i64
@@ -256,7 +233,7 @@ async fn create_rounds_to_whole_gib_within_the_range() {
 
 #[tokio::test]
 async fn the_same_name_gives_the_same_volume_unless_the_size_differs() {
-    let f = fixture();
+    let f = fixture(Profile::Generic);
     let first = f.create("pvc-1", range(10 * GIB, 0)).await.unwrap();
     let again = f.create("pvc-1", range(10 * GIB, 0)).await.unwrap();
     assert_eq!(again, first);
@@ -276,7 +253,7 @@ async fn the_same_name_gives_the_same_volume_unless_the_size_differs() {
 
 #[tokio::test]
 async fn create_checks_its_arguments() {
-    let f = fixture();
+    let f = fixture(Profile::Generic);
     assert_eq!(code(f.create("", None).await), Code::InvalidArgument);
     let mut request = csi::CreateVolumeRequest {
         name: "x".into(),
@@ -311,7 +288,7 @@ async fn create_checks_its_arguments() {
 
 #[tokio::test]
 async fn publish_attaches_at_a_free_lun_that_shows_after_a_rescan() {
-    let f = fixture();
+    let f = fixture(Profile::Generic);
     let a = f.create("a", range(10 * GIB, 0)).await.unwrap().volume_id;
     let b = f.create("b", range(GIB, 0)).await.unwrap().volume_id;
     assert_eq!(f.publish(&a, NODE).await.unwrap(), "3");
@@ -330,7 +307,7 @@ async fn publish_attaches_at_a_free_lun_that_shows_after_a_rescan() {
 
 #[tokio::test]
 async fn publish_and_unpublish_error_codes() {
-    let f = fixture();
+    let f = fixture(Profile::Generic);
     let id = f.create("a", None).await.unwrap().volume_id;
     assert_eq!(code(f.publish("sim-disk-99", NODE).await), Code::NotFound);
     assert_eq!(code(f.publish(&id, "other-node").await), Code::NotFound);
@@ -359,7 +336,7 @@ async fn publish_and_unpublish_error_codes() {
 
 #[tokio::test]
 async fn unpublish_detaches_but_not_while_the_node_has_the_volume_mounted() {
-    let f = fixture();
+    let f = fixture(Profile::Generic);
     let id = f.create("a", None).await.unwrap().volume_id;
     f.publish(&id, NODE).await.unwrap();
     f.host.run(|n| n.rescan()).unwrap();
@@ -400,7 +377,7 @@ async fn unpublish_detaches_but_not_while_the_node_has_the_volume_mounted() {
 
 #[tokio::test]
 async fn expand_grows_the_attached_disk_and_never_shrinks() {
-    let f = fixture();
+    let f = fixture(Profile::Generic);
     let id = f.create("a", range(10 * GIB, 0)).await.unwrap().volume_id;
     f.publish(&id, NODE).await.unwrap();
     f.host.run(|n| n.rescan()).unwrap();
@@ -440,7 +417,7 @@ async fn expand_grows_the_attached_disk_and_never_shrinks() {
 
 #[tokio::test]
 async fn validate_confirms_single_node_disks_only() {
-    let f = fixture();
+    let f = fixture(Profile::Generic);
     let id = f.create("a", None).await.unwrap().volume_id;
     let validate = |id: &str, mode: Mode| csi::ValidateVolumeCapabilitiesRequest {
         volume_id: id.into(),

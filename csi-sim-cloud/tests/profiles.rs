@@ -4,51 +4,24 @@
 //! ControllerPublishVolume returns; a detached disk's contents, readonly
 //! publishes, ListVolumes, GetCapacity and the SMB profile's volumes.
 
+mod support;
+
 use std::collections::HashMap;
 
 use csi::controller_server::Controller;
-use csi::volume_capability::{AccessMode, AccessType, MountVolume, access_mode::Mode};
+use csi::volume_capability::{AccessMode, access_mode::Mode};
 use csi_node_server::csi::v1 as csi;
-use csi_proxy_client::host::{Host, HostConfig};
 use csi_proxy_client::node::{DiskSelector, Node, NodeOptions};
 use csi_proxy_client::server::Server;
-use csi_sim_cloud::{Cloud, GIB, POOL_SIZE, Profile};
+use csi_sim_cloud::{GIB, POOL_SIZE, Profile};
+use support::{Fixture, NODE, capability, fixture};
 use tonic::{Code, Request};
-
-const NODE: &str = "node-1";
-
-struct Fixture {
-    cloud: Cloud,
-    host: Host,
-    sandbox: tempfile::TempDir,
-}
-
-fn fixture(profile: Profile) -> Fixture {
-    let sandbox = tempfile::tempdir().unwrap();
-    let mut config = HostConfig::new(sandbox.path().join("node"));
-    config.seed = profile.layout().seed();
-    let host = Host::new(config).unwrap();
-    Fixture {
-        cloud: Cloud::with_profile(host.clone(), NODE, profile),
-        host,
-        sandbox,
-    }
-}
-
-fn capability() -> csi::VolumeCapability {
-    csi::VolumeCapability {
-        access_mode: Some(AccessMode {
-            mode: Mode::SingleNodeWriter.into(),
-        }),
-        access_type: Some(AccessType::Mount(MountVolume::default())),
-    }
-}
 
 impl Fixture {
     async fn create(&self, name: &str) -> csi::Volume {
         let request = csi::CreateVolumeRequest {
             name: name.into(),
-            volume_capabilities: vec![capability()],
+            volume_capabilities: vec![capability(Mode::SingleNodeWriter)],
             ..Default::default()
         };
         let response = self.cloud.create_volume(Request::new(request)).await;
@@ -63,7 +36,7 @@ impl Fixture {
         let request = csi::ControllerPublishVolumeRequest {
             volume_id: id.into(),
             node_id: NODE.into(),
-            volume_capability: Some(capability()),
+            volume_capability: Some(capability(Mode::SingleNodeWriter)),
             readonly,
             ..Default::default()
         };
@@ -346,10 +319,10 @@ async fn get_capacity_is_what_is_left_of_the_pool() {
     assert_eq!(capacity(&f, vec![]).await, POOL_SIZE as i64);
     f.create("a").await;
     assert_eq!(
-        capacity(&f, vec![capability()]).await,
+        capacity(&f, vec![capability(Mode::SingleNodeWriter)]).await,
         (POOL_SIZE - GIB) as i64
     );
-    let mut many = capability();
+    let mut many = capability(Mode::SingleNodeWriter);
     many.access_mode = Some(AccessMode {
         mode: Mode::MultiNodeMultiWriter.into(),
     });
