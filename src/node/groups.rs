@@ -9,7 +9,7 @@ use crate::{Error, filesystem, volume};
 
 /// Dispatches on an adapter enum; arms listed together share one body,
 /// with `$m` naming the version's module. Operations call it through
-/// their group's `on_<group>!` (from [`versions!`]), which reads
+/// their group's `on_<group>!` (from `versions!`), which reads
 /// `newest` as that group's newest versions.
 macro_rules! on {
     ($value:expr, $Enum:ident :: $group:ident; $( [$($Var:ident : $ver:ident),+ $(,)?] |$api:ident, $m:ident| $body:block )+) => {
