@@ -5,12 +5,23 @@ use std::time::Duration;
 pub mod codes;
 pub use codes::HostCode;
 
-/// Everything that can go wrong talking to the CSI Proxy.
+/// Everything that can go wrong talking to the CSI Proxy, or doing a
+/// node operation over it.
 ///
-/// Each variant names the endpoint (pipe, socket path or address text)
-/// involved, and keeps the underlying error as its [`source`](std::error::Error::source).
-/// An RPC the proxy answered with an error is [`Error::Rpc`]: use
-/// [`Error::code`] and [`Error::status`] to react to it.
+/// The variants come in two kinds. Those of reaching the proxy
+/// (`InvalidAddress` to `Rpc`) name the endpoint (pipe, socket path or
+/// address text) and keep the underlying error as their
+/// [`source`](std::error::Error::source); an RPC the proxy answered with
+/// an error is [`Error::Rpc`] ([`Error::code`], [`Error::status`]). The
+/// node layer's outcomes (`InvalidPath` to `ReadOnlyDisk`) say what it
+/// found on the node: no such disk, a path in use, a volume not staged,
+/// and so on. `InvalidVersion` is a version text that does not parse.
+///
+/// They are one type because one `node::Node` call fails either way: a
+/// stage may end in a broken pipe or in a disk that is not there, and a
+/// caller matching two nested types would write longer matches for the
+/// same decisions. To decide what to do (retry, treat as done, report),
+/// match [`Error::kind`], which classifies both kinds.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {

@@ -8,9 +8,11 @@ use std::sync::Arc;
 use crate::{Error, filesystem, volume};
 
 /// Dispatches on an adapter enum; arms listed together share one body,
-/// with `$m` naming the version's module.
+/// with `$m` naming the version's module. Operations call it through
+/// their group's `on_<group>!` (from `versions!`), which reads
+/// `newest` as that group's newest versions.
 macro_rules! on {
-    ($value:expr, $Enum:ident :: $group:ident; $( [$($Var:ident : $ver:ident),+] |$api:ident, $m:ident| $body:block )+) => {
+    ($value:expr, $Enum:ident :: $group:ident; $( [$($Var:ident : $ver:ident),+ $(,)?] |$api:ident, $m:ident| $body:block )+) => {
         match $value {
             $($(
                 $Enum::$Var($api) => {
@@ -22,6 +24,120 @@ macro_rules! on {
         }
     };
 }
+
+/// Per group: the adapter enum, one variant per version the node layer
+/// speaks (newest first), dialling one, wrapping a mock host at one, and
+/// the group's dispatch macro `$on`.
+///
+/// The versions come in two lists. `newest`: the newest version and the
+/// ones whose messages are the same as its, for every operation the node
+/// layer makes. `older`: the rest. An operation writes its body for the
+/// newest versions once, as `newest |api, m| { .. }` (or `newest +
+/// [V: v, ..]` when older versions share it), and one arm per older shape.
+///
+/// So a new version with the newest's messages is one entry in `newest`,
+/// and nothing else changes. A new version that changes a message moves
+/// the versions before it to `older`; the compiler then names each
+/// operation (its match is exhaustive) that must give them their body.
+///
+/// `$d` is `$`, for the metavariables of the macro this one defines.
+macro_rules! versions {
+    (
+        $d:tt
+        $(#[$doc:meta])* $Group:ident, $group:ident, $Api:ident, $on:ident,
+        newest: [$($NVar:ident $nver:ident),+],
+        older: [$($OVar:ident $over:ident),*] $(,)?
+    ) => {
+        /// Dispatches on the group: `newest` stands for its newest versions.
+        macro_rules! $on {
+            ($d value:expr; newest $d(+ [$d($d Var:ident : $d ver:ident),+])? |$d api:ident, $d m:ident| $d body:block $d($d rest:tt)*) => {
+                on!($d value, $Group::$group;
+                    [$($NVar: $nver),+ $d($d(, $d Var: $d ver)+)?] |$d api, $d m| $d body
+                    $d($d rest)*
+                )
+            };
+        }
+
+        versions!(@group $(#[$doc])* $Group, $group, $Api, [$($NVar $nver),+ $(, $OVar $over)*]);
+    };
+    (@group $(#[$doc:meta])* $Group:ident, $group:ident, $Api:ident, [$($Var:ident $ver:ident),+]) => {
+        $(#[$doc])*
+        #[derive(Clone)]
+        pub(crate) enum $Group {
+            $($Var(Arc<dyn crate::$group::$ver::$Api>),)+
+        }
+
+        impl $Group {
+            pub const GROUP: &'static str = stringify!($group);
+            pub const VERSIONS: &'static [&'static str] = &[$(stringify!($ver)),+];
+
+            pub async fn dial(
+                version: &str,
+                address: &str,
+                options: &crate::ConnectOptions,
+            ) -> Result<Self, Error> {
+                match version {
+                    $(stringify!($ver) => {
+                        let client = crate::$group::$ver::Client::connect_with(address, options).await?;
+                        Ok($Group::$Var(Arc::new(client)))
+                    })+
+                    _ => Err(Error::UnsupportedVersion {
+                        group: Self::GROUP,
+                        version: version.to_string(),
+                    }),
+                }
+            }
+
+            #[cfg(feature = "mock")]
+            pub fn mock(version: &str, host: &crate::mock::MockHost) -> Result<Self, Error> {
+                match version {
+                    $(stringify!($ver) => Ok($Group::$Var(Arc::new(host.clone()))),)+
+                    _ => Err(Error::UnsupportedVersion {
+                        group: Self::GROUP,
+                        version: version.to_string(),
+                    }),
+                }
+            }
+
+            pub fn version(&self) -> &'static str {
+                match self {
+                    $($Group::$Var(_) => stringify!($ver),)+
+                }
+            }
+        }
+    };
+}
+
+versions!($
+    /// The disk group at the negotiated version.
+    DiskGroup, disk, DiskApi, on_disk,
+    newest: [V1 v1, V1beta3 v1beta3],
+    older: [V1beta2 v1beta2, V1beta1 v1beta1]);
+versions!($
+    /// The volume group at the negotiated version.
+    VolumeGroup, volume, VolumeApi, on_volume,
+    newest: [V2alpha1 v2alpha1, V1 v1, V1beta3 v1beta3],
+    older: [V1beta2 v1beta2, V1beta1 v1beta1]);
+versions!($
+    /// The filesystem group at the negotiated version.
+    FilesystemGroup, filesystem, FilesystemApi, on_filesystem,
+    newest: [V2alpha1 v2alpha1, V1 v1, V1beta2 v1beta2],
+    older: [V1beta1 v1beta1]);
+versions!($
+    /// The smb group at the negotiated version.
+    SmbGroup, smb, SmbApi, on_smb,
+    newest: [V1 v1, V1beta2 v1beta2],
+    older: [V1beta1 v1beta1]);
+versions!($
+    /// The iscsi group at the negotiated version (alpha only: there is no other).
+    IscsiGroup, iscsi, IscsiApi, on_iscsi,
+    newest: [V1alpha2 v1alpha2, V1alpha1 v1alpha1],
+    older: []);
+versions!($
+    /// The system group (v1alpha1 is its only version).
+    SystemGroup, system, SystemApi, on_system,
+    newest: [V1alpha1 v1alpha1],
+    older: []);
 
 /// What the node reports about one disk, whatever the version.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -44,8 +160,8 @@ fn some_text(text: String) -> Option<String> {
 
 impl DiskGroup {
     pub async fn rescan(&self) -> Result<(), Error> {
-        on!(self, DiskGroup::disk;
-            [V1: v1, V1beta3: v1beta3, V1beta2: v1beta2, V1beta1: v1beta1] |api, m| {
+        on_disk!(self;
+            newest + [V1beta2: v1beta2, V1beta1: v1beta1] |api, m| {
                 api.rescan(m::RescanRequest {}).await.map(drop)
             }
         )
@@ -55,8 +171,8 @@ impl DiskGroup {
     /// identifiers when `ids` (one more listing).
     pub async fn disks(&self, ids: bool) -> Result<BTreeMap<u32, DiskFacts>, Error> {
         let mut out: BTreeMap<u32, DiskFacts> = BTreeMap::new();
-        on!(self, DiskGroup::disk;
-            [V1: v1, V1beta3: v1beta3] |api, m| {
+        on_disk!(self;
+            newest |api, m| {
                 let locations = api.list_disk_locations(m::ListDiskLocationsRequest {}).await?;
                 for (n, l) in locations.disk_locations {
                     let facts = out.entry(n).or_default();
@@ -105,8 +221,8 @@ impl DiskGroup {
 
     /// The disk's size in bytes (`GetDiskStats`, `DiskStats` before v1beta3).
     pub async fn size(&self, n: u32) -> Result<u64, Error> {
-        let bytes = on!(self, DiskGroup::disk;
-            [V1: v1, V1beta3: v1beta3] |api, m| {
+        let bytes = on_disk!(self;
+            newest |api, m| {
                 api.get_disk_stats(m::GetDiskStatsRequest { disk_number: n }).await?.total_bytes
             }
             [V1beta2: v1beta2, V1beta1: v1beta1] |api, m| {
@@ -118,8 +234,8 @@ impl DiskGroup {
 
     /// Whether the disk is online; `None` where the version cannot tell (v1beta1).
     pub async fn is_online(&self, n: u32) -> Result<Option<bool>, Error> {
-        on!(self, DiskGroup::disk;
-            [V1: v1, V1beta3: v1beta3] |api, m| {
+        on_disk!(self;
+            newest |api, m| {
                 let r = api.get_disk_state(m::GetDiskStateRequest { disk_number: n }).await?;
                 Ok(Some(r.is_online))
             }
@@ -133,8 +249,8 @@ impl DiskGroup {
 
     /// Sets the disk online or offline; a no-op on v1beta1, which cannot.
     pub async fn set_online(&self, n: u32, online: bool) -> Result<(), Error> {
-        on!(self, DiskGroup::disk;
-            [V1: v1, V1beta3: v1beta3] |api, m| {
+        on_disk!(self;
+            newest |api, m| {
                 let request = m::SetDiskStateRequest { disk_number: n, is_online: online };
                 api.set_disk_state(request).await.map(drop)
             }
@@ -147,8 +263,8 @@ impl DiskGroup {
     }
 
     pub async fn partition(&self, n: u32) -> Result<(), Error> {
-        on!(self, DiskGroup::disk;
-            [V1: v1, V1beta3: v1beta3] |api, m| {
+        on_disk!(self;
+            newest |api, m| {
                 api.partition_disk(m::PartitionDiskRequest { disk_number: n }).await.map(drop)
             }
             [V1beta2: v1beta2, V1beta1: v1beta1] |api, m| {
@@ -160,8 +276,8 @@ impl DiskGroup {
 
 impl VolumeGroup {
     pub async fn volumes_on_disk(&self, n: u32) -> Result<Vec<String>, Error> {
-        on!(self, VolumeGroup::volume;
-            [V2alpha1: v2alpha1, V1: v1, V1beta3: v1beta3] |api, m| {
+        on_volume!(self;
+            newest |api, m| {
                 let request = m::ListVolumesOnDiskRequest { disk_number: n, partition_number: 0 };
                 Ok(api.list_volumes_on_disk(request).await?.volume_ids)
             }
@@ -173,8 +289,8 @@ impl VolumeGroup {
     }
 
     pub async fn is_formatted(&self, id: &str) -> Result<bool, Error> {
-        on!(self, VolumeGroup::volume;
-            [V2alpha1: v2alpha1, V1: v1, V1beta3: v1beta3, V1beta2: v1beta2, V1beta1: v1beta1] |api, m| {
+        on_volume!(self;
+            newest + [V1beta2: v1beta2, V1beta1: v1beta1] |api, m| {
                 let request = m::IsVolumeFormattedRequest { volume_id: id.to_string() };
                 Ok(api.is_volume_formatted(request).await?.formatted)
             }
@@ -182,8 +298,8 @@ impl VolumeGroup {
     }
 
     pub async fn format(&self, id: &str) -> Result<(), Error> {
-        on!(self, VolumeGroup::volume;
-            [V2alpha1: v2alpha1, V1: v1, V1beta3: v1beta3, V1beta2: v1beta2, V1beta1: v1beta1] |api, m| {
+        on_volume!(self;
+            newest + [V1beta2: v1beta2, V1beta1: v1beta1] |api, m| {
                 let request = m::FormatVolumeRequest { volume_id: id.to_string() };
                 api.format_volume(request).await.map(drop)
             }
@@ -191,8 +307,8 @@ impl VolumeGroup {
     }
 
     pub async fn mount(&self, id: &str, path: &str) -> Result<(), Error> {
-        on!(self, VolumeGroup::volume;
-            [V2alpha1: v2alpha1, V1: v1, V1beta3: v1beta3] |api, m| {
+        on_volume!(self;
+            newest |api, m| {
                 let request = m::MountVolumeRequest { volume_id: id.to_string(), target_path: path.to_string() };
                 api.mount_volume(request).await.map(drop)
             }
@@ -204,8 +320,8 @@ impl VolumeGroup {
     }
 
     pub async fn unmount(&self, id: &str, path: &str) -> Result<(), Error> {
-        on!(self, VolumeGroup::volume;
-            [V2alpha1: v2alpha1, V1: v1, V1beta3: v1beta3] |api, m| {
+        on_volume!(self;
+            newest |api, m| {
                 let request = m::UnmountVolumeRequest { volume_id: id.to_string(), target_path: path.to_string() };
                 api.unmount_volume(request).await.map(drop)
             }
@@ -223,8 +339,8 @@ impl VolumeGroup {
 
     /// Flushes the volume's cache; v1beta1 has no such call (its dismount flushes).
     pub async fn flush(&self, id: &str) -> Result<(), Error> {
-        on!(self, VolumeGroup::volume;
-            [V2alpha1: v2alpha1, V1: v1, V1beta3: v1beta3, V1beta2: v1beta2] |api, m| {
+        on_volume!(self;
+            newest + [V1beta2: v1beta2] |api, m| {
                 let request = m::WriteVolumeCacheRequest { volume_id: id.to_string() };
                 api.write_volume_cache(request).await.map(drop)
             }
@@ -233,8 +349,8 @@ impl VolumeGroup {
     }
 
     pub async fn volume_at(&self, path: &str) -> Result<String, Error> {
-        on!(self, VolumeGroup::volume;
-            [V2alpha1: v2alpha1, V1: v1, V1beta3: v1beta3] |api, m| {
+        on_volume!(self;
+            newest |api, m| {
                 let request = m::GetVolumeIdFromTargetPathRequest { target_path: path.to_string() };
                 Ok(api.get_volume_id_from_target_path(request).await?.volume_id)
             }
@@ -264,8 +380,8 @@ impl VolumeGroup {
     }
 
     pub async fn disk_of(&self, id: &str) -> Result<u32, Error> {
-        on!(self, VolumeGroup::volume;
-            [V2alpha1: v2alpha1, V1: v1, V1beta3: v1beta3] |api, m| {
+        on_volume!(self;
+            newest |api, m| {
                 let request = m::GetDiskNumberFromVolumeIdRequest { volume_id: id.to_string() };
                 Ok(api.get_disk_number_from_volume_id(request).await?.disk_number)
             }
@@ -279,8 +395,8 @@ impl VolumeGroup {
 
     /// Resizes to `size` bytes (0 = the largest size the partition allows).
     pub async fn resize(&self, id: &str, size: i64) -> Result<(), Error> {
-        on!(self, VolumeGroup::volume;
-            [V2alpha1: v2alpha1, V1: v1, V1beta3: v1beta3] |api, m| {
+        on_volume!(self;
+            newest |api, m| {
                 let request = m::ResizeVolumeRequest { volume_id: id.to_string(), size_bytes: size };
                 api.resize_volume(request).await.map(drop)
             }
@@ -293,8 +409,8 @@ impl VolumeGroup {
 
     /// (total, used) bytes.
     pub async fn stats(&self, id: &str) -> Result<(i64, i64), Error> {
-        on!(self, VolumeGroup::volume;
-            [V2alpha1: v2alpha1, V1: v1, V1beta3: v1beta3] |api, m| {
+        on_volume!(self;
+            newest |api, m| {
                 let request = m::GetVolumeStatsRequest { volume_id: id.to_string() };
                 let r = api.get_volume_stats(request).await?;
                 Ok((r.total_bytes, r.used_bytes))
@@ -326,8 +442,8 @@ const PLUGIN: i32 = filesystem::v1beta1::PathContext::Plugin as i32;
 
 impl FilesystemGroup {
     pub async fn exists(&self, path: &str) -> Result<bool, Error> {
-        on!(self, FilesystemGroup::filesystem;
-            [V2alpha1: v2alpha1, V1: v1, V1beta2: v1beta2] |api, m| {
+        on_filesystem!(self;
+            newest |api, m| {
                 let request = m::PathExistsRequest { path: path.to_string() };
                 Ok(api.path_exists(request).await?.exists)
             }
@@ -341,8 +457,8 @@ impl FilesystemGroup {
     }
 
     pub async fn mkdir(&self, path: &str) -> Result<(), Error> {
-        on!(self, FilesystemGroup::filesystem;
-            [V2alpha1: v2alpha1, V1: v1, V1beta2: v1beta2] |api, m| {
+        on_filesystem!(self;
+            newest |api, m| {
                 api.mkdir(m::MkdirRequest { path: path.to_string() }).await.map(drop)
             }
             [V1beta1: v1beta1] |api, m| {
@@ -353,8 +469,8 @@ impl FilesystemGroup {
     }
 
     pub async fn rmdir(&self, path: &str, force: bool) -> Result<(), Error> {
-        on!(self, FilesystemGroup::filesystem;
-            [V2alpha1: v2alpha1, V1: v1, V1beta2: v1beta2] |api, m| {
+        on_filesystem!(self;
+            newest |api, m| {
                 api.rmdir(m::RmdirRequest { path: path.to_string(), force }).await.map(drop)
             }
             [V1beta1: v1beta1] |api, m| {
@@ -367,8 +483,8 @@ impl FilesystemGroup {
 
     /// Makes `link` a link to `to`.
     pub async fn link(&self, to: &str, link: &str) -> Result<(), Error> {
-        on!(self, FilesystemGroup::filesystem;
-            [V2alpha1: v2alpha1, V1: v1, V1beta2: v1beta2] |api, m| {
+        on_filesystem!(self;
+            newest |api, m| {
                 let request = m::CreateSymlinkRequest { source_path: to.to_string(), target_path: link.to_string() };
                 api.create_symlink(request).await.map(drop)
             }
@@ -382,8 +498,8 @@ impl FilesystemGroup {
 
     /// Whether `path` is a link or mount point whose target is there.
     pub async fn is_link(&self, path: &str) -> Result<bool, Error> {
-        on!(self, FilesystemGroup::filesystem;
-            [V2alpha1: v2alpha1, V1: v1, V1beta2: v1beta2] |api, m| {
+        on_filesystem!(self;
+            newest |api, m| {
                 let request = m::IsSymlinkRequest { path: path.to_string() };
                 Ok(api.is_symlink(request).await?.is_symlink)
             }
@@ -405,8 +521,8 @@ impl SmbGroup {
         user: &str,
         password: &str,
     ) -> Result<(), Error> {
-        on!(self, SmbGroup::smb;
-            [V1: v1, V1beta2: v1beta2] |api, m| {
+        on_smb!(self;
+            newest |api, m| {
                 let request = m::NewSmbGlobalMappingRequest {
                     remote_path: remote.to_string(),
                     local_path: local.to_string(),
@@ -429,8 +545,8 @@ impl SmbGroup {
     }
 
     pub async fn unmap(&self, remote: &str) -> Result<(), Error> {
-        on!(self, SmbGroup::smb;
-            [V1: v1, V1beta2: v1beta2] |api, m| {
+        on_smb!(self;
+            newest |api, m| {
                 let request = m::RemoveSmbGlobalMappingRequest { remote_path: remote.to_string() };
                 api.remove_smb_global_mapping(request).await.map(drop)
             }
@@ -452,8 +568,8 @@ pub(crate) struct IscsiLogin<'a> {
 
 impl IscsiGroup {
     pub async fn add_portal(&self, address: &str, port: u32) -> Result<(), Error> {
-        on!(self, IscsiGroup::iscsi;
-            [V1alpha2: v1alpha2, V1alpha1: v1alpha1] |api, m| {
+        on_iscsi!(self;
+            newest |api, m| {
                 let target_portal = Some(m::TargetPortal { target_address: address.to_string(), target_port: port });
                 api.add_target_portal(m::AddTargetPortalRequest { target_portal }).await.map(drop)
             }
@@ -461,8 +577,8 @@ impl IscsiGroup {
     }
 
     pub async fn discover(&self, address: &str, port: u32) -> Result<Vec<String>, Error> {
-        on!(self, IscsiGroup::iscsi;
-            [V1alpha2: v1alpha2, V1alpha1: v1alpha1] |api, m| {
+        on_iscsi!(self;
+            newest |api, m| {
                 let target_portal = Some(m::TargetPortal { target_address: address.to_string(), target_port: port });
                 Ok(api.discover_target_portal(m::DiscoverTargetPortalRequest { target_portal }).await?.iqns)
             }
@@ -476,8 +592,8 @@ impl IscsiGroup {
         iqn: &str,
         login: IscsiLogin<'_>,
     ) -> Result<(), Error> {
-        on!(self, IscsiGroup::iscsi;
-            [V1alpha2: v1alpha2, V1alpha1: v1alpha1] |api, m| {
+        on_iscsi!(self;
+            newest |api, m| {
                 let request = m::ConnectTargetRequest {
                     target_portal: Some(m::TargetPortal { target_address: address.to_string(), target_port: port }),
                     iqn: iqn.to_string(),
@@ -491,8 +607,8 @@ impl IscsiGroup {
     }
 
     pub async fn disconnect(&self, address: &str, port: u32, iqn: &str) -> Result<(), Error> {
-        on!(self, IscsiGroup::iscsi;
-            [V1alpha2: v1alpha2, V1alpha1: v1alpha1] |api, m| {
+        on_iscsi!(self;
+            newest |api, m| {
                 let request = m::DisconnectTargetRequest {
                     target_portal: Some(m::TargetPortal { target_address: address.to_string(), target_port: port }),
                     iqn: iqn.to_string(),
@@ -503,8 +619,8 @@ impl IscsiGroup {
     }
 
     pub async fn disks(&self, address: &str, port: u32, iqn: &str) -> Result<Vec<u32>, Error> {
-        on!(self, IscsiGroup::iscsi;
-            [V1alpha2: v1alpha2, V1alpha1: v1alpha1] |api, m| {
+        on_iscsi!(self;
+            newest |api, m| {
                 let request = m::GetTargetDisksRequest {
                     target_portal: Some(m::TargetPortal { target_address: address.to_string(), target_port: port }),
                     iqn: iqn.to_string(),
@@ -516,8 +632,8 @@ impl IscsiGroup {
     }
 
     pub async fn portals(&self) -> Result<Vec<(String, u32)>, Error> {
-        on!(self, IscsiGroup::iscsi;
-            [V1alpha2: v1alpha2, V1alpha1: v1alpha1] |api, m| {
+        on_iscsi!(self;
+            newest |api, m| {
                 let r = api.list_target_portals(m::ListTargetPortalsRequest {}).await?;
                 Ok(r.target_portals.into_iter().map(|p| (p.target_address, p.target_port)).collect())
             }
@@ -525,8 +641,8 @@ impl IscsiGroup {
     }
 
     pub async fn remove_portal(&self, address: &str, port: u32) -> Result<(), Error> {
-        on!(self, IscsiGroup::iscsi;
-            [V1alpha2: v1alpha2, V1alpha1: v1alpha1] |api, m| {
+        on_iscsi!(self;
+            newest |api, m| {
                 let target_portal = Some(m::TargetPortal { target_address: address.to_string(), target_port: port });
                 api.remove_target_portal(m::RemoveTargetPortalRequest { target_portal }).await.map(drop)
             }
@@ -536,104 +652,11 @@ impl IscsiGroup {
 
 impl SystemGroup {
     pub async fn bios_serial_number(&self) -> Result<String, Error> {
-        on!(self, SystemGroup::system;
-            [V1alpha1: v1alpha1] |api, m| {
+        on_system!(self;
+            newest |api, m| {
                 let r = api.get_bios_serial_number(m::GetBiosSerialNumberRequest {}).await?;
                 Ok(r.serial_number)
             }
         )
     }
 }
-
-/// Per group: the adapter enum, one variant per version the node layer
-/// speaks (newest first), dialling one, and wrapping a mock host at one.
-///
-/// Adding a version is one entry in the group's list below; the compiler
-/// then names every operation (an `on!` match, exhaustive) that must say
-/// which of its bodies the new version takes, since each body reads one
-/// shape of the version's messages.
-macro_rules! versions {
-    ($(#[$doc:meta])* $Group:ident, $group:ident, $Api:ident, [$($Var:ident $ver:ident),+]) => {
-        $(#[$doc])*
-        #[derive(Clone)]
-        pub(crate) enum $Group {
-            $($Var(Arc<dyn crate::$group::$ver::$Api>),)+
-        }
-
-        impl $Group {
-            pub const GROUP: &'static str = stringify!($group);
-            pub const VERSIONS: &'static [&'static str] = &[$(stringify!($ver)),+];
-
-            pub async fn dial(
-                version: &str,
-                address: &str,
-                options: &crate::ConnectOptions,
-            ) -> Result<Self, Error> {
-                match version {
-                    $(stringify!($ver) => {
-                        let client = crate::$group::$ver::Client::connect_with(address, options).await?;
-                        Ok($Group::$Var(Arc::new(client)))
-                    })+
-                    _ => Err(Error::UnsupportedVersion {
-                        group: Self::GROUP,
-                        version: version.to_string(),
-                    }),
-                }
-            }
-
-            #[cfg(feature = "mock")]
-            pub fn mock(version: &str, host: &crate::mock::MockHost) -> Result<Self, Error> {
-                match version {
-                    $(stringify!($ver) => Ok($Group::$Var(Arc::new(host.clone()))),)+
-                    _ => Err(Error::UnsupportedVersion {
-                        group: Self::GROUP,
-                        version: version.to_string(),
-                    }),
-                }
-            }
-
-            pub fn version(&self) -> &'static str {
-                match self {
-                    $($Group::$Var(_) => stringify!($ver),)+
-                }
-            }
-        }
-    };
-}
-
-versions!(
-    /// The disk group at the negotiated version.
-    DiskGroup,
-    disk,
-    DiskApi,
-    [V1 v1, V1beta3 v1beta3, V1beta2 v1beta2, V1beta1 v1beta1]);
-versions!(
-    /// The volume group at the negotiated version.
-    VolumeGroup,
-    volume,
-    VolumeApi,
-    [V2alpha1 v2alpha1, V1 v1, V1beta3 v1beta3, V1beta2 v1beta2, V1beta1 v1beta1]);
-versions!(
-    /// The filesystem group at the negotiated version.
-    FilesystemGroup,
-    filesystem,
-    FilesystemApi,
-    [V2alpha1 v2alpha1, V1 v1, V1beta2 v1beta2, V1beta1 v1beta1]);
-versions!(
-    /// The smb group at the negotiated version.
-    SmbGroup,
-    smb,
-    SmbApi,
-    [V1 v1, V1beta2 v1beta2, V1beta1 v1beta1]);
-versions!(
-    /// The iscsi group at the negotiated version (alpha only: there is no other).
-    IscsiGroup,
-    iscsi,
-    IscsiApi,
-    [V1alpha2 v1alpha2, V1alpha1 v1alpha1]);
-versions!(
-    /// The system group (v1alpha1 is its only version).
-    SystemGroup,
-    system,
-    SystemApi,
-    [V1alpha1 v1alpha1]);
