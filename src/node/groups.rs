@@ -5,7 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use crate::{Error, filesystem, volume};
+use crate::{Error, filesystem};
 
 /// Dispatches on an adapter enum; arms listed together share one body,
 /// with `$m` naming the version's module. Operations call it through
@@ -114,10 +114,12 @@ versions!($
     newest: [V1 v1, V1beta3 v1beta3],
     older: [V1beta2 v1beta2, V1beta1 v1beta1]);
 versions!($
-    /// The volume group at the negotiated version.
+    /// The volume group at the negotiated version. v1 and v1beta3 send
+    /// what v2alpha1 sends but have no `GetClosestVolumeIDFromTargetPath`,
+    /// so they are older versions that share most of its bodies.
     VolumeGroup, volume, VolumeApi, on_volume,
-    newest: [V2alpha1 v2alpha1, V1 v1, V1beta3 v1beta3],
-    older: [V1beta2 v1beta2, V1beta1 v1beta1]);
+    newest: [V2alpha1 v2alpha1],
+    older: [V1 v1, V1beta3 v1beta3, V1beta2 v1beta2, V1beta1 v1beta1]);
 versions!($
     /// The filesystem group at the negotiated version.
     FilesystemGroup, filesystem, FilesystemApi, on_filesystem,
@@ -277,7 +279,7 @@ impl DiskGroup {
 impl VolumeGroup {
     pub async fn volumes_on_disk(&self, n: u32) -> Result<Vec<String>, Error> {
         on_volume!(self;
-            newest |api, m| {
+            newest + [V1: v1, V1beta3: v1beta3] |api, m| {
                 let request = m::ListVolumesOnDiskRequest { disk_number: n, partition_number: 0 };
                 Ok(api.list_volumes_on_disk(request).await?.volume_ids)
             }
@@ -290,7 +292,7 @@ impl VolumeGroup {
 
     pub async fn is_formatted(&self, id: &str) -> Result<bool, Error> {
         on_volume!(self;
-            newest + [V1beta2: v1beta2, V1beta1: v1beta1] |api, m| {
+            newest + [V1: v1, V1beta3: v1beta3, V1beta2: v1beta2, V1beta1: v1beta1] |api, m| {
                 let request = m::IsVolumeFormattedRequest { volume_id: id.to_string() };
                 Ok(api.is_volume_formatted(request).await?.formatted)
             }
@@ -299,7 +301,7 @@ impl VolumeGroup {
 
     pub async fn format(&self, id: &str) -> Result<(), Error> {
         on_volume!(self;
-            newest + [V1beta2: v1beta2, V1beta1: v1beta1] |api, m| {
+            newest + [V1: v1, V1beta3: v1beta3, V1beta2: v1beta2, V1beta1: v1beta1] |api, m| {
                 let request = m::FormatVolumeRequest { volume_id: id.to_string() };
                 api.format_volume(request).await.map(drop)
             }
@@ -308,7 +310,7 @@ impl VolumeGroup {
 
     pub async fn mount(&self, id: &str, path: &str) -> Result<(), Error> {
         on_volume!(self;
-            newest |api, m| {
+            newest + [V1: v1, V1beta3: v1beta3] |api, m| {
                 let request = m::MountVolumeRequest { volume_id: id.to_string(), target_path: path.to_string() };
                 api.mount_volume(request).await.map(drop)
             }
@@ -321,7 +323,7 @@ impl VolumeGroup {
 
     pub async fn unmount(&self, id: &str, path: &str) -> Result<(), Error> {
         on_volume!(self;
-            newest |api, m| {
+            newest + [V1: v1, V1beta3: v1beta3] |api, m| {
                 let request = m::UnmountVolumeRequest { volume_id: id.to_string(), target_path: path.to_string() };
                 api.unmount_volume(request).await.map(drop)
             }
@@ -340,7 +342,7 @@ impl VolumeGroup {
     /// Flushes the volume's cache; v1beta1 has no such call (its dismount flushes).
     pub async fn flush(&self, id: &str) -> Result<(), Error> {
         on_volume!(self;
-            newest + [V1beta2: v1beta2] |api, m| {
+            newest + [V1: v1, V1beta3: v1beta3, V1beta2: v1beta2] |api, m| {
                 let request = m::WriteVolumeCacheRequest { volume_id: id.to_string() };
                 api.write_volume_cache(request).await.map(drop)
             }
@@ -350,7 +352,7 @@ impl VolumeGroup {
 
     pub async fn volume_at(&self, path: &str) -> Result<String, Error> {
         on_volume!(self;
-            newest |api, m| {
+            newest + [V1: v1, V1beta3: v1beta3] |api, m| {
                 let request = m::GetVolumeIdFromTargetPathRequest { target_path: path.to_string() };
                 Ok(api.get_volume_id_from_target_path(request).await?.volume_id)
             }
@@ -361,27 +363,30 @@ impl VolumeGroup {
         )
     }
 
-    /// The volume holding `path`, walking up to its drive: v2alpha1's
-    /// `GetClosestVolumeIDFromTargetPath`; `None` on the versions without it.
+    /// Whether [`VolumeGroup::closest_volume`] asks the host.
+    pub fn finds_closest_volume(&self) -> bool {
+        on_volume!(self;
+            newest |_api, m| { true }
+            [V1: v1, V1beta3: v1beta3, V1beta2: v1beta2, V1beta1: v1beta1] |_api, m| { false }
+        )
+    }
+
+    /// The volume holding `path`, walking up to its drive
+    /// (`GetClosestVolumeIDFromTargetPath`, from v2alpha1); `None` on the
+    /// versions without it.
     pub async fn closest_volume(&self, path: &str) -> Result<Option<String>, Error> {
-        match self {
-            VolumeGroup::V2alpha1(api) => {
-                let request = volume::v2alpha1::GetClosestVolumeIdFromTargetPathRequest {
-                    target_path: path.to_string(),
-                };
-                Ok(Some(
-                    api.get_closest_volume_id_from_target_path(request)
-                        .await?
-                        .volume_id,
-                ))
+        on_volume!(self;
+            newest |api, m| {
+                let request = m::GetClosestVolumeIdFromTargetPathRequest { target_path: path.to_string() };
+                Ok(Some(api.get_closest_volume_id_from_target_path(request).await?.volume_id))
             }
-            _ => Ok(None),
-        }
+            [V1: v1, V1beta3: v1beta3, V1beta2: v1beta2, V1beta1: v1beta1] |_api, m| { Ok(None) }
+        )
     }
 
     pub async fn disk_of(&self, id: &str) -> Result<u32, Error> {
         on_volume!(self;
-            newest |api, m| {
+            newest + [V1: v1, V1beta3: v1beta3] |api, m| {
                 let request = m::GetDiskNumberFromVolumeIdRequest { volume_id: id.to_string() };
                 Ok(api.get_disk_number_from_volume_id(request).await?.disk_number)
             }
@@ -396,7 +401,7 @@ impl VolumeGroup {
     /// Resizes to `size` bytes (0 = the largest size the partition allows).
     pub async fn resize(&self, id: &str, size: i64) -> Result<(), Error> {
         on_volume!(self;
-            newest |api, m| {
+            newest + [V1: v1, V1beta3: v1beta3] |api, m| {
                 let request = m::ResizeVolumeRequest { volume_id: id.to_string(), size_bytes: size };
                 api.resize_volume(request).await.map(drop)
             }
@@ -410,7 +415,7 @@ impl VolumeGroup {
     /// (total, used) bytes.
     pub async fn stats(&self, id: &str) -> Result<(i64, i64), Error> {
         on_volume!(self;
-            newest |api, m| {
+            newest + [V1: v1, V1beta3: v1beta3] |api, m| {
                 let request = m::GetVolumeStatsRequest { volume_id: id.to_string() };
                 let r = api.get_volume_stats(request).await?;
                 Ok((r.total_bytes, r.used_bytes))

@@ -418,7 +418,7 @@ impl Node {
         let iscsi = negotiate!(IscsiGroup, true, options.iscsi);
         let system = negotiate!(SystemGroup, true, options.system);
         let os_volume = match &volume {
-            Some(v @ VolumeGroup::V2alpha1(_)) => Some(v.clone()),
+            Some(v) if v.finds_closest_volume() => Some(v.clone()),
             Some(_) => Self::dial_os_volume(&options).await,
             None => None,
         };
