@@ -12,7 +12,7 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use csi_proxy_client::node::{MountState, Node};
+use csi_proxy_client::node::{MountState, Node, VolumeUsage};
 use csi_proxy_client::{Error, ErrorKind};
 use tonic::{Code, Request, Response, Status};
 
@@ -395,38 +395,18 @@ impl Plugin {
                 return Err(status_of(e));
             }
             Err(e) => {
-                let state = self.volume_state(&r.volume_id, &r.volume_path).await?;
-                if state != MountState::Linked {
+                let state = self.volume_state(&r.volume_id, &r.volume_path).await;
+                if !matches!(state, Ok(MountState::Linked)) {
                     record(Err(&e));
                 }
-                match state {
+                match state? {
                     MountState::Missing => return Err(no_volume(&r.volume_id, &r.volume_path)),
                     // Something is there, but no volume behind it: a mount point
                     // whose disk went away looks like this.
                     MountState::NotMounted => {
                         (None, Err(format!("no volume behind {}", r.volume_path)))
                     }
-                    MountState::Linked => {
-                        let share = self
-                            .op("smb_share_stats", self.node.smb_share_stats(&r.volume_path))
-                            .await
-                            .map_err(status_of)?;
-                        if let Some(why) = &share.unread {
-                            tracing::debug!(volume_id = r.volume_id, why, "no SMB share figures");
-                        }
-                        let condition = match (share.trouble, share.mapping_checked, share.unread) {
-                        (Some(trouble), ..) => Err(trouble),
-                        (None, true, _) => Ok("the SMB share is mapped and readable".to_string()),
-                        // Through the proxy the mapping's status cannot be read.
-                        (None, false, None) => Ok("the SMB share is readable by the plugin; its \
-                                                   mapping's status cannot be read through the proxy"
-                            .to_string()),
-                        (None, false, Some(why)) => Ok(format!(
-                            "{why}; the SMB mapping's status cannot be read through the proxy"
-                        )),
-                    };
-                        (share.usage, condition)
-                    }
+                    MountState::Linked => self.share_stats(&r).await?,
                     MountState::Mounted { .. } => {
                         (None, Err(format!("the volume cannot be read: {e}")))
                     }
@@ -456,6 +436,33 @@ impl Plugin {
             usage,
             volume_condition,
         })
+    }
+
+    /// The figures and condition of an SMB volume (a link to its share):
+    /// the share's, as far as this mode can read them.
+    async fn share_stats(
+        &self,
+        r: &csi::NodeGetVolumeStatsRequest,
+    ) -> Result<(Option<VolumeUsage>, Result<String, String>), Status> {
+        let share = self
+            .op("smb_share_stats", self.node.smb_share_stats(&r.volume_path))
+            .await
+            .map_err(status_of)?;
+        if let Some(why) = &share.unread {
+            tracing::debug!(volume_id = r.volume_id, why, "no SMB share figures");
+        }
+        let condition = match (share.trouble, share.mapping_checked, share.unread) {
+            (Some(trouble), ..) => Err(trouble),
+            (None, true, _) => Ok("the SMB share is mapped and readable".to_string()),
+            // Through the proxy the mapping's status cannot be read.
+            (None, false, None) => Ok("the SMB share is readable by the plugin; its \
+                                       mapping's status cannot be read through the proxy"
+                .to_string()),
+            (None, false, Some(why)) => Ok(format!(
+                "{why}; the SMB mapping's status cannot be read through the proxy"
+            )),
+        };
+        Ok((share.usage, condition))
     }
 
     async fn expand(
