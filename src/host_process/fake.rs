@@ -359,6 +359,22 @@ impl WindowsHost for FakeWindows {
         })
     }
 
+    fn disk_read(&self, path: &str, offset: u64, len: usize) -> Result<Vec<u8>> {
+        self.run(|s| {
+            let disk = s
+                .storage
+                .disks()
+                .find(|d| d.device_path.eq_ignore_ascii_case(path))
+                .ok_or_else(|| win32(Win32Error::new(Win32Error::FILE_NOT_FOUND)))?;
+            let len = usize::try_from(disk.size.saturating_sub(offset))
+                .unwrap_or(len)
+                .min(len);
+            s.storage
+                .read(disk.number, offset, len)
+                .map_err(|e| Failure::win32(1, e.message()))
+        })
+    }
+
     fn disk_initialize(&self, number: u32, partition_style: u16) -> Result<MethodResult> {
         let result = {
             let style = match partition_style {
