@@ -53,6 +53,17 @@ impl Node {
     /// holds NTFS is **not** detected through the proxy: it is mounted
     /// read-only and writes fail later, in the pod.
     ///
+    /// A disk or volume that may hold data is never initialised,
+    /// partitioned or formatted ([`Error::MayHoldData`], nothing changed):
+    /// HostProcess mode reads the first sectors for known signatures
+    /// (BitLocker, ext4, XFS, LUKS, ...); through the proxy, which cannot
+    /// read sectors, only a volume whose partition this node created is
+    /// formatted. What proxy mode cannot tell: a disk holding a file
+    /// system made on the whole device looks like a new blank disk there,
+    /// and is partitioned (see `docs/safety.md`). A format is sent once:
+    /// while an earlier one's outcome is unknown the stage waits for it or
+    /// fails with [`Error::FormatPending`] (retry).
+    ///
     /// [`StageDisk::grow`] also grows the volume over its disk right after
     /// staging it, as drivers do for a disk restored from a smaller
     /// snapshot.
