@@ -184,15 +184,16 @@ async fn a_whole_device_file_system_is_not_initialised_host_process() {
         matches!(&err, Error::MayHoldData { disk: 1, volume, why } if volume == "the whole disk" && why.contains("xfs")),
         "{err}"
     );
-    let node = f.host.lock();
-    let disk = node.storage.disk(1).unwrap();
-    assert!(disk.partitions.is_empty(), "the disk was partitioned");
-    assert_eq!(
-        &node.storage.read(1, 0, 4).unwrap()[..],
-        b"XFSB",
-        "the superblock is gone"
-    );
-    drop(node);
+    {
+        let node = f.host.lock();
+        let disk = node.storage.disk(1).unwrap();
+        assert!(disk.partitions.is_empty(), "the disk was partitioned");
+        assert_eq!(
+            &node.storage.read(1, 0, 4).unwrap()[..],
+            b"XFSB",
+            "the superblock is gone"
+        );
+    }
     assert_eq!(f.fake().unwrap().method_calls("disk_initialize"), 0);
     f.finish().await;
 }
