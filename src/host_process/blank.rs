@@ -8,6 +8,7 @@
 
 use super::backend::{Ctx, HostProcess};
 use super::boundary::DiskObject;
+use super::disk::find_disk as disk;
 use crate::Error;
 use crate::win::signatures;
 
@@ -15,15 +16,6 @@ use crate::win::signatures;
 /// (the farthest, btrfs's, lies at 64 KiB) and is aligned for any sector
 /// size.
 const READ: u64 = 1 << 20;
-
-fn disk(ctx: &Ctx, n: u32) -> Result<DiskObject, String> {
-    ctx.host()
-        .disks()
-        .map_err(|e| format!("failed to list disks: {e}"))?
-        .into_iter()
-        .find(|d| d.number == n)
-        .ok_or_else(|| format!("disk {n} not found"))
-}
 
 /// The signature in the `len` bytes of `disk` from `offset`, or what kept
 /// the bytes from being read whole (never taken as blank).

@@ -244,30 +244,17 @@ fn offline_ntfs_disk() -> String {
     seed("partition_style = \"gpt\"\nonline = false\n[[volumes]]\ndisk = 1\nfs = \"ntfs\"\n")
 }
 
+/// (v0.2's disk v1beta1 cannot bring a disk online at all: v1 only.)
 #[tokio::test]
-async fn an_offline_disk_answering_an_empty_id_stages_on_v1_1_mock() {
-    // (v0.2's disk v1beta1 cannot bring a disk online at all.)
-    let f = Fixture::mock_seeded(
-        Family::V1,
-        NodeOptions::default(),
-        Some(&offline_ntfs_disk()),
-    )
-    .await
-    .speaking(ProxyRelease::V1_1);
-    offline_ntfs_disk_stages(f).await;
-}
-
-#[cfg(unix)]
-#[tokio::test]
-async fn an_offline_disk_answering_an_empty_id_stages_on_v1_1_server() {
-    let f = Fixture::server_seeded(
-        Family::V1,
-        NodeOptions::default(),
-        Some(&offline_ntfs_disk()),
-    )
-    .await
-    .speaking(ProxyRelease::V1_1);
-    offline_ntfs_disk_stages(f).await;
+async fn an_offline_disk_answering_an_empty_id_stages_on_v1_1() {
+    let (options, seed) = (NodeOptions::default, offline_ntfs_disk());
+    let f = Fixture::mock_seeded(Family::V1, options(), Some(&seed)).await;
+    offline_ntfs_disk_stages(f.speaking(ProxyRelease::V1_1)).await;
+    #[cfg(unix)]
+    {
+        let f = Fixture::server_seeded(Family::V1, options(), Some(&seed)).await;
+        offline_ntfs_disk_stages(f.speaking(ProxyRelease::V1_1)).await;
+    }
 }
 
 const FORMAT: Duration = Duration::from_secs(30);
