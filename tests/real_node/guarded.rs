@@ -288,16 +288,13 @@ impl<'w> GuardedNode<'w> {
         self.node.unpublish(target).await
     }
 
-    /// `unstage` of a path of the suite whose volume, if any, is the
-    /// workspace's; with `offline`, its disk is taken offline too.
-    pub async fn unstage(&self, path: &str, offline: bool) -> Result<(), Error> {
+    /// `unstage` of a path of the suite (a disk's volume, whose disk must
+    /// be the workspace's, or a share's link); with `offline`, a disk is
+    /// taken offline too. The state found there, as `Node::unstage` says.
+    pub async fn unstage(&self, path: &str, offline: bool) -> Result<MountState, Error> {
         self.ws.path(path);
         self.ws.check_volume_at(path);
-        if offline {
-            self.node.unstage_and_offline(path).await
-        } else {
-            self.node.unstage(path).await
-        }
+        self.node.unstage(path).offline(offline).await
     }
 
     /// `expand` of a path of the suite whose volume is the workspace's.
@@ -329,12 +326,6 @@ impl<'w> GuardedNode<'w> {
         );
         self.ws.path(path);
         self.node.smb_stage(remote, path, credentials).await
-    }
-
-    /// `smb_unstage` of a path of the suite.
-    pub async fn smb_unstage(&self, path: &str) -> Result<(), Error> {
-        self.ws.path(path);
-        self.node.smb_unstage(path).await
     }
 
     /// The manifest's iSCSI target, or why the runner has none.

@@ -207,13 +207,17 @@ fn real_node_a_blank_disk_is_staged_published_used_and_released() {
             "unpublish kept the volume"
         );
 
-        g.unstage(&staging, true).await.unwrap();
+        let found = g.unstage(&staging, true).await.unwrap();
+        assert!(matches!(found, MountState::Mounted { .. }), "{found:?}");
         assert!(!std::path::Path::new(&staging).exists());
         assert!(
             disk_object(disk.number()).is_offline,
             "unstage with offline"
         );
-        g.unstage(&staging, true).await.unwrap();
+        assert_eq!(
+            g.unstage(&staging, true).await.unwrap(),
+            MountState::Missing
+        );
 
         // Offline, holding NTFS and a file: staged again, mounted as it is.
         g.stage_disk(&disk, &staging).await.unwrap();
@@ -544,11 +548,11 @@ fn real_node_an_smb_share_is_staged_written_and_released() {
         );
         g.unpublish(&target).await.unwrap();
 
-        g.smb_unstage(&one).await.unwrap();
+        assert_eq!(g.unstage(&one, false).await.unwrap(), MountState::Linked);
         assert_eq!(mappings().len(), 1, "the second volume still uses it");
-        g.smb_unstage(&two).await.unwrap();
+        assert_eq!(g.unstage(&two, false).await.unwrap(), MountState::Linked);
         assert!(mappings().is_empty(), "{:?}", mappings());
-        g.smb_unstage(&one).await.unwrap();
+        assert_eq!(g.unstage(&one, false).await.unwrap(), MountState::Missing);
         assert!(!std::path::Path::new(&one).exists() && !std::path::Path::new(&two).exists());
         // The share keeps what was written: unstaging removed links only.
         assert!(std::path::Path::new(&format!(r"{}\from-the-node.txt", smb.local_path)).exists());
@@ -599,13 +603,13 @@ fn real_node_a_second_account_on_the_same_server_is_refused_clearly_or_mapped() 
                 let m = LocalHost.smb_global_mappings(&smb.second_share).unwrap();
                 assert_eq!(m.len(), 1, "{m:?}");
                 assert_eq!(m[0].status, 0, "{m:?}");
-                g.smb_unstage(&two).await.unwrap();
+                g.unstage(&two, false).await.unwrap();
             }
         }
-        g.smb_unstage(&one).await.unwrap();
+        g.unstage(&one, false).await.unwrap();
         // The server free again, the second account maps.
         g.smb_stage(&smb.second_share, &two, &second).await.unwrap();
-        g.smb_unstage(&two).await.unwrap();
+        g.unstage(&two, false).await.unwrap();
         assert!(
             LocalHost
                 .smb_global_mappings(&smb.second_share)
