@@ -48,6 +48,15 @@ pub mod serve;
 #[doc = include_str!("../../README.md")]
 mod workspace_readme {}
 
+/// The generated CSI Identity service trait (`csi::v1::identity_server::Identity`),
+/// which [`Plugin`] implements, under a name of its own.
+pub use csi::v1::identity_server::Identity as IdentityService;
+/// The generated CSI Node service trait (`csi::v1::node_server::Node`),
+/// which [`Plugin`] implements, under a name that does not collide with
+/// `csi_proxy_client::node::Node`: bring it in scope (`use
+/// csi_node_server::NodeService as _;`) to call a plugin's handlers
+/// directly, as tests do.
+pub use csi::v1::node_server::Node as NodeService;
 pub use driver::{
     Driver, LockScope, PluginFeature, RequestKind, Step, VolumeRequest, VolumeSource,
     default_access_mode, default_fs_type, default_smb_credentials, host_name,
