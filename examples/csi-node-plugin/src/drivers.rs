@@ -13,7 +13,7 @@ use csi_node_server::csi::v1::node_service_capability::rpc;
 use csi_node_server::csi::v1::volume_capability::access_mode::Mode;
 use csi_node_server::driver::CAPABILITIES;
 use csi_node_server::{
-    VolumeSource, default_access_mode, default_fs_type, default_smb_credentials,
+    LockScope, VolumeSource, default_access_mode, default_fs_type, default_smb_credentials,
 };
 use csi_proxy_client::node::{DiskSelector, SmbCredentials};
 use tonic::Status;
@@ -215,6 +215,17 @@ impl Flavor {
     /// vSphere do; azuredisk does not.
     pub fn offline_at_unstage(self) -> bool {
         matches!(self, Flavor::GcpPd | Flavor::AwsEbs | Flavor::Vsphere)
+    }
+
+    /// How calls on one volume are kept apart: csi-driver-smb locks its
+    /// stage and unstage per volume id and staging path and takes no lock
+    /// at publish (pkg/smb/nodeserver.go), so two pods publish one share
+    /// at once; the disk drivers, per volume id.
+    pub fn lock_scope(self) -> LockScope {
+        match self {
+            Flavor::Smb => LockScope::VolumeAndPath,
+            _ => LockScope::Volume,
+        }
     }
 
     /// SMB credentials from the secrets: the library's default, except that
@@ -572,6 +583,11 @@ mod tests {
             .collect();
         assert_eq!(offline, [Flavor::GcpPd, Flavor::AwsEbs, Flavor::Vsphere]);
         assert!(!Flavor::Vsphere.grow_after_stage());
+        let per_path: Vec<Flavor> = Flavor::ALL
+            .into_iter()
+            .filter(|f| f.lock_scope() == LockScope::VolumeAndPath)
+            .collect();
+        assert_eq!(per_path, [Flavor::Smb]);
         assert!(
             !Flavor::Smb
                 .node_capabilities()

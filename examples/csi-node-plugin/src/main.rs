@@ -17,7 +17,8 @@ use csi_node_server::csi::v1::node_service_capability::rpc;
 use csi_node_server::csi::v1::volume_capability::access_mode::Mode;
 use csi_node_server::metrics::serve_metrics;
 use csi_node_server::{
-    Driver, Plugin, VolumeRequest, VolumeSource, host_name, serve, socket_path, stop_signal,
+    Driver, LockScope, Plugin, VolumeRequest, VolumeSource, host_name, serve, socket_path,
+    stop_signal,
 };
 use csi_proxy_client::node::{Node, NodeOptions, SmbStore};
 use drivers::Flavor;
@@ -148,6 +149,10 @@ impl Driver for Example {
 
     fn offline_at_unstage(&self) -> bool {
         self.flavor.offline_at_unstage()
+    }
+
+    fn lock_scope(&self) -> LockScope {
+        self.flavor.lock_scope()
     }
 }
 
