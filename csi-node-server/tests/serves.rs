@@ -6,8 +6,8 @@
 //! its account.
 
 use std::collections::HashMap;
-use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use csi_node_server::csi::v1::identity_server::Identity as _;
@@ -118,6 +118,29 @@ impl Driver for Stated {
             status.code(),
             format!("{}; check the storage account key", status.message()),
         )
+    }
+}
+
+/// A [`Stated`] the test reads after the plugin took it (the defaults
+/// but for `volume` and `on_error`).
+struct Shared(Arc<Stated>);
+
+#[async_trait]
+impl Driver for Shared {
+    fn name(&self) -> &str {
+        self.0.name()
+    }
+    fn version(&self) -> &str {
+        self.0.version()
+    }
+    fn node_id(&self) -> &str {
+        self.0.node_id()
+    }
+    async fn volume(&self, r: &VolumeRequest<'_>) -> Result<VolumeSource, Status> {
+        self.0.volume(r).await
+    }
+    async fn on_error(&self, node: &Node, step: Step<'_>, status: Status) -> Status {
+        self.0.on_error(node, step, status).await
     }
 }
 
@@ -435,26 +458,7 @@ async fn a_driver_adds_help_to_a_failed_steps_status() {
 /// The steps `on_error` sees: only the failed one.
 #[tokio::test]
 async fn on_error_sees_only_the_failed_step() {
-    struct Shared(std::sync::Arc<Stated>);
-    #[async_trait]
-    impl Driver for Shared {
-        fn name(&self) -> &str {
-            self.0.name()
-        }
-        fn version(&self) -> &str {
-            self.0.version()
-        }
-        fn node_id(&self) -> &str {
-            self.0.node_id()
-        }
-        async fn volume(&self, r: &VolumeRequest<'_>) -> Result<VolumeSource, Status> {
-            self.0.volume(r).await
-        }
-        async fn on_error(&self, node: &Node, step: Step<'_>, status: Status) -> Status {
-            self.0.on_error(node, step, status).await
-        }
-    }
-    let inner = std::sync::Arc::new(Stated::default());
+    let inner = Arc::new(Stated::default());
     let (_mock, _node, plugin) = setup(Shared(inner.clone()));
     let stage = disk_stage("pv");
     plugin
@@ -541,24 +545,8 @@ async fn a_stage_deferred_until_the_publish_brings_a_token() {
 /// request, and the share is mapped with that account.
 #[tokio::test]
 async fn one_call_names_the_share_and_its_account() {
-    struct Counted(std::sync::Arc<Stated>);
-    #[async_trait]
-    impl Driver for Counted {
-        fn name(&self) -> &str {
-            self.0.name()
-        }
-        fn version(&self) -> &str {
-            self.0.version()
-        }
-        fn node_id(&self) -> &str {
-            self.0.node_id()
-        }
-        async fn volume(&self, r: &VolumeRequest<'_>) -> Result<VolumeSource, Status> {
-            self.0.volume(r).await
-        }
-    }
-    let inner = std::sync::Arc::new(Stated::default());
-    let (mock, _node, plugin) = setup(Counted(inner.clone()));
+    let inner = Arc::new(Stated::default());
+    let (mock, _node, plugin) = setup(Shared(inner.clone()));
     plugin
         .node_stage_volume(Request::new(share_stage("pv")))
         .await
