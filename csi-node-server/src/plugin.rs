@@ -8,7 +8,7 @@
 //! and path, [`LockScope`]) run one at a time, a second one is `ABORTED`.
 
 use std::collections::{HashMap, HashSet};
-use std::future::Future;
+use std::future::{Future, IntoFuture};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -104,7 +104,7 @@ impl Plugin {
     async fn op<T>(
         &self,
         operation: &'static str,
-        work: impl Future<Output = Result<T, Error>>,
+        work: impl IntoFuture<Output = Result<T, Error>>,
     ) -> Result<T, Error> {
         let start = Instant::now();
         let result = work.await;
@@ -255,16 +255,13 @@ impl Plugin {
                         .op("find_disk", self.node.find_disk(selector.clone()))
                         .await
                         .map_err(status_of)?;
-                    let id = self
-                        .op("stage_disk", self.node.stage_disk(&disk, path))
-                        .await
-                        .map_err(status_of)?;
                     let mode = r.volume_capability.as_ref().and_then(|c| c.access_mode);
                     let reader = mode.is_some_and(|m| is_reader(m.mode()));
+                    let mut stage = self.node.stage_disk(&disk, path);
                     if self.driver.grow_after_stage() && !reader {
-                        let grow = self.node.grow_staged(&disk, &id, MIN_GROWTH_AFTER_STAGE);
-                        self.op("grow", grow).await.map_err(status_of)?;
+                        stage = stage.grow(MIN_GROWTH_AFTER_STAGE);
                     }
+                    self.op("stage_disk", stage).await.map_err(status_of)?;
                     Ok(())
                 }
             }
@@ -282,14 +279,11 @@ impl Plugin {
         path: &str,
         create_dir: bool,
     ) -> Result<(), Status> {
-        let staged = if create_dir {
-            let work = self.node.smb_stage_creating_dir(share, path, credentials);
-            self.op("smb_stage", work).await
-        } else {
-            let work = self.node.smb_stage(share, path, credentials);
-            self.op("smb_stage", work).await
-        };
-        staged.map_err(status_of)
+        let stage = self
+            .node
+            .smb_stage(share, path, credentials)
+            .create_dir(create_dir);
+        self.op("smb_stage", stage).await.map_err(status_of)
     }
 
     async fn unstage(
@@ -311,7 +305,7 @@ impl Plugin {
             "unstage"
         };
         let work = async {
-            self.op(operation, self.node.unstage_staged(path, offline))
+            self.op(operation, self.node.unstage(path).offline(offline))
                 .await
                 .map_err(status_of)
         };
@@ -354,9 +348,7 @@ impl Plugin {
             volume: &volume,
         };
         let work = async {
-            let publish = self
-                .node
-                .publish_staged(&r.staging_target_path, &r.target_path);
+            let publish = self.node.publish(&r.staging_target_path, &r.target_path);
             match self.op("publish", publish).await {
                 Ok(()) => Ok(()),
                 Err(Error::NotStaged { .. }) => Err(Status::failed_precondition(format!(
@@ -581,7 +573,7 @@ impl Plugin {
         let grown = match reader {
             true => None,
             false => match self
-                .op("grow", self.node.grow(&r.volume_path, 0, explicit))
+                .op("grow", self.node.expand(&r.volume_path).size(explicit))
                 .await
             {
                 Ok(size) => Some(Ok(bytes(size))),

@@ -25,20 +25,38 @@
 //! # Ok(()) }
 //! ```
 //!
-//! # What the operations do
+//! # One method per CSI call
 //!
-//! | operation | effect | already done | refused, nothing changed |
-//! |---|---|---|---|
-//! | [`Node::ensure_dir`] | creates the directory and its parents | Ok | |
-//! | [`Node::remove`] | removes a directory tree, or a link (never its target) | absent: Ok | |
-//! | [`Node::stage_disk`] | onlines, partitions, formats (NTFS) and mounts the disk's data volume | mounted from that disk: Ok | [`Error::OsDisk`], [`Error::PathInUse`], [`Error::NotEmpty`], [`Error::NoVolume`], [`Error::ReadOnlyDisk`] |
-//! | [`Node::publish`] | links the target to the staging path, replacing kubelet's empty directory | linked to the same volume: Ok | [`Error::NotStaged`], [`Error::PathInUse`], [`Error::NotEmpty`] |
-//! | [`Node::unpublish`] | removes the link (a share staged at the target, an ephemeral volume, is unstaged) | absent: Ok | [`Error::NotEmpty`] (a plain directory with files) |
-//! | [`Node::unstage`] | flushes, unmounts, removes the staging path | absent: Ok | [`Error::NotEmpty`] |
-//! | [`Node::expand`] | grows the volume to its partition | nothing to grow: Ok | |
-//! | [`Node::smb_stage`] | maps the share (a stale mapping made again), links the staging path, counts a reference | same link: Ok, mapping checked | [`Error::PathInUse`], [`Error::NotEmpty`], [`Error::SmbCredentialsConflict`], [`Error::SmbDirectoryMissing`] |
-//! | [`Node::smb_unstage`] | removes the link; the mapping goes with its last reference | absent: Ok | [`Error::PathInUse`] |
-//! | [`Node::smb_reconcile`] | drops references of paths holding no link; the mapping goes with the last | nothing stale: Ok | |
+//! Each CSI node call is one method; what varies between drivers is an
+//! option set on the call before `.await` (the method returns a builder
+//! that implements [`IntoFuture`](std::future::IntoFuture)):
+//!
+//! ```no_run
+//! # use csi_proxy_client::node::{Node, SmbCredentials};
+//! # async fn run(node: Node, staging: &str, disk: u32) -> Result<(), csi_proxy_client::Error> {
+//! # let user = SmbCredentials::none();
+//! node.stage_disk(disk, staging).grow(1 << 30).await?;            // and grow over a larger disk
+//! node.smb_stage(r"\\srv\share\pv", staging, &user).create_dir(true).await?;
+//! node.expand(staging).size(20 << 30).await?;                     // when the maximum cannot be had
+//! node.unstage(staging).offline(true).await?;                     // and take the disk offline
+//! # Ok(()) }
+//! ```
+//!
+//! | CSI call | method | effect | already done | refused, nothing changed |
+//! |---|---|---|---|---|
+//! | NodeStageVolume (disk) | [`Node::stage_disk`] ([`StageDisk`]) | onlines, partitions, formats (NTFS) and mounts the disk's data volume | mounted from that disk: Ok | [`Error::OsDisk`], [`Error::PathInUse`], [`Error::NotEmpty`], [`Error::NoVolume`], [`Error::ReadOnlyDisk`] |
+//! | NodeStageVolume (share) | [`Node::smb_stage`] ([`SmbStage`]) | maps the share (a stale mapping made again), links the staging path, counts a reference | same link: Ok, mapping checked | [`Error::PathInUse`], [`Error::NotEmpty`], [`Error::SmbCredentialsConflict`], [`Error::SmbDirectoryMissing`] |
+//! | NodePublishVolume | [`Node::publish`] | links the target to the staged volume, replacing kubelet's empty directory | linked to the same volume: Ok | [`Error::NotStaged`] (a plain directory too), [`Error::PathInUse`], [`Error::NotEmpty`] |
+//! | NodeUnpublishVolume | [`Node::unpublish`] | removes the link (a share staged at the target, an ephemeral volume, is unstaged) | absent: Ok | [`Error::NotEmpty`] (a plain directory with files) |
+//! | NodeUnstageVolume | [`Node::unstage`] ([`Unstage`]) | a disk's volume: flushes, unmounts, removes the staging path; a share's link: removed, the mapping with its last reference | absent: Ok | [`Error::NotEmpty`] |
+//! | NodeExpandVolume | [`Node::expand`] ([`Expand`]) | rescans, grows the volume to its partition | nothing to grow: Ok | |
+//! | NodeGetVolumeStats | [`Node::usage`], [`Node::smb_share_stats`] | reads the space | | |
+//!
+//! And for paths and start-up: [`Node::ensure_dir`] (creates the directory
+//! and its parents), [`Node::remove`] (a directory tree, or a link, never
+//! its target), [`Node::mount_state`], [`Node::find_disk`], and
+//! [`Node::smb_reconcile`] (drops references of paths holding no link;
+//! the mapping goes with the last).
 //!
 //! The proxy cannot say where a link points, only which volume is behind a
 //! path: [`MountState::Mounted`] is any path with a volume behind it (a
@@ -50,7 +68,8 @@
 // and constructors), `fs` (what is at a path), `disks` (finding disks, the
 // OS disk), `volumes` (a disk's volume: stage, unstage, expand, usage),
 // `publish`, `smb`, `iscsi` and `system`; below them the version adapters
-// (`groups`), path rules (`path`), options and the SMB reference store.
+// (`groups`), path rules (`path`), options, the node's records (`records`)
+// and the SMB reference store.
 mod connect;
 mod disks;
 mod fs;
@@ -62,6 +81,7 @@ mod local_space;
 mod options;
 mod path;
 mod publish;
+mod records;
 mod smb;
 mod smb_store;
 mod system;
@@ -81,10 +101,16 @@ pub use options::{
     DEFAULT_DEADLINE, DEFAULT_FIND_DISK_INTERVAL, DEFAULT_FIND_DISK_TIMEOUT,
     DEFAULT_MAX_CONCURRENT_FORMATS, NodeOptions, NodeVersions,
 };
-pub use smb::{ShareStats, SmbCredentials};
+pub use records::NodeRecords;
+pub use smb::{ShareStats, SmbCredentials, SmbStage};
 pub use smb_store::SmbStore;
+pub use volumes::{Expand, StageDisk, Unstage};
 
 use crate::Error;
+
+/// A boxed operation future: what the builders' `.await` runs
+/// ([`StageDisk`], [`Unstage`], [`Expand`], [`SmbStage`]).
+type Operation<'a, T> = std::pin::Pin<Box<dyn Future<Output = Result<T, Error>> + Send + 'a>>;
 
 /// The span of a node operation: named `node`, with the operation's name
 /// in `operation`; the spans of its proxy calls are its children.
@@ -260,7 +286,13 @@ const _: fn() = || {
 
 // So do its operations: a plugin serves them on a multi-threaded runtime.
 const _: fn(&Node) = |node| {
+    use std::future::IntoFuture;
     fn send<T: Send>(_: T) {}
-    send(node.stage_disk(0u32, ""));
-    send(node.expand_to("", 0));
+    send(node.stage_disk(0u32, "").into_future());
+    send(node.unstage("").into_future());
+    send(node.expand("").into_future());
+    send(
+        node.smb_stage("", "", &SmbCredentials::none())
+            .into_future(),
+    );
 };

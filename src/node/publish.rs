@@ -4,32 +4,24 @@ use super::{MountState, Node, path};
 use crate::Error;
 
 impl Node {
-    /// Links `target` to `staging` (kubelet's pre-created empty directory
-    /// at `target` is replaced; parents are created).
+    /// NodePublishVolume: links `target` to the volume staged at
+    /// `staging` (kubelet's pre-created empty directory at `target` is
+    /// replaced; parents are created).
     ///
-    /// Already published (the same volume behind both): Ok. Nothing at
-    /// `staging` ([`Error::NotStaged`]), `target` holding something else
-    /// ([`Error::PathInUse`]) or files ([`Error::NotEmpty`]): nothing is changed.
+    /// Already published (the same volume behind both): Ok. `staging`
+    /// holding no volume or link, a plain directory included
+    /// ([`Error::NotStaged`]: a pod linked there would write to the
+    /// node's own disk), `target` holding something else
+    /// ([`Error::PathInUse`]) or files ([`Error::NotEmpty`]): nothing is
+    /// changed.
     pub async fn publish(&self, staging: &str, target: &str) -> Result<(), Error> {
         let staging = path::local(staging)?;
         let target = path::local(target)?;
-        self.bounded("publish", self.publish_at(&staging, &target, false))
+        self.bounded("publish", self.publish_at(&staging, &target))
             .await
     }
 
-    /// [`Node::publish`] of a staged volume: `staging` must hold a volume
-    /// or a link (what [`Node::stage_disk`] and [`Node::smb_stage`] leave);
-    /// a plain directory there is [`Error::NotStaged`] too. For a plugin
-    /// that would otherwise look at the staging path itself first: the
-    /// look is made once.
-    pub async fn publish_staged(&self, staging: &str, target: &str) -> Result<(), Error> {
-        let staging = path::local(staging)?;
-        let target = path::local(target)?;
-        self.bounded("publish", self.publish_at(&staging, &target, true))
-            .await
-    }
-
-    async fn publish_at(&self, staging: &str, target: &str, staged: bool) -> Result<(), Error> {
+    async fn publish_at(&self, staging: &str, target: &str) -> Result<(), Error> {
         let fs = self.fs()?;
         // The usual case first, in two calls: a staged volume (a mount
         // point or a link) and nothing at the target yet. Anything else
@@ -40,7 +32,7 @@ impl Node {
             return Ok(());
         }
         let source = self.state(staging).await?;
-        if source == MountState::Missing || (staged && source == MountState::NotMounted) {
+        if matches!(source, MountState::Missing | MountState::NotMounted) {
             return Err(Error::NotStaged {
                 path: staging.to_string(),
             });
@@ -54,8 +46,7 @@ impl Node {
                 return Ok(());
             }
             // The proxy cannot tell where these links go: trust them.
-            (MountState::Linked, MountState::Linked | MountState::NotMounted) => return Ok(()),
-            (MountState::Mounted { .. }, MountState::NotMounted) => return Ok(()),
+            (MountState::Linked, MountState::Linked) => return Ok(()),
             (held, _) => {
                 return Err(Error::PathInUse {
                     path: target.to_string(),
@@ -82,7 +73,10 @@ impl Node {
     pub async fn unpublish(&self, target: &str) -> Result<(), Error> {
         let target = path::local(target)?;
         if self.inner.options.smb_store.root_of(&target)?.is_some() {
-            return self.smb_unstage(&target).await;
+            return self
+                .bounded("unpublish", self.smb_unstage_at(&target))
+                .await
+                .map(drop);
         }
         self.bounded("unpublish", async {
             // One call when there is a link or an empty directory to

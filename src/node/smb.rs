@@ -2,9 +2,10 @@
 //! share, references counted in the [`SmbStore`](super::SmbStore).
 
 use std::fmt;
+use std::future::IntoFuture;
 use std::sync::Arc;
 
-use super::{MountState, Node, VolumeUsage, path};
+use super::{MountState, Node, Operation, VolumeUsage, path};
 use crate::{Error, ErrorKind};
 
 /// What the node can tell of the SMB share behind a staged path
@@ -133,7 +134,7 @@ impl Node {
         locks.entry(server).or_default().clone()
     }
 
-    /// Stages the SMB share path `remote` (`\\server\share\dir`, `/` accepted)
+    /// NodeStageVolume of a share: stages the SMB share path `remote` (`\\server\share\dir`, `/` accepted)
     /// at `path`: maps the share root with `credentials` and links `path`
     /// to `remote`, recording one reference for the share root in the
     /// [store](NodeOptions::smb_store). Already staged: Ok, once the
@@ -147,29 +148,20 @@ impl Node {
     /// A directory below the share (`\\server\share\dir`) that does not
     /// exist is [`Error::SmbDirectoryMissing`], the path left as it was:
     /// csi-driver-smb creates it in its controller (pkg/smb/controllerserver.go
-    /// CreateVolume); to create it at stage, [`Node::smb_stage_creating_dir`].
-    pub async fn smb_stage(
-        &self,
-        remote: &str,
-        path: &str,
-        credentials: &SmbCredentials,
-    ) -> Result<(), Error> {
-        self.smb_stage_with(remote, path, credentials, false).await
-    }
-
-    /// [`Node::smb_stage`], creating the directory `remote` names below
-    /// its share (with its parents) when it does not exist, as
-    /// azurefile-csi-driver does before mounting with
-    /// `createFolderIfNotExist` (pkg/azurefile/nodeserver.go). The
-    /// directory is made through a link from `path` to the share's root:
-    /// the proxy takes local paths only.
-    pub async fn smb_stage_creating_dir(
-        &self,
-        remote: &str,
-        path: &str,
-        credentials: &SmbCredentials,
-    ) -> Result<(), Error> {
-        self.smb_stage_with(remote, path, credentials, true).await
+    /// CreateVolume); to create it at stage, [`SmbStage::create_dir`].
+    pub fn smb_stage<'a>(
+        &'a self,
+        remote: &'a str,
+        path: &'a str,
+        credentials: &'a SmbCredentials,
+    ) -> SmbStage<'a> {
+        SmbStage {
+            node: self,
+            remote,
+            path,
+            credentials,
+            create_dir: false,
+        }
     }
 
     async fn smb_stage_with(
@@ -480,34 +472,33 @@ impl Node {
         }
     }
 
-    /// Removes the link at `path` and its reference; the share's global
-    /// mapping is removed with the last reference. Absent: Ok.
-    pub async fn smb_unstage(&self, path: &str) -> Result<(), Error> {
-        let path = path::local(path)?;
-        self.bounded("smb_unstage", async {
-            let store = &self.inner.options.smb_store;
-            let root = store.root_of(&path)?;
-            let _serial = match &root {
-                Some(root) => Some(self.smb_lock(root).await),
-                None => None,
-            };
-            match self.state(&path).await? {
-                MountState::Missing => {}
-                MountState::Mounted { volume_id } => {
-                    return Err(Error::PathInUse {
-                        path,
-                        holds: format!("volume {volume_id}, not an SMB link"),
-                    });
-                }
-                MountState::NotMounted => self.remove_empty_dir(&path).await?,
-                MountState::Linked => self.fs()?.rmdir(&path, false).await?,
+    /// The SMB half of [`Node::unstage`] at `path` (local), which the
+    /// store records as a share's: removes the link and its reference,
+    /// and the share's global mapping with the last reference. Returns
+    /// what was at `path`.
+    pub(super) async fn smb_unstage_at(&self, path: &str) -> Result<MountState, Error> {
+        let store = &self.inner.options.smb_store;
+        let root = store.root_of(path)?;
+        let _serial = match &root {
+            Some(root) => Some(self.smb_lock(root).await),
+            None => None,
+        };
+        let state = self.state(path).await?;
+        match &state {
+            MountState::Missing => {}
+            MountState::Mounted { volume_id } => {
+                return Err(Error::PathInUse {
+                    path: path.to_string(),
+                    holds: format!("volume {volume_id}, not an SMB link"),
+                });
             }
-            if let Some(root) = root {
-                self.smb_release(&root, &path).await?;
-            }
-            Ok(())
-        })
-        .await
+            MountState::NotMounted => self.remove_empty_dir(path).await?,
+            MountState::Linked => self.fs()?.rmdir(path, false).await?,
+        }
+        if let Some(root) = root {
+            self.smb_release(&root, path).await?;
+        }
+        Ok(state)
     }
 
     /// Drops the reference of `path` to `root`, and the mapping with the
@@ -619,4 +610,41 @@ fn local_share_stats(path: &str) -> ShareStats {
 fn smb_server(root: &str) -> &str {
     let rest = root.trim_start_matches('\\');
     rest.split('\\').next().unwrap_or(rest)
+}
+
+/// [`Node::smb_stage`], its options set before `.await`.
+#[must_use = "nothing is staged until it is awaited"]
+#[derive(Debug)]
+pub struct SmbStage<'a> {
+    node: &'a Node,
+    remote: &'a str,
+    path: &'a str,
+    credentials: &'a SmbCredentials,
+    create_dir: bool,
+}
+
+impl SmbStage<'_> {
+    /// With `true`, the directory `remote` names below its share is
+    /// created (with its parents) when it does not exist, as
+    /// azurefile-csi-driver does before mounting with
+    /// `createFolderIfNotExist` (pkg/azurefile/nodeserver.go). It is made
+    /// through a link from the staging path to the share's root: the
+    /// proxy takes local paths only.
+    pub fn create_dir(mut self, create: bool) -> Self {
+        self.create_dir = create;
+        self
+    }
+}
+
+impl<'a> IntoFuture for SmbStage<'a> {
+    type Output = Result<(), Error>;
+    type IntoFuture = Operation<'a, ()>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(async move {
+            self.node
+                .smb_stage_with(self.remote, self.path, self.credentials, self.create_dir)
+                .await
+        })
+    }
 }

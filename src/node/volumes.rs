@@ -2,7 +2,9 @@
 //! unstaged, expanded, and its usage.
 
 use super::groups::VolumeGroup;
-use super::{MountState, Node, VolumeUsage, path};
+use std::future::IntoFuture;
+
+use super::{MountState, Node, Operation, VolumeUsage, path};
 use crate::{Error, ErrorKind};
 
 /// A write to disk `disk` that Windows refused because the disk is
@@ -50,11 +52,17 @@ impl Node {
     /// initialise, partition or format it; a read-only disk that already
     /// holds NTFS is **not** detected through the proxy: it is mounted
     /// read-only and writes fail later, in the pod.
-    pub async fn stage_disk(&self, disk: impl Into<u32>, path: &str) -> Result<String, Error> {
-        let number = disk.into();
-        let path = path::local(path)?;
-        self.bounded("stage_disk", self.stage_disk_at(number, &path))
-            .await
+    ///
+    /// [`StageDisk::grow`] also grows the volume over its disk right after
+    /// staging it, as drivers do for a disk restored from a smaller
+    /// snapshot.
+    pub fn stage_disk<'a>(&'a self, disk: impl Into<u32>, path: &'a str) -> StageDisk<'a> {
+        StageDisk {
+            node: self,
+            disk: disk.into(),
+            path,
+            min_growth: None,
+        }
     }
 
     async fn stage_disk_at(&self, number: u32, path: &str) -> Result<String, Error> {
@@ -192,63 +200,39 @@ impl Node {
         Ok(best.map_or_else(|| ids[0].clone(), |(_, id)| id))
     }
 
-    /// Unstages `path`: flushes the volume mounted there, unmounts it and
-    /// removes `path`. Absent: Ok.
-    pub async fn unstage(&self, path: &str) -> Result<(), Error> {
-        let path = path::local(path)?;
-        self.bounded("unstage", self.unstage_at(&path, false)).await
+    /// NodeUnstageVolume: unstages what this node staged at `path`,
+    /// whichever kind it is, and returns what it found there. A disk's
+    /// volume ([`MountState::Mounted`]) is flushed, its mount point
+    /// removed, and with [`Unstage::offline`] its disk taken offline (for
+    /// disks that are detached next, or clones that must not be seen
+    /// twice). A share's link ([`MountState::Linked`]) is removed with its
+    /// reference, and the share's global mapping with the last reference.
+    /// An empty directory is removed; nothing there: Ok.
+    ///
+    /// A directory with files is [`Error::NotEmpty`], left as it is.
+    pub fn unstage<'a>(&'a self, path: &'a str) -> Unstage<'a> {
+        Unstage {
+            node: self,
+            path,
+            offline: false,
+        }
     }
 
-    /// [`Node::unstage`], then takes the volume's disk offline (for disks
-    /// that are detached next, or clones that must not be seen twice).
-    pub async fn unstage_and_offline(&self, path: &str) -> Result<(), Error> {
-        let path = path::local(path)?;
-        self.bounded("unstage", self.unstage_at(&path, true)).await
-    }
-
-    /// Unstages what this node staged at `path`, whichever kind it is, and
-    /// returns what it found there: a disk's volume
-    /// ([`MountState::Mounted`]) as [`Node::unstage`] does (with `offline`,
-    /// as [`Node::unstage_and_offline`]); a link to a share
-    /// ([`MountState::Linked`]) as [`Node::smb_unstage`] does. Nothing or
-    /// a plain directory is left as it is. For a plugin serving disks and
-    /// shares alike, which cannot tell from the request which kind it
-    /// unstages: the path is looked at once.
-    pub async fn unstage_staged(&self, path: &str, offline: bool) -> Result<MountState, Error> {
-        let path = path::local(path)?;
-        self.bounded("unstage", async {
-            let state = self.state_expecting_volume(&path).await?;
-            match &state {
-                MountState::Mounted { volume_id } => {
-                    self.unstage_volume(&path, volume_id, offline).await?
-                }
-                MountState::Linked => {
-                    let root = self.inner.options.smb_store.root_of(&path)?;
-                    let _serial = match &root {
-                        Some(root) => Some(self.smb_lock(root).await),
-                        None => None,
-                    };
-                    self.fs()?.rmdir(&path, false).await?;
-                    if let Some(root) = root {
-                        self.smb_release(&root, &path).await?;
-                    }
-                }
-                MountState::Missing | MountState::NotMounted => {}
-            }
-            Ok(state)
-        })
-        .await
-    }
-
-    async fn unstage_at(&self, path: &str, offline: bool) -> Result<(), Error> {
-        match self.state_expecting_volume(path).await? {
-            MountState::Missing => Ok(()),
-            MountState::NotMounted => self.remove_empty_dir(path).await,
-            MountState::Linked => self.fs()?.rmdir(path, false).await,
+    async fn unstage_at(&self, path: &str, offline: bool) -> Result<MountState, Error> {
+        if self.inner.options.smb_store.root_of(path)?.is_some() {
+            return self.smb_unstage_at(path).await;
+        }
+        let state = self.state_expecting_volume(path).await?;
+        match &state {
+            MountState::Missing => {}
+            MountState::NotMounted => self.remove_empty_dir(path).await?,
+            // A link no staged share records: removed, never what it reaches.
+            MountState::Linked => self.fs()?.rmdir(path, false).await?,
             MountState::Mounted { volume_id } => {
-                self.unstage_volume(path, &volume_id, offline).await
+                self.unstage_volume(path, volume_id, offline).await?
             }
         }
+        Ok(state)
     }
 
     /// What is at `path` where a volume is expected: the volume behind it
@@ -309,36 +293,57 @@ impl Node {
             .await
     }
 
-    /// Grows the volume behind `path` over its whole partition and returns
-    /// its size in bytes afterwards. Nothing to grow is not an error.
-    pub async fn expand(&self, path: &str) -> Result<u64, Error> {
-        self.expand_to(path, 0).await
-    }
-
-    /// [`Node::expand`], with a way out when the host cannot tell the
-    /// partition's maximum size: growing to the maximum asks
-    /// `MSFT_Partition.GetSupportedSize`, which needs the defrag service
-    /// and fails with `StorageWMI 4` when it is disabled
-    /// (aws-ebs-csi-driver#2877) or takes minutes when it is busy
-    /// (AgentBaker#3804). When that call fails so, or has not answered
-    /// within half the operation deadline, the partition is grown to
-    /// `size_bytes` instead (the size the volume must have, e.g. the CSI
-    /// request's required bytes less what the disk layout keeps). With
-    /// `size_bytes` 0, as [`Node::expand`]: the maximum only.
+    /// NodeExpandVolume: grows the volume behind `path` over its whole
+    /// partition and returns its size in bytes afterwards. Nothing to grow
+    /// is not an error.
+    ///
+    /// The disks are rescanned first, so that the host sees the size the
+    /// cloud gave the disk (aws-ebs-csi-driver
+    /// pkg/mounter/mount_windows.go); the rescan and the volume's lookup
+    /// run at once. A disk found offline when the growth fails is brought
+    /// online and the growth made again (vsphere-csi-driver
+    /// pkg/csi/service/mounter/mounter_windows.go).
+    ///
+    /// Growing to the maximum asks `MSFT_Partition.GetSupportedSize`,
+    /// which needs the defrag service and fails with `StorageWMI 4` when
+    /// it is disabled (aws-ebs-csi-driver#2877) or takes minutes when it
+    /// is busy (AgentBaker#3804). With [`Expand::size`], when that call
+    /// fails so or has not answered within half the operation deadline,
+    /// the partition is grown to that size instead.
+    /// [`Expand::min_growth`] leaves a volume whose disk has less room
+    /// than that beyond it as it is.
     ///
     /// The proxy leaves a growth under 100 MiB undone (csi-proxy v1.3.0
     /// `pkg/os/volume/api.go`, `minimumResizeSize`); the size returned is
     /// then the volume's unchanged size.
-    pub async fn expand_to(&self, path: &str, size_bytes: u64) -> Result<u64, Error> {
-        let path = path::local(path)?;
-        self.bounded("expand", async {
-            let id = self.volume()?.volume_at(&path).await?;
-            self.expand_volume(&id, size_bytes).await
-        })
-        .await
+    pub fn expand<'a>(&'a self, path: &'a str) -> Expand<'a> {
+        Expand {
+            node: self,
+            path,
+            size: 0,
+            min_growth: 0,
+        }
     }
 
-    /// The work of [`Node::expand_to`] on volume `id`.
+    async fn expand_at(&self, path: &str, min_growth: u64, size_bytes: u64) -> Result<u64, Error> {
+        let (disk, volume) = (self.disk()?, self.volume()?);
+        // Neither waits for the other.
+        let ((), id) = tokio::try_join!(disk.rescan(), volume.volume_at(path))?;
+        if min_growth == 0 {
+            return self.grow_volume(&id, None, 0, size_bytes).await;
+        }
+        // The sizes are read before growing: the disk must be online.
+        let number = volume.disk_of(&id).await?;
+        if disk.is_online(number).await? == Some(false) {
+            tracing::info!(disk = number, "bringing the disk online before growing");
+            disk.set_online(number, true).await?;
+        }
+        self.grow_volume(&id, Some(number), min_growth, size_bytes)
+            .await
+    }
+
+    /// Grows volume `id`: to the maximum, or to `size_bytes` when that
+    /// is above 0 and the maximum cannot be had ([`Node::expand`]).
     async fn expand_volume(&self, id: &str, size_bytes: u64) -> Result<u64, Error> {
         let volume = self.volume()?;
         let patience = self.inner.options.deadline / 2;
@@ -364,62 +369,6 @@ impl Node {
         }
         let (total, _) = volume.stats(id).await?;
         Ok(u64::try_from(total).unwrap_or(0))
-    }
-
-    /// Grows the volume behind `path` over what its disk has gained, as
-    /// drivers do before a resize and right after staging a disk restored
-    /// from a smaller snapshot: rescans the disks first, so that the host
-    /// sees the size the cloud gave the disk (aws-ebs-csi-driver
-    /// pkg/mounter/mount_windows.go), brings the disk online if it is
-    /// offline (vsphere-csi-driver pkg/csi/service/mounter/mounter_windows.go),
-    /// then grows the volume as [`Node::expand_to`] does with `size_bytes`.
-    /// With a `min_growth` above 0, the volume is left as it is when its
-    /// disk has less than that beyond the volume's partition (the GPT
-    /// layout the proxy makes is taken off: 16 MiB before the partition,
-    /// the backup table after it). Returns the volume's size afterwards.
-    ///
-    /// With `min_growth` 0, the disk's state is read only when growing
-    /// fails (an online disk, the usual case, costs no call for it); the
-    /// growth is then made again once the disk is online.
-    pub async fn grow(&self, path: &str, min_growth: u64, size_bytes: u64) -> Result<u64, Error> {
-        let local = path::local(path)?;
-        self.bounded("grow", async {
-            let (disk, volume) = (self.disk()?, self.volume()?);
-            // Neither waits for the other.
-            let ((), id) = tokio::try_join!(disk.rescan(), volume.volume_at(&local))?;
-            if min_growth == 0 {
-                return self.grow_volume(&id, None, 0, size_bytes).await;
-            }
-            // The sizes are read before growing: the disk must be online.
-            let number = volume.disk_of(&id).await?;
-            if disk.is_online(number).await? == Some(false) {
-                tracing::info!(disk = number, "bringing the disk online before growing");
-                disk.set_online(number, true).await?;
-            }
-            self.grow_volume(&id, Some(number), min_growth, size_bytes)
-                .await
-        })
-        .await
-    }
-
-    /// Right after [`Node::stage_disk`] of `disk` returned `volume_id`:
-    /// grows the volume over its disk when the disk has at least
-    /// `min_growth` bytes beyond it, as [`Node::grow`] does, without its
-    /// rescan and lookups (the stage's discovery rescanned, and the stage
-    /// named the disk and the volume). The volume's size and the disk's
-    /// are read at once. Returns the volume's size afterwards.
-    pub async fn grow_staged(
-        &self,
-        disk: impl Into<u32>,
-        volume_id: &str,
-        min_growth: u64,
-    ) -> Result<u64, Error> {
-        let number = disk.into();
-        self.bounded(
-            "grow",
-            self.grow_volume(volume_id, Some(number), min_growth, 0),
-        )
-        .await
     }
 
     /// Grows volume `id` (of disk `number`, when known) unless `min_growth`
@@ -511,3 +460,126 @@ fn no_supported_size(e: &Error) -> bool {
 /// protective MBR, the GPT and the MSR before it (16 MiB) and the backup
 /// GPT after it (16.5 KiB with 512-byte sectors, 20 KiB with 4 KiB ones).
 const GPT_LAYOUT: u64 = (16 << 20) + (20 << 10);
+
+/// [`Node::stage_disk`], its options set before `.await`. Resolves to the
+/// staged volume's id.
+#[must_use = "nothing is staged until it is awaited"]
+#[derive(Debug)]
+pub struct StageDisk<'a> {
+    node: &'a Node,
+    disk: u32,
+    path: &'a str,
+    min_growth: Option<u64>,
+}
+
+impl StageDisk<'_> {
+    /// Once staged, grows the volume over its disk when the disk has at
+    /// least `min_growth` bytes beyond it (the GPT layout the proxy makes
+    /// is taken off: 16 MiB before the partition, the backup table after
+    /// it), as drivers do for a disk restored from a smaller snapshot. The
+    /// volume's size and the disk's are read at once; the stage's own
+    /// discovery counts as the rescan.
+    pub fn grow(mut self, min_growth: u64) -> Self {
+        self.min_growth = Some(min_growth);
+        self
+    }
+}
+
+impl<'a> IntoFuture for StageDisk<'a> {
+    type Output = Result<String, Error>;
+    type IntoFuture = Operation<'a, String>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(async move {
+            let (node, number) = (self.node, self.disk);
+            let path = path::local(self.path)?;
+            let id = node
+                .bounded("stage_disk", node.stage_disk_at(number, &path))
+                .await?;
+            if let Some(min_growth) = self.min_growth {
+                node.bounded("grow", node.grow_volume(&id, Some(number), min_growth, 0))
+                    .await?;
+            }
+            Ok(id)
+        })
+    }
+}
+
+/// [`Node::unstage`], its options set before `.await`. Resolves to what
+/// was found at the path.
+#[must_use = "nothing is unstaged until it is awaited"]
+#[derive(Debug)]
+pub struct Unstage<'a> {
+    node: &'a Node,
+    path: &'a str,
+    offline: bool,
+}
+
+impl Unstage<'_> {
+    /// With `true`, a disk's volume unstaged takes its disk offline too
+    /// (never the OS disk's).
+    pub fn offline(mut self, offline: bool) -> Self {
+        self.offline = offline;
+        self
+    }
+}
+
+impl<'a> IntoFuture for Unstage<'a> {
+    type Output = Result<MountState, Error>;
+    type IntoFuture = Operation<'a, MountState>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(async move {
+            let path = path::local(self.path)?;
+            self.node
+                .bounded("unstage", self.node.unstage_at(&path, self.offline))
+                .await
+        })
+    }
+}
+
+/// [`Node::expand`], its options set before `.await`. Resolves to the
+/// volume's size in bytes afterwards.
+#[must_use = "nothing is grown until it is awaited"]
+#[derive(Debug)]
+pub struct Expand<'a> {
+    node: &'a Node,
+    path: &'a str,
+    size: u64,
+    min_growth: u64,
+}
+
+impl Expand<'_> {
+    /// The size to grow the volume to when the host cannot tell the
+    /// partition's maximum (e.g. the CSI request's required bytes less
+    /// what the disk layout keeps); 0, the default: the maximum only.
+    pub fn size(mut self, bytes: u64) -> Self {
+        self.size = bytes;
+        self
+    }
+
+    /// Leaves the volume as it is when its disk has less than `bytes`
+    /// beyond the volume's partition (the sizes are read first, the disk
+    /// brought online if it is offline); 0, the default: always grow.
+    pub fn min_growth(mut self, bytes: u64) -> Self {
+        self.min_growth = bytes;
+        self
+    }
+}
+
+impl<'a> IntoFuture for Expand<'a> {
+    type Output = Result<u64, Error>;
+    type IntoFuture = Operation<'a, u64>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(async move {
+            let path = path::local(self.path)?;
+            self.node
+                .bounded(
+                    "expand",
+                    self.node.expand_at(&path, self.min_growth, self.size),
+                )
+                .await
+        })
+    }
+}
