@@ -108,10 +108,11 @@ pub enum LockScope {
     /// One call at a time per volume id and path: the staging path of a
     /// stage or unstage, the target path of a publish or unpublish, the
     /// volume path of a stats or expand request. Two pods publishing one
-    /// `ReadWriteMany` volume at once then both go through, as with
-    /// azurefile-csi-driver, which keys its lock on the volume id and the
-    /// path (pkg/azurefile/nodeserver.go NodeStageVolume and
-    /// NodeUnstageVolume: `volumeID-targetPath`).
+    /// `ReadWriteMany` volume at once then both go through, as they do
+    /// with the SMB drivers: csi-driver-smb and azurefile-csi-driver key
+    /// their stage and unstage lock on the volume id and the staging path
+    /// and take none at publish (pkg/smb/nodeserver.go,
+    /// pkg/azurefile/nodeserver.go: `volumeID-targetPath`).
     VolumeAndPath,
 }
 
