@@ -120,14 +120,39 @@ impl ServerBuilder {
     /// HTTP/2 keepalive: every `interval`, if nothing has come from the
     /// client since the last look, a PING (also while no call is in
     /// flight), and the connection closed if the answer takes longer than
-    /// `timeout` (defaults 60 s and 20 s). A client that has gone silent is
-    /// noticed one to two intervals after its last frame, plus the timeout.
-    /// Both from [`MIN_PERIOD`](crate::MIN_PERIOD) to
+    /// `timeout` (defaults 2 hours and 20 s, grpc-go's server defaults,
+    /// which csi-proxy keeps). A client that has gone silent is noticed one
+    /// to two intervals after its last frame, plus the timeout. Both from
+    /// [`MIN_PERIOD`](crate::MIN_PERIOD) to
     /// [`MAX_DURATION`](crate::MAX_DURATION), or [`start`](Self::start) fails.
     #[must_use]
     pub fn keepalive(mut self, interval: Duration, timeout: Duration) -> Self {
         self.limits.keepalive_interval = interval;
         self.limits.keepalive_timeout = timeout;
+        self
+    }
+
+    /// How often a client may PING, enforced as grpc-go's server enforces
+    /// its default keepalive policy, which csi-proxy has: a PING sooner
+    /// than `min_time` after the client's previous one is a strike (while
+    /// no call is in flight, sooner than two hours, unless
+    /// `permit_without_stream`); a response sent forgives the strikes; at
+    /// the third strike the server answers GOAWAY `ENHANCE_YOUR_CALM` with
+    /// debug data `too_many_pings` and closes the connection, failing its
+    /// calls in flight. Defaults: 5 minutes, false (grpc-go's). `min_time`
+    /// at most [`MAX_DURATION`](crate::MAX_DURATION), or
+    /// [`start`](Self::start) fails; tests shrink it to see the policy in
+    /// seconds.
+    #[must_use]
+    pub fn keepalive_enforcement(
+        mut self,
+        min_time: Duration,
+        permit_without_stream: bool,
+    ) -> Self {
+        self.limits.keepalive_policy = super::ping_strikes::KeepalivePolicy {
+            min_time,
+            permit_without_stream,
+        };
         self
     }
 
@@ -520,6 +545,10 @@ mod tests {
             ),
             ("shutdown grace", Server::builder().shutdown_grace(over)),
             (
+                "keepalive minimum time",
+                Server::builder().keepalive_enforcement(over, false),
+            ),
+            (
                 "injected latency",
                 Server::builder().latency("MountVolume", over),
             ),
@@ -588,6 +617,83 @@ mod tests {
             closed.is_ok() && pinged,
             "closed {closed:?}, pinged {pinged}"
         );
+    }
+
+    /// Sends `pings` PINGs, `apart` from each other, and reads what the
+    /// server sends until it closes (or an hour has passed).
+    async fn ping(server: &Server, pings: u8, apart: Duration) -> Vec<(u8, u8, u32, Vec<u8>)> {
+        let mut client = raw_client(server).await;
+        for n in 0..pings {
+            if n > 0 {
+                tokio::time::sleep(apart).await;
+            }
+            client.write_all(&frame(PING, 0, 0, &[n; 8])).await.unwrap();
+        }
+        let mut frames = Vec::new();
+        let _ = tokio::time::timeout(Duration::from_secs(3600), async {
+            while let Some(frame) = next_frame(&mut client).await {
+                frames.push(frame);
+            }
+        })
+        .await;
+        frames
+    }
+
+    const GOAWAY: u8 = 0x7;
+
+    /// grpc-go's default policy (`handlePing`, grpc/grpc-go
+    /// internal/transport/http2_server.go): with no call in flight, PINGs
+    /// must come 2 hours apart; the first is free, three strikes are
+    /// allowed, the fourth PING in a row gets GOAWAY ENHANCE_YOUR_CALM
+    /// `too_many_pings` and the connection closed.
+    #[tokio::test(start_paused = true)]
+    async fn the_fourth_ping_too_soon_gets_goaway_too_many_pings_and_the_connection_closed() {
+        let (_dir, server) = disk_server(Server::builder()).await;
+        let frames = ping(&server, 4, Duration::from_secs(60)).await;
+        let last = frames.last().expect("frames from the server");
+        assert_eq!(last.0, GOAWAY, "{frames:?}");
+        let (_, _, stream, payload) = last;
+        assert_eq!(*stream, 0);
+        assert_eq!(payload[..4], [0, 0, 0, 0], "no stream was opened");
+        assert_eq!(payload[4..8], [0, 0, 0, 0xb], "ENHANCE_YOUR_CALM");
+        assert_eq!(&payload[8..], b"too_many_pings");
+        let acks = frames.iter().filter(|f| f.0 == PING && f.1 == 1).count();
+        assert!(acks >= 3, "{frames:?}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn three_pings_too_soon_are_tolerated() {
+        let builder = Server::builder().idle_timeout(Duration::from_secs(600));
+        let (_dir, server) = disk_server(builder).await;
+        let frames = ping(&server, 3, Duration::from_secs(60)).await;
+        // Closed by the idle timeout, without a GOAWAY of the policy.
+        assert!(
+            frames
+                .iter()
+                .all(|f| f.0 != GOAWAY || f.3[4..8] != [0, 0, 0, 0xb]),
+            "{frames:?}"
+        );
+        let acks = frames.iter().filter(|f| f.0 == PING && f.1 == 1).count();
+        assert_eq!(acks, 3, "{frames:?}");
+    }
+
+    /// The policy's minimum shrunk, and PINGs without calls permitted:
+    /// PINGs that far apart are never strikes.
+    #[tokio::test(start_paused = true)]
+    async fn pings_at_the_minimum_time_are_no_strikes_where_permitted() {
+        let builder = Server::builder()
+            .idle_timeout(Duration::from_secs(3600))
+            .keepalive_enforcement(Duration::from_secs(10), true);
+        let (_dir, server) = disk_server(builder).await;
+        let frames = ping(&server, 8, Duration::from_secs(10)).await;
+        assert!(
+            frames
+                .iter()
+                .all(|f| f.0 != GOAWAY || f.3[4..8] != [0, 0, 0, 0xb]),
+            "{frames:?}"
+        );
+        let acks = frames.iter().filter(|f| f.0 == PING && f.1 == 1).count();
+        assert_eq!(acks, 8, "{frames:?}");
     }
 
     #[tokio::test]
