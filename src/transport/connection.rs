@@ -34,10 +34,10 @@ type Stream = tokio::net::windows::named_pipe::NamedPipeClient;
 /// let options = ConnectOptions::default()
 ///     .with_connect_timeout(Duration::from_secs(2))
 ///     .with_request_timeout(Duration::from_secs(30))
-///     .with_keepalive_interval(Some(Duration::from_secs(20)));
+///     .with_keepalive_interval(Some(Duration::from_secs(10 * 60)));
 /// assert_eq!(options.connect_timeout(), Duration::from_secs(2));
 /// assert_eq!(options.request_timeout(), Some(Duration::from_secs(30)));
-/// assert_eq!(options.keepalive_interval(), Some(Duration::from_secs(20)));
+/// assert_eq!(options.keepalive_interval(), Some(Duration::from_secs(600)));
 /// ```
 ///
 /// # Liveness
@@ -70,12 +70,12 @@ type Stream = tokio::net::windows::named_pipe::NamedPipeClient;
 /// `too_many_pings` and the connection closed, with the calls on it. So
 /// the defaults PING only while a call is in flight and only after
 /// [`DEFAULT_KEEPALIVE_INTERVAL`] (6 minutes: the 5 of the policy and a
-/// minute of margin) of silence, with 20 s to answer: however long a call
-/// runs at the proxy (a `FormatVolume` of a large disk, a host under
-/// load), its connection stays open and it is sent once. (With PINGs every
-/// 60 s, this crate's default before, a call the proxy held for more than
-/// about 4 minutes lost its connection: a read was sent again, a change
-/// lost its outcome.)
+/// minute of margin) of silence, with 20 s to answer; two PINGs are never
+/// closer than the interval. However long a call runs at the proxy (a
+/// `FormatVolume` of a large disk, a host under load), its connection
+/// stays open and it is sent once. (With PINGs every 60 s, this crate's
+/// default before, a call the proxy held for 5 minutes lost its connection
+/// at the fourth PING: a read was sent again, a change lost its outcome.)
 ///
 /// The price: a proxy that hangs without closing its pipe is noticed 6 to
 /// 12 minutes (plus the 20 s) into a call. A caller that needs to know
@@ -84,12 +84,12 @@ type Stream = tokio::net::windows::named_pipe::NamedPipeClient;
 /// its operations a deadline); a proxy that exits is noticed at once, as
 /// its pipe or socket closes. A shorter interval is for servers whose
 /// policy allows it: against csi-proxy, an interval under 5 minutes gets a
-/// call that runs more than three intervals cut off.
+/// call cut off once it has been silent for about four intervals.
 ///
 /// Idle PINGs ([`with_keepalive_while_idle`](Self::with_keepalive_while_idle))
 /// suit servers that allow them; csi-proxy closes (harmlessly, the next
-/// call dials again) a connection whose idle client PINGs more often than
-/// every 2 hours.
+/// call dials again) the connection of an idle client that PINGs more
+/// often than every 2 hours.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConnectOptions {
     connect_timeout: Duration,
