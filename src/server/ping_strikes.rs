@@ -133,26 +133,34 @@ impl Frames {
         }
     }
 
-    /// Goes over `bytes`, calling `frame` with each frame header completed.
-    fn feed(&mut self, mut bytes: &[u8], mut frame: impl FnMut(&[u8; 9])) {
-        while !bytes.is_empty() {
+    /// Goes over `bytes`, calling `frame` with each frame header completed;
+    /// returns how many bytes it went over: all of them, or, once `frame`
+    /// has returned true, those up to the end of that frame.
+    fn feed(&mut self, bytes: &[u8], mut frame: impl FnMut(&[u8; 9]) -> bool) -> usize {
+        let mut at = 0;
+        while at < bytes.len() {
             if self.skip > 0 {
-                let n = self.skip.min(bytes.len());
+                let n = self.skip.min(bytes.len() - at);
                 self.skip -= n;
-                bytes = &bytes[n..];
+                at += n;
                 continue;
             }
-            let n = (self.header.len() - self.filled).min(bytes.len());
-            self.header[self.filled..self.filled + n].copy_from_slice(&bytes[..n]);
+            let n = (self.header.len() - self.filled).min(bytes.len() - at);
+            self.header[self.filled..self.filled + n].copy_from_slice(&bytes[at..at + n]);
             self.filled += n;
-            bytes = &bytes[n..];
+            at += n;
             if self.filled == self.header.len() {
                 self.filled = 0;
                 let [a, b, c, ..] = self.header;
                 self.skip = usize::from(a) << 16 | usize::from(b) << 8 | usize::from(c);
-                frame(&self.header);
+                if frame(&self.header) {
+                    let n = self.skip.min(bytes.len() - at);
+                    self.skip -= n;
+                    return at + n;
+                }
             }
         }
+        at
     }
 
     /// How many bytes are left before the next frame starts (0: none, the
@@ -195,22 +203,26 @@ impl<S> Enforced<S> {
         }
     }
 
-    /// Counts the PINGs and streams in frames just read.
-    fn read(&mut self, bytes: &[u8]) {
-        let mut too_many = false;
+    /// Counts the PINGs and streams in frames just read; returns how many
+    /// of the bytes h2 may see: all of them, or, when a PING is one too
+    /// many, those up to its end. What the client sent after that PING is
+    /// hidden from h2, so that no stream the GOAWAY does not cover (which
+    /// the client may send again) is processed.
+    fn read(&mut self, bytes: &[u8]) -> usize {
         let (strikes, last_stream) = (&mut self.strikes, &mut self.last_stream);
-        self.incoming.feed(bytes, |header| {
+        let mut too_many = false;
+        let seen = self.incoming.feed(bytes, |header| {
             let [.., kind, flags, a, b, c, d] = *header;
             match kind {
                 HEADERS => {
-                    let id = u32::from_be_bytes([a & 0x7f, b, c, d]);
-                    *last_stream = (*last_stream).max(id);
+                    *last_stream = (*last_stream).max(u32::from_be_bytes([a & 0x7f, b, c, d]))
                 }
-                PING if flags & ACK == 0 => too_many |= strikes.ping(),
+                PING if flags & ACK == 0 => too_many = strikes.ping(),
                 _ => {}
             }
+            too_many
         });
-        if too_many && self.go_away.is_none() {
+        if too_many {
             tracing::warn!(
                 min_time = ?self.strikes.policy.min_time,
                 permit_without_stream = self.strikes.policy.permit_without_stream,
@@ -220,6 +232,7 @@ impl<S> Enforced<S> {
             );
             self.go_away = Some((go_away_frame(self.last_stream), 0));
         }
+        seen
     }
 }
 
@@ -268,15 +281,45 @@ impl<S: AsyncWrite + Unpin> Enforced<S> {
     }
 }
 
+impl<S: AsyncRead + Unpin> Enforced<S> {
+    /// With a GOAWAY due: the rest of the PING that was one too many (h2
+    /// answers it, and so writes, and so reaches the GOAWAY), then nothing.
+    fn poll_read_rest(
+        &mut self,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        let mut rest = [0; 64];
+        let wanted = self
+            .incoming
+            .to_boundary()
+            .min(rest.len())
+            .min(buf.remaining());
+        if wanted == 0 {
+            return Poll::Pending;
+        }
+        let mut rest = ReadBuf::new(&mut rest[..wanted]);
+        ready!(Pin::new(&mut self.stream).poll_read(cx, &mut rest))?;
+        self.incoming.feed(rest.filled(), |_| false);
+        buf.put_slice(rest.filled());
+        Poll::Ready(Ok(()))
+    }
+}
+
 impl<S: AsyncRead + Unpin> AsyncRead for Enforced<S> {
     fn poll_read(
         mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
+        let this = &mut *self;
+        if this.go_away.is_some() {
+            return this.poll_read_rest(cx, buf);
+        }
         let before = buf.filled().len();
-        let result = ready!(Pin::new(&mut self.stream).poll_read(cx, buf));
-        self.read(&buf.filled()[before..]);
+        let result = ready!(Pin::new(&mut this.stream).poll_read(cx, buf));
+        let seen = this.read(&buf.filled()[before..]);
+        buf.set_filled(before + seen);
         Poll::Ready(result)
     }
 }
@@ -293,7 +336,7 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Enforced<S> {
         }
         let buf = &buf[..this.writable(buf.len())];
         let n = ready!(Pin::new(&mut this.stream).poll_write(cx, buf))?;
-        this.outgoing.feed(&buf[..n], |_| {});
+        this.outgoing.feed(&buf[..n], |_| false);
         Poll::Ready(Ok(n))
     }
 
@@ -313,7 +356,7 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Enforced<S> {
         let written = n;
         for buf in bufs {
             let part = n.min(buf.len());
-            this.outgoing.feed(&buf[..part], |_| {});
+            this.outgoing.feed(&buf[..part], |_| false);
             n -= part;
         }
         Poll::Ready(Ok(written))
@@ -362,7 +405,10 @@ mod tests {
             let mut frames = Frames::new(PREFACE);
             let mut seen = Vec::new();
             for piece in bytes.chunks(cut) {
-                frames.feed(piece, |h| seen.push((h[3], h[4], h[8])));
+                frames.feed(piece, |h| {
+                    seen.push((h[3], h[4], h[8]));
+                    false
+                });
             }
             assert_eq!(
                 seen,
@@ -379,13 +425,25 @@ mod tests {
     }
 
     #[test]
+    fn going_over_frames_stops_at_the_end_of_the_frame_asked_for() {
+        let mut bytes = header(8, PING, 0, 0);
+        bytes.extend([9; 8]);
+        bytes.extend(header(0, HEADERS, 0x5, 1));
+        let mut frames = Frames::new(0);
+        assert_eq!(frames.feed(&bytes, |h| h[3] == PING), 17);
+        let mut frames = Frames::new(0);
+        assert_eq!(frames.feed(&bytes[..12], |h| h[3] == PING), 12);
+        assert_eq!(frames.to_boundary(), 5);
+    }
+
+    #[test]
     fn the_boundary_is_the_end_of_the_header_or_the_payload_being_written() {
         let mut frames = Frames::new(0);
-        frames.feed(&header(8, PING, ACK, 0)[..4], |_| {});
+        frames.feed(&header(8, PING, ACK, 0)[..4], |_| false);
         assert_eq!(frames.to_boundary(), 5);
-        frames.feed(&header(8, PING, ACK, 0)[4..], |_| {});
+        frames.feed(&header(8, PING, ACK, 0)[4..], |_| false);
         assert_eq!(frames.to_boundary(), 8);
-        frames.feed(&[0; 3], |_| {});
+        frames.feed(&[0; 3], |_| false);
         assert_eq!(frames.to_boundary(), 5);
     }
 

@@ -661,6 +661,47 @@ mod tests {
         assert!(acks >= 3, "{frames:?}");
     }
 
+    /// A call the client sent right behind the PING that was one too many
+    /// is not processed, and the GOAWAY does not cover it: the client may
+    /// send it again, and it is done once.
+    #[tokio::test(start_paused = true)]
+    async fn a_call_behind_the_ping_one_too_many_is_not_processed_nor_covered() {
+        let (_dir, server) = disk_server(Server::builder()).await;
+        let mut client = raw_client(&server).await;
+        for n in 0..3 {
+            client.write_all(&frame(PING, 0, 0, &[n; 8])).await.unwrap();
+            tokio::time::sleep(Duration::from_secs(60)).await;
+        }
+        let mut block = Vec::new();
+        for (name, value) in [
+            (":method", "POST"),
+            (":scheme", "http"),
+            (":path", "/v1.Disk/ListDiskLocations"),
+            (":authority", "csi-proxy"),
+            ("content-type", "application/grpc"),
+        ] {
+            block.extend_from_slice(&[0x00, name.len() as u8]);
+            block.extend_from_slice(name.as_bytes());
+            block.push(value.len() as u8);
+            block.extend_from_slice(value.as_bytes());
+        }
+        let mut burst = frame(PING, 0, 0, &[3; 8]);
+        burst.extend(frame(0x1, 0x4, 1, &block));
+        burst.extend(frame(0x0, 0x1, 1, &[0; 5]));
+        client.write_all(&burst).await.unwrap();
+        let mut frames = Vec::new();
+        while let Some(frame) = next_frame(&mut client).await {
+            frames.push(frame);
+        }
+        let (kind, _, _, payload) = frames.last().expect("frames from the server");
+        assert_eq!(*kind, GOAWAY, "{frames:?}");
+        assert_eq!(payload[..4], [0, 0, 0, 0], "the GOAWAY covers stream 1");
+        assert!(
+            frames.iter().all(|f| f.2 != 1),
+            "stream 1 was answered: {frames:?}"
+        );
+    }
+
     #[tokio::test(start_paused = true)]
     async fn three_pings_too_soon_are_tolerated() {
         let builder = Server::builder().idle_timeout(Duration::from_secs(600));
