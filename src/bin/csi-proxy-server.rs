@@ -358,4 +358,20 @@ mod tests {
         let error = parse("--latency", "MountVolume=1e19").unwrap_err();
         assert!(error.contains("out of range"), "{error}");
     }
+
+    #[test]
+    fn the_keepalive_policy_defaults_to_grpc_gos_and_may_be_shrunk() {
+        let defaults = Args::try_parse_from(["csi-proxy-server"]).unwrap();
+        assert_eq!(defaults.keepalive_min_time, Duration::from_secs(300));
+        assert!(!defaults.keepalive_permit_without_stream);
+        assert_eq!(defaults.keepalive_interval, Duration::from_secs(7200));
+        let shrunk = Args::try_parse_from([
+            "csi-proxy-server",
+            "--keepalive-min-time=0.5",
+            "--keepalive-permit-without-stream",
+        ])
+        .unwrap();
+        assert_eq!(shrunk.keepalive_min_time, Duration::from_millis(500));
+        assert!(shrunk.keepalive_permit_without_stream);
+    }
 }
