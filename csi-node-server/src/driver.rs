@@ -213,7 +213,7 @@ pub trait Driver: Send + Sync + 'static {
     }
 
     /// Whether a disk is taken offline after its volume is unstaged
-    /// ([`Node::unstage_and_offline`]), as the GCE, AWS and vSphere
+    /// ([`Unstage::offline`](csi_proxy_client::node::Unstage::offline)), as the GCE, AWS and vSphere
     /// drivers do before the disk is detached. Off by default.
     fn offline_at_unstage(&self) -> bool {
         false

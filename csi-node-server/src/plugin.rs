@@ -8,7 +8,7 @@
 //! second one is `ABORTED`.
 
 use std::collections::{HashMap, HashSet};
-use std::future::Future;
+use std::future::IntoFuture;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
@@ -96,7 +96,7 @@ impl Plugin {
     async fn op<T>(
         &self,
         operation: &'static str,
-        work: impl Future<Output = Result<T, Error>>,
+        work: impl IntoFuture<Output = Result<T, Error>>,
     ) -> Result<T, Error> {
         let start = Instant::now();
         let result = work.await;
@@ -207,32 +207,25 @@ impl Plugin {
         self.driver.before(&self.node, step).await?;
         let path = &r.staging_target_path;
         match (&volume, credentials) {
-            (Volume::Smb(source), Some(credentials)) if create_dir => self
-                .op(
-                    "smb_stage",
-                    self.node.smb_stage_creating_dir(source, path, &credentials),
-                )
-                .await
-                .map_err(status_of)?,
-            (Volume::Smb(source), Some(credentials)) => self
-                .op("smb_stage", self.node.smb_stage(source, path, &credentials))
-                .await
-                .map_err(status_of)?,
+            (Volume::Smb(source), Some(credentials)) => {
+                let stage = self
+                    .node
+                    .smb_stage(source, path, &credentials)
+                    .create_dir(create_dir);
+                self.op("smb_stage", stage).await.map_err(status_of)?
+            }
             (Volume::Disk(selector), _) => {
                 let disk = self
                     .op("find_disk", self.node.find_disk(selector.clone()))
                     .await
                     .map_err(status_of)?;
-                let id = self
-                    .op("stage_disk", self.node.stage_disk(&disk, path))
-                    .await
-                    .map_err(status_of)?;
                 let mode = r.volume_capability.as_ref().and_then(|c| c.access_mode);
                 let reader = mode.is_some_and(|m| is_reader(m.mode()));
+                let mut stage = self.node.stage_disk(&disk, path);
                 if self.driver.grow_after_stage() && !reader {
-                    let grow = self.node.grow_staged(&disk, &id, MIN_GROWTH_AFTER_STAGE);
-                    self.op("grow", grow).await.map_err(status_of)?;
+                    stage = stage.grow(MIN_GROWTH_AFTER_STAGE);
                 }
+                self.op("stage_disk", stage).await.map_err(status_of)?;
             }
             (Volume::Smb(_), None) => unreachable!("SMB credentials are read above"),
         }
@@ -258,7 +251,7 @@ impl Plugin {
         } else {
             "unstage"
         };
-        self.op(operation, self.node.unstage_staged(path, offline))
+        self.op(operation, self.node.unstage(path).offline(offline))
             .await
             .map_err(status_of)?;
         self.driver.after(&self.node, step).await?;
@@ -295,9 +288,7 @@ impl Plugin {
             volume: &volume,
         };
         self.driver.before(&self.node, step).await?;
-        let publish = self
-            .node
-            .publish_staged(&r.staging_target_path, &r.target_path);
+        let publish = self.node.publish(&r.staging_target_path, &r.target_path);
         match self.op("publish", publish).await {
             Ok(()) => {}
             Err(Error::NotStaged { .. }) => {
@@ -335,13 +326,11 @@ impl Plugin {
         let step = Step::Publish { request: r, volume };
         self.driver.before(&self.node, step).await?;
         let target = &r.target_path;
-        let staged = if create_dir {
+        let staged = {
             let work = self
                 .node
-                .smb_stage_creating_dir(source, target, &credentials);
-            self.op("smb_stage", work).await
-        } else {
-            let work = self.node.smb_stage(source, target, &credentials);
+                .smb_stage(source, target, &credentials)
+                .create_dir(create_dir);
             self.op("smb_stage", work).await
         };
         staged.map_err(status_of)?;
@@ -495,7 +484,7 @@ impl Plugin {
         let grown = match reader {
             true => None,
             false => match self
-                .op("grow", self.node.grow(&r.volume_path, 0, explicit))
+                .op("grow", self.node.expand(&r.volume_path).size(explicit))
                 .await
             {
                 Ok(size) => Some(Ok(bytes(size))),
