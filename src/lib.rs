@@ -99,7 +99,8 @@
 //! let options = ConnectOptions::default()
 //!     .with_connect_timeout(Duration::from_secs(10))
 //!     .with_request_timeout(Duration::from_secs(60))
-//!     .with_keepalive_interval(Some(Duration::from_secs(30)));
+//!     // Against csi-proxy, not under 5 minutes (see ConnectOptions).
+//!     .with_keepalive_interval(Some(Duration::from_secs(10 * 60)));
 //! let _client = disk::Client::connect_default_with(&options).await?;
 //! # Ok(()) }
 //! ```
