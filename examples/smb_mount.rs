@@ -48,7 +48,7 @@ async fn walk(node: &Node, share: &str, credentials: &SmbCredentials, proxy: &Pr
     }
     for staging in STAGING {
         println!("NodeUnstageVolume {staging}");
-        node.smb_unstage(staging).await?;
+        node.unstage(staging).await?;
         match mapped() {
             Some(mapped) => println!("  share still mapped: {mapped}"),
             None => println!("  (mapping state: only the embedded server shows it)"),

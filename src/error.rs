@@ -168,6 +168,17 @@ pub enum Error {
         after: Duration,
     },
 
+    /// The node's records ([`NodeRecords`](crate::node::NodeRecords))
+    /// could not be read or written.
+    #[error("node records {path}")]
+    Store {
+        /// The file or directory.
+        path: String,
+        /// What the operating system said.
+        #[source]
+        source: std::io::Error,
+    },
+
     /// The SMB reference store could not be read or written.
     #[error("SMB reference store {path}")]
     SmbStore {
@@ -395,7 +406,9 @@ impl Error {
             | Error::SmbDirectoryMissing { .. } => ErrorKind::NotFound,
             Error::NotEmpty { .. } | Error::PathInUse { .. } => ErrorKind::InUse,
             Error::SmbCredentialsConflict { .. } => ErrorKind::CredentialsConflict,
-            Error::NoVolume { .. } | Error::SmbStore { .. } => ErrorKind::Other,
+            Error::NoVolume { .. } | Error::SmbStore { .. } | Error::Store { .. } => {
+                ErrorKind::Other
+            }
             Error::OsDisk { .. } | Error::ReadOnlyDisk { .. } => ErrorKind::FailedPrecondition,
         }
     }

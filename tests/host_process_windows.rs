@@ -721,7 +721,7 @@ fn real_windows_node_stages_publishes_and_releases_the_spare_disk() {
 
         node.unpublish(&target).await.unwrap();
         node.unpublish(&target).await.unwrap();
-        node.unstage_and_offline(staging).await.unwrap();
+        node.unstage(staging).offline(true).await.unwrap();
         node.unstage(staging).await.unwrap();
     });
     let offline = LocalHost

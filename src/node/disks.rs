@@ -2,8 +2,14 @@
 //! names the disk it wants ([`DiskSelector`]), and the rules every cloud's
 //! driver follows to find its disks.
 
+use std::collections::HashSet;
 use std::fmt;
 use std::sync::Arc;
+
+use tracing::Instrument;
+
+use super::{Disk, Node, operation_span};
+use crate::Error;
 
 /// How a disk's partitions are laid out (`MSFT_Disk.PartitionStyle`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -358,6 +364,247 @@ impl fmt::Display for DiskSelector {
             DiskSelector::Number(n) => write!(f, "disk number {n}"),
             DiskSelector::Matching(p) => write!(f, "rule {:?}", p.description),
         }
+    }
+}
+
+// ------------------------------------------------------------ finding disks
+
+impl Node {
+    // ------------------------------------------------------------ disks
+
+    /// Finds an attached disk: rescans once, then looks every
+    /// [interval](super::NodeOptions::find_disk_interval) until the
+    /// [timeout](super::NodeOptions::find_disk_timeout); [`Error::DiskNotFound`]
+    /// lists what the node showed at the last look.
+    ///
+    /// A selector by location or number ([`DiskSelector::Lun`],
+    /// [`DiskSelector::AzureLun`], [`DiskSelector::Number`]) is answered
+    /// from the disks' locations alone: through the proxy the ids are not
+    /// listed (`ListDiskIDs`, the slowest disk listing), and the disk
+    /// returned has `page83` and `serial_number` `None`. [`Node::disks`]
+    /// reads every fact.
+    pub async fn find_disk(&self, selector: DiskSelector) -> Result<Disk, Error> {
+        self.find_disk_polling(selector)
+            .instrument(operation_span("find_disk"))
+            .await
+    }
+
+    async fn find_disk_polling(&self, selector: DiskSelector) -> Result<Disk, Error> {
+        let disk = self.disk()?;
+        let (interval, timeout) = (
+            self.inner.options.find_disk_interval,
+            self.inner.options.find_disk_timeout,
+        );
+        let start = tokio::time::Instant::now();
+        let details = selector.needs_details();
+        // A selector by location is answered by the locations alone: the
+        // ids (every disk's page 83 query, the slowest listing) only when
+        // the selector reads them, or at the last look, for the error.
+        let ids = selector.needs_ids();
+        let last = || start.elapsed() >= timeout;
+        let mut with_ids = ids || last();
+        // The first look: the rescan, then the listing. The OS disk, which
+        // the listing marks, is looked up once per node, at the same time.
+        let first = async {
+            let listed = async {
+                disk.rescan().await?;
+                self.listing(details, with_ids).await
+            };
+            tokio::try_join!(listed, self.os_disk()).map(|(disks, _)| disks)
+        };
+        let mut disks = self.within_deadline("find_disk", first).await?;
+        loop {
+            if let Some(found) = disks.iter().find(|d| d.selectable() && selector.matches(d)) {
+                tracing::debug!(%selector, number = found.number, "found disk");
+                return Ok(found.clone());
+            }
+            let waited = start.elapsed();
+            if waited >= timeout {
+                // The error names what each disk shows, ids included.
+                let disks = match with_ids {
+                    true => disks,
+                    false => {
+                        self.within_deadline("find_disk", self.listing(details, true))
+                            .await?
+                    }
+                };
+                let seen: Vec<String> = disks.iter().map(DiskInfo::describe).collect();
+                return Err(Error::DiskNotFound {
+                    selector: selector.to_string(),
+                    waited,
+                    seen: if seen.is_empty() {
+                        "no disks".into()
+                    } else {
+                        seen.join("; ")
+                    },
+                });
+            }
+            tokio::time::sleep(interval.min(timeout - waited)).await;
+            with_ids = ids || last();
+            disks = self
+                .within_deadline("find_disk", self.listing(details, with_ids))
+                .await?;
+        }
+    }
+
+    /// Every disk the node lists, by number, with its location, ids, size
+    /// and state, and whether it is the OS disk or a cloud's temporary
+    /// disk; see [`DiskInfo`] for where each field comes from and what
+    /// each mode cannot tell. Changes nothing.
+    pub async fn disks(&self) -> Result<Vec<DiskInfo>, Error> {
+        self.bounded("disks", self.listing(true, true)).await
+    }
+
+    /// The disk list; sizes and states only with `details` (through the
+    /// proxy they cost one call per disk each), page 83 ids and serial
+    /// numbers only with `ids` (through the proxy, one more listing).
+    async fn listing(&self, details: bool, ids: bool) -> Result<Vec<DiskInfo>, Error> {
+        let disk = self.disk()?;
+        let number = |s: &Option<String>| s.as_deref().and_then(|t| t.trim().parse().ok());
+        let mut out: Vec<DiskInfo> = disk
+            .disks(ids)
+            .await?
+            .into_iter()
+            .map(|(n, f)| {
+                let mut info = DiskInfo::new(n);
+                info.adapter = number(&f.adapter);
+                info.bus = number(&f.bus);
+                info.target = number(&f.target);
+                info.lun = number(&f.lun);
+                info.page83 = f.page83;
+                info.serial_number = f.serial_number;
+                info
+            })
+            .collect();
+        #[cfg(feature = "host-process")]
+        if let Some(backend) = &self.inner.host_process {
+            let objects = backend.disk_objects().await?;
+            for info in &mut out {
+                let Some(o) = objects.iter().find(|o| o.number == info.number) else {
+                    continue;
+                };
+                use crate::host_process::boundary as b;
+                info.nvme_namespace = nvme_namespace_of_path(&o.path);
+                info.size = Some(o.size);
+                info.online = Some(!o.is_offline);
+                info.read_only = Some(o.is_read_only);
+                info.partition_style = match o.partition_style {
+                    b::PARTITION_STYLE_RAW => Some(PartitionStyle::Raw),
+                    b::PARTITION_STYLE_MBR => Some(PartitionStyle::Mbr),
+                    b::PARTITION_STYLE_GPT => Some(PartitionStyle::Gpt),
+                    _ => None,
+                };
+                info.os_disk = Some(o.is_system || o.is_boot);
+            }
+            mark_temporary(&mut out);
+            return Ok(out);
+        }
+        if details {
+            for info in &mut out {
+                info.size = Some(disk.size(info.number).await?);
+                info.online = disk.is_online(info.number).await?;
+            }
+        }
+        if let Some(os) = self.os_disk().await? {
+            for info in &mut out {
+                info.os_disk = Some(info.number == os);
+            }
+        }
+        mark_temporary(&mut out);
+        Ok(out)
+    }
+
+    /// The number of the disk holding Windows, looked up once per node
+    /// (callers at once share the one lookup); `None` when this mode or
+    /// proxy cannot tell (see [`DiskInfo::os_disk`]). A lookup that fails is
+    /// not kept: the next caller asks again.
+    async fn os_disk(&self) -> Result<Option<u32>, Error> {
+        self.inner
+            .os_disk
+            .get_or_try_init(|| self.look_up_os_disk())
+            .await
+            .copied()
+    }
+
+    async fn look_up_os_disk(&self) -> Result<Option<u32>, Error> {
+        #[cfg(feature = "host-process")]
+        if let Some(backend) = &self.inner.host_process {
+            return Ok(backend
+                .disk_objects()
+                .await?
+                .into_iter()
+                .find(|o| o.is_system || o.is_boot)
+                .map(|o| o.number));
+        }
+        let Some(volume) = &self.inner.os_volume else {
+            return Ok(None);
+        };
+        let Some(id) = volume.closest_volume(r"C:\").await? else {
+            return Ok(None);
+        };
+        Ok(Some(volume.disk_of(&id).await?))
+    }
+
+    /// Refuses any change to volume `id` when it lies on the OS disk, as
+    /// [`Node::refuse_os_disk`]; asks the volume's disk only the first
+    /// time (see `Inner::data_volumes`), and not at all when the OS disk
+    /// cannot be known.
+    pub(super) async fn refuse_os_volume(
+        &self,
+        id: &str,
+        operation: &'static str,
+    ) -> Result<(), Error> {
+        if self.known_data_volume(id) || self.os_disk().await?.is_none() {
+            return Ok(());
+        }
+        let n = self.volume()?.disk_of(id).await?;
+        self.refuse_os_disk(n, operation).await?;
+        self.remember_data_volume(id);
+        Ok(())
+    }
+
+    fn data_volumes(&self) -> std::sync::MutexGuard<'_, HashSet<String>> {
+        self.inner
+            .data_volumes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn known_data_volume(&self, id: &str) -> bool {
+        self.data_volumes().contains(&id.to_lowercase())
+    }
+
+    pub(super) fn remember_data_volume(&self, id: &str) {
+        self.data_volumes().insert(id.to_lowercase());
+    }
+
+    /// Refuses any change to the OS disk: [`Error::OsDisk`] for disk `n`
+    /// when it holds Windows, before any call that changes it.
+    pub(super) async fn refuse_os_disk(
+        &self,
+        n: u32,
+        operation: &'static str,
+    ) -> Result<(), Error> {
+        match self.os_disk().await? {
+            Some(os) if os == n => Err(Error::OsDisk {
+                disk: n,
+                operation,
+                why: if self.is_host_process() {
+                    "MSFT_Disk.IsSystem/IsBoot".into()
+                } else {
+                    r"it holds the volume of C:\".into()
+                },
+            }),
+            _ => Ok(()),
+        }
+    }
+
+    fn is_host_process(&self) -> bool {
+        #[cfg(feature = "host-process")]
+        if self.inner.host_process.is_some() {
+            return true;
+        }
+        false
     }
 }
 

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::str::FromStr;
 use std::time::Duration;
 
-use super::SmbStore;
+use super::{NodeRecords, SmbStore};
 use crate::{ApiVersion, ConnectOptions, Error, GroupVersion};
 
 /// How [`Node::connect`](super::Node::connect) finds the proxy and how long
@@ -35,6 +35,7 @@ pub struct NodeOptions {
     pub(crate) find_disk_interval: Duration,
     pub(crate) find_disk_timeout: Duration,
     pub(crate) smb_store: SmbStore,
+    pub(crate) records: NodeRecords,
     pub(crate) max_concurrent_formats: usize,
 }
 
@@ -65,6 +66,7 @@ impl Default for NodeOptions {
             find_disk_interval: DEFAULT_FIND_DISK_INTERVAL,
             find_disk_timeout: DEFAULT_FIND_DISK_TIMEOUT,
             smb_store: SmbStore::memory(),
+            records: NodeRecords::memory(),
             max_concurrent_formats: DEFAULT_MAX_CONCURRENT_FORMATS,
         }
     }
@@ -159,6 +161,14 @@ impl NodeOptions {
     #[must_use]
     pub fn smb_store(mut self, store: SmbStore) -> Self {
         self.smb_store = store;
+        self
+    }
+
+    /// Where the node keeps what it must remember past one call (see
+    /// [`NodeRecords`]); in memory by default.
+    #[must_use]
+    pub fn records(mut self, records: NodeRecords) -> Self {
+        self.records = records;
         self
     }
 }

@@ -276,7 +276,7 @@ async fn no_node_call_changes_the_os_disk(backend: Backend) {
     };
     refused(f.node.stage_disk(0u32, STAGING).await.unwrap_err());
     refused(f.node.unstage(elsewhere).await.unwrap_err());
-    refused(f.node.unstage_and_offline(elsewhere).await.unwrap_err());
+    refused(f.node.unstage(elsewhere).offline(true).await.unwrap_err());
     refused(f.node.expand(elsewhere).await.unwrap_err());
     assert_eq!(os_disk_state(&f.host.snapshot()), before);
     assert_eq!(

@@ -231,7 +231,7 @@ mod expand {
         f.host.lock().storage.fail_supported_size(Some(4));
         let err = f.node.expand(STAGING).await.unwrap_err();
         assert!(err.to_string().to_lowercase().contains("sizemin"), "{err}");
-        let size = f.node.expand_to(STAGING, GROWN - LAYOUT).await.unwrap();
+        let size = f.node.expand(STAGING).size(GROWN - LAYOUT).await.unwrap();
         assert_eq!(size, GROWN - LAYOUT);
     }
 
@@ -248,7 +248,7 @@ mod expand {
         staged_and_grown(&f).await;
         let fake = f.fake().unwrap();
         fake.add_latency("partition_supported_size", Duration::from_millis(1500));
-        let size = f.node.expand_to(STAGING, GROWN - LAYOUT).await.unwrap();
+        let size = f.node.expand(STAGING).size(GROWN - LAYOUT).await.unwrap();
         assert_eq!(size, GROWN - LAYOUT);
         // The query goes on at the host and grows the rest of the way.
         tokio::time::sleep(Duration::from_millis(1500)).await;
@@ -268,7 +268,7 @@ mod expand {
         const ASKED: u64 = 18 * GIB;
         staged_and_grown(f).await;
         f.host.lock().storage.slow_supported_size(SLOW);
-        let size = f.node.expand_to(STAGING, ASKED).await.unwrap();
+        let size = f.node.expand(STAGING).size(ASKED).await.unwrap();
         assert_eq!(size, ASKED, "not the size asked for within the deadline");
         let id = f.node.volume_at(STAGING).await.unwrap();
         tokio::time::sleep(SLOW).await;
@@ -292,7 +292,7 @@ mod expand {
             host.storage.slow_supported_size(SLOW);
             host.storage.fail_supported_size(Some(4));
         }
-        let size = f.node.expand_to(STAGING, ASKED).await.unwrap();
+        let size = f.node.expand(STAGING).size(ASKED).await.unwrap();
         assert_eq!(size, ASKED);
         let id = f.node.volume_at(STAGING).await.unwrap();
         tokio::time::sleep(SLOW).await;

@@ -50,7 +50,7 @@ async fn paths_exist_and_go(f: &Fixture) {
 
 async fn remove_never_follows_a_link(f: &Fixture) {
     let node = &f.node;
-    node.ensure_dir(STAGING).await.unwrap();
+    node.stage_disk(1u32, STAGING).await.unwrap();
     f.host
         .write_file(&format!(r"{STAGING_C}\keep"), b"data")
         .unwrap();
@@ -267,7 +267,7 @@ async fn unstage_is_idempotent_and_can_offline(f: &Fixture) {
             .any(|m| m.volume_id == id)
     );
     node.stage_disk(1u32, STAGING).await.unwrap();
-    node.unstage_and_offline(STAGING).await.unwrap();
+    node.unstage(STAGING).offline(true).await.unwrap();
     let offline = f.host.snapshot().disk(1).unwrap().is_offline;
     // disk v1beta1 cannot take a disk offline.
     assert_eq!(offline, f.family != Family::V0_2);
@@ -306,13 +306,13 @@ async fn smb_mapping_lives_until_the_last_volume_unstages(f: &Fixture) {
         .await
         .unwrap();
     assert!(mapped(&f.host));
-    node.smb_unstage(SMB_STAGING).await.unwrap();
-    node.smb_unstage(SMB_STAGING).await.unwrap();
+    node.unstage(SMB_STAGING).await.unwrap();
+    node.unstage(SMB_STAGING).await.unwrap();
     assert!(mapped(&f.host), "the other volume still uses the share");
     assert!(node.exists(SMB_OTHER_STAGING).await.unwrap());
-    node.smb_unstage(SMB_OTHER_STAGING).await.unwrap();
+    node.unstage(SMB_OTHER_STAGING).await.unwrap();
     assert!(!mapped(&f.host));
-    node.smb_unstage(SMB_OTHER_STAGING).await.unwrap();
+    node.unstage(SMB_OTHER_STAGING).await.unwrap();
 }
 
 async fn smb_stage_is_idempotent_and_refuses_a_volume_path(f: &Fixture) {
@@ -325,7 +325,7 @@ async fn smb_stage_is_idempotent_and_refuses_a_volume_path(f: &Fixture) {
         .await
         .unwrap();
     // One path staged twice is one reference: one unstage removes the mapping.
-    node.smb_unstage(SMB_STAGING).await.unwrap();
+    node.unstage(SMB_STAGING).await.unwrap();
     assert!(!mapped(&f.host));
 
     node.stage_disk(1u32, STAGING).await.unwrap();
@@ -360,9 +360,9 @@ async fn spec_program(f: &Fixture) {
     node.smb_stage("//fileserver/share/b", SMB_OTHER_STAGING, &credentials)
         .await
         .unwrap();
-    node.smb_unstage(SMB_STAGING).await.unwrap();
+    node.unstage(SMB_STAGING).await.unwrap();
     assert!(mapped(&f.host));
-    node.smb_unstage(SMB_OTHER_STAGING).await.unwrap();
+    node.unstage(SMB_OTHER_STAGING).await.unwrap();
     assert!(!mapped(&f.host));
     for bad in ["var/lib/kubelet/x", r"\var\lib\kubelet\..\x"] {
         assert!(matches!(
@@ -399,9 +399,9 @@ async fn smb_references_survive_a_restart_of_the_driver() {
     drop(first);
     let restarted =
         csi_proxy_client::node::Node::from_mock_with_options(&mock, versions, options()).unwrap();
-    restarted.smb_unstage(SMB_STAGING).await.unwrap();
+    restarted.unstage(SMB_STAGING).await.unwrap();
     assert!(mapped(mock.host()));
-    restarted.smb_unstage(SMB_OTHER_STAGING).await.unwrap();
+    restarted.unstage(SMB_OTHER_STAGING).await.unwrap();
     assert!(!mapped(mock.host()));
 }
 
@@ -425,10 +425,10 @@ async fn smb_unstage_fails_while_the_mapping_cannot_be_removed() {
         tonic::Code::Unknown,
         r"error remove smb mapping '\\fileserver\share'. err: failed to connect to WMI. error: error 2147614729 (FormatMessage failed with: Message 0x%1 not found in file %2.)",
     );
-    let e = node.smb_unstage(SMB_STAGING).await.unwrap_err();
+    let e = node.unstage(SMB_STAGING).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Other, "{e}");
     assert!(mapped(mock.host()));
-    node.smb_unstage(SMB_STAGING).await.unwrap();
+    node.unstage(SMB_STAGING).await.unwrap();
     assert!(!mapped(mock.host()), "the retry removes the mapping");
 
     // Gone already, in either release's words: done.
@@ -440,7 +440,7 @@ async fn smb_unstage_fails_while_the_mapping_cannot_be_removed() {
             .await
             .unwrap();
         mock.fail_next("RemoveSmbGlobalMapping", tonic::Code::Unknown, gone);
-        node.smb_unstage(SMB_STAGING).await.unwrap();
+        node.unstage(SMB_STAGING).await.unwrap();
     }
 }
 

@@ -167,7 +167,7 @@ async fn a_stale_smb_mapping_is_reused_then_removed(f: &Fixture) {
         f.node.mount_state(SMB_STAGING).await.unwrap(),
         MountState::Linked
     );
-    f.node.smb_unstage(SMB_STAGING).await.unwrap();
+    f.node.unstage(SMB_STAGING).await.unwrap();
     assert!(
         !mapped(&f.host),
         "the last reference took the stale mapping"

@@ -110,8 +110,8 @@ async fn a_mapping_left_disconnected_by_a_restart_is_made_again(f: &Fixture) {
         .unwrap();
     assert_eq!(status(&f.host, SHARE_ROOT), Some(MappingStatus::Ok));
     assert!(file.exists(), "the file written between two stages is kept");
-    node.smb_unstage(SMB_STAGING).await.unwrap();
-    node.smb_unstage(SMB_OTHER_STAGING).await.unwrap();
+    node.unstage(SMB_STAGING).await.unwrap();
+    node.unstage(SMB_OTHER_STAGING).await.unwrap();
     assert!(!mapped(&f.host));
 }
 
@@ -129,9 +129,9 @@ async fn an_unavailable_mapping_is_made_again_for_a_new_volume(f: &Fixture) {
     assert_eq!(status(&f.host, SHARE_ROOT), Some(MappingStatus::Ok));
     assert!(file.exists());
     // Both volumes counted: the first unstage keeps the mapping.
-    node.smb_unstage(SMB_OTHER_STAGING).await.unwrap();
+    node.unstage(SMB_OTHER_STAGING).await.unwrap();
     assert!(mapped(&f.host));
-    node.smb_unstage(SMB_STAGING).await.unwrap();
+    node.unstage(SMB_STAGING).await.unwrap();
     assert!(!mapped(&f.host));
 }
 
@@ -155,8 +155,8 @@ async fn a_mapping_in_use_is_not_reused_with_another_account(f: &Fixture) {
     node.smb_stage(SHARE_OTHER_DIR, SMB_OTHER_STAGING, &smb_user())
         .await
         .unwrap();
-    node.smb_unstage(SMB_OTHER_STAGING).await.unwrap();
-    node.smb_unstage(SMB_STAGING).await.unwrap();
+    node.unstage(SMB_OTHER_STAGING).await.unwrap();
+    node.unstage(SMB_STAGING).await.unwrap();
     assert!(!mapped(&f.host));
 }
 
@@ -177,10 +177,10 @@ async fn another_account_on_a_server_in_use_is_refused_clearly(f: &Fixture) {
         "untouched"
     );
     // Once the share's volume is unstaged, the other account maps.
-    node.smb_unstage(SMB_STAGING).await.unwrap();
+    node.unstage(SMB_STAGING).await.unwrap();
     stage_pv5_as_otheruser(node).await.unwrap();
     assert!(file.exists());
-    node.smb_unstage(OTHER_STAGING).await.unwrap();
+    node.unstage(OTHER_STAGING).await.unwrap();
     assert!(status(&f.host, OTHER_SHARE_ROOT).is_none());
 }
 
@@ -197,7 +197,7 @@ async fn error_1219_from_a_mapping_whose_link_is_gone_is_recovered(f: &Fixture) 
     assert!(!mapped(&f.host), "the unused mapping is gone");
     assert_eq!(status(&f.host, OTHER_SHARE_ROOT), Some(MappingStatus::Ok));
     assert!(file.exists());
-    node.smb_unstage(OTHER_STAGING).await.unwrap();
+    node.unstage(OTHER_STAGING).await.unwrap();
     assert!(status(&f.host, OTHER_SHARE_ROOT).is_none());
 }
 
@@ -215,9 +215,9 @@ async fn error_1219_from_a_mapping_this_node_does_not_know_is_reported(f: &Fixtu
         "a mapping this node does not know is never removed"
     );
     assert!(!f.node.exists(OTHER_STAGING).await.unwrap());
-    other_driver.smb_unstage(SMB_STAGING).await.unwrap();
+    other_driver.unstage(SMB_STAGING).await.unwrap();
     stage_pv5_as_otheruser(&f.node).await.unwrap();
-    f.node.smb_unstage(OTHER_STAGING).await.unwrap();
+    f.node.unstage(OTHER_STAGING).await.unwrap();
 }
 
 async fn references_survive_a_restart_and_reconcile_removes_only_unused_mappings(f: &Fixture) {
@@ -249,7 +249,7 @@ async fn references_survive_a_restart_and_reconcile_removes_only_unused_mappings
     );
     assert!(restarted.smb_reconcile().await.unwrap().is_empty());
     // The restarted driver still counts pv3: its unstage takes the mapping.
-    restarted.smb_unstage(SMB_STAGING).await.unwrap();
+    restarted.unstage(SMB_STAGING).await.unwrap();
     assert!(!mapped(&f.host));
     assert!(file.exists());
 }

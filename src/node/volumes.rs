@@ -1,0 +1,585 @@
+//! A disk's volume: staged (onlined, partitioned, formatted, mounted),
+//! unstaged, expanded, and its usage.
+
+use super::groups::VolumeGroup;
+use std::future::IntoFuture;
+
+use super::{MountState, Node, Operation, VolumeUsage, path};
+use crate::{Error, ErrorKind};
+
+/// A write to disk `disk` that Windows refused because the disk is
+/// read-only (WMI result 41002 from a disk method or 43006 from
+/// `MSFT_Volume.Format` in csi-proxy's texts, or Win32 error 19, "the
+/// media is write protected"), as [`Error::ReadOnlyDisk`]; any other error
+/// unchanged.
+fn read_only_refusal(disk: u32, e: Error) -> Error {
+    use crate::HostCode;
+    match e.host_code() {
+        Some(HostCode::WmiResult(41002 | 43006)) | Some(HostCode::Win32(19)) => {
+            Error::ReadOnlyDisk {
+                disk,
+                cause: e.to_string(),
+            }
+        }
+        _ => e,
+    }
+}
+
+impl Node {
+    /// Stages a disk at `path`: onlines it if offline, partitions it if
+    /// blank, formats its first volume NTFS if unformatted, and mounts it
+    /// at `path` (parents created). Returns the volume id.
+    ///
+    /// Already mounted at `path` from this disk: Ok. `path` holding another
+    /// volume or a link ([`Error::PathInUse`]), a directory with files
+    /// ([`Error::NotEmpty`]): nothing is changed.
+    ///
+    /// The disk that holds Windows is never touched: [`Error::OsDisk`],
+    /// before any call that changes it (see [`DiskInfo::os_disk`](super::DiskInfo::os_disk) for how
+    /// it is found; through a proxy without volume v2alpha1 it cannot be).
+    /// On a disk with several partitions the data partition is staged,
+    /// never a System Reserved, EFI, MSR or recovery one: in HostProcess
+    /// mode chosen by partition type (`MSFT_Partition.GptType`, `MbrType`,
+    /// `IsSystem`, `IsActive`, `IsHidden`); through the proxy, whose API
+    /// shows no partition type, label or flag, the largest formatted
+    /// volume, else the largest (a data partition smaller than a system
+    /// partition beside it cannot be told apart there).
+    ///
+    /// A read-only disk: in HostProcess mode it is made writable first
+    /// (`MSFT_Disk.SetAttributes`, `IsReadOnly = false`). Through the proxy,
+    /// whose API neither reports nor clears read-only, a blank read-only
+    /// disk fails with [`Error::ReadOnlyDisk`] when Windows refuses to
+    /// initialise, partition or format it; a read-only disk that already
+    /// holds NTFS is **not** detected through the proxy: it is mounted
+    /// read-only and writes fail later, in the pod.
+    ///
+    /// [`StageDisk::grow`] also grows the volume over its disk right after
+    /// staging it, as drivers do for a disk restored from a smaller
+    /// snapshot.
+    pub fn stage_disk<'a>(&'a self, disk: impl Into<u32>, path: &'a str) -> StageDisk<'a> {
+        StageDisk {
+            node: self,
+            disk: disk.into(),
+            path,
+            min_growth: None,
+        }
+    }
+
+    async fn stage_disk_at(&self, number: u32, path: &str) -> Result<String, Error> {
+        let (disk, volume, fs) = (self.disk()?, self.volume()?, self.fs()?);
+        self.refuse_os_disk(number, "stage").await?;
+        match self.state(path).await? {
+            MountState::Mounted { volume_id } => {
+                return if volume.disk_of(&volume_id).await? == number {
+                    Ok(volume_id)
+                } else {
+                    Err(Error::PathInUse {
+                        path: path.to_string(),
+                        holds: format!("volume {volume_id} of another disk"),
+                    })
+                };
+            }
+            MountState::Linked => {
+                return Err(Error::PathInUse {
+                    path: path.to_string(),
+                    holds: "a link".into(),
+                });
+            }
+            // Proves it empty; it is made again before the mount.
+            MountState::NotMounted => self.remove_empty_dir(path).await?,
+            MountState::Missing => {}
+        }
+        self.make_writable(number).await?;
+        let read_only = |e: Error| read_only_refusal(number, e);
+        let prepare = || async {
+            disk.partition(number).await.map_err(read_only)?;
+            self.data_volume(number).await
+        };
+        // An online disk is the usual case: its state is read only when it
+        // cannot be partitioned or shows no volume, as an offline disk
+        // does; it is then brought online and prepared again.
+        let id = match prepare().await {
+            Ok(id) => id,
+            Err(e) if matches!(e.kind(), ErrorKind::Unavailable | ErrorKind::TimedOut) => {
+                return Err(e);
+            }
+            Err(e) => {
+                if disk.is_online(number).await? != Some(false) {
+                    return Err(e);
+                }
+                tracing::info!(disk = number, error = %e, "bringing the disk online");
+                disk.set_online(number, true).await?;
+                prepare().await?
+            }
+        };
+        // Not the OS disk's (refused above): later checks need no call.
+        self.remember_data_volume(&id);
+        // A format in a task of its own: it outlives this caller at the
+        // host, and a retry must wait for it rather than format again.
+        self.ensure_formatted(&id).await.map_err(read_only)?;
+        fs.mkdir(path).await?;
+        volume.mount(&id, path).await?;
+        tracing::info!(disk = number, volume = %id, path, "staged");
+        Ok(id)
+    }
+
+    /// HostProcess mode: clears the read-only flag of disk `n`
+    /// (`MSFT_Disk.SetAttributes(IsReadOnly = false)`), so that a disk a
+    /// SAN policy left read-only is never staged read-only. Through the
+    /// proxy nothing can be read or done ([`Node::stage_disk`]).
+    async fn make_writable(&self, n: u32) -> Result<(), Error> {
+        #[cfg(feature = "host-process")]
+        if let Some(backend) = &self.inner.host_process {
+            let read_only = backend
+                .disk_objects()
+                .await?
+                .iter()
+                .any(|o| o.number == n && o.is_read_only);
+            if read_only {
+                tracing::info!(disk = n, "the disk is read-only: making it writable");
+                backend.make_writable(n).await?;
+            }
+        }
+        let _ = n;
+        Ok(())
+    }
+
+    /// The volume to stage on disk `n`.
+    ///
+    /// HostProcess mode chooses by partition type (`MSFT_Partition`
+    /// `GptType`, `MbrType`, `IsSystem`, `IsActive`, `IsHidden`): the basic
+    /// data partition (GPT) or data-typed partition (MBR) with a volume,
+    /// never an EFI, MSR, recovery, hidden or system one, and never the
+    /// active System Reserved partition of an MBR disk beside a data one;
+    /// formatted before unformatted, then the largest.
+    ///
+    /// Through the proxy no partition type, label or flag is visible (its
+    /// volume API lists a disk's volumes and tells of each only whether
+    /// it is formatted and its size; the MSR has no volume and is never
+    /// listed): its only volume, else the largest formatted one, else the
+    /// largest. System Reserved (about 500 MiB), EFI (100 MiB) and
+    /// recovery partitions are small beside a data partition, so this
+    /// finds it on the layouts Windows makes; a data partition smaller
+    /// than a system one beside it is not told apart there. The only
+    /// system volume proxy mode knows, the one holding `C:\`, lies on the
+    /// OS disk, which is refused before this.
+    async fn data_volume(&self, n: u32) -> Result<String, Error> {
+        #[cfg(feature = "host-process")]
+        if let Some(backend) = &self.inner.host_process {
+            return backend
+                .data_volume(n)
+                .await?
+                .ok_or(Error::NoVolume { disk: n });
+        }
+        let volume = self.volume()?;
+        let ids = volume.volumes_on_disk(n).await?;
+        if ids.len() <= 1 {
+            return ids.into_iter().next().ok_or(Error::NoVolume { disk: n });
+        }
+        let mut best: Option<(i64, String)> = None;
+        for id in &ids {
+            if !volume.is_formatted(id).await? {
+                continue;
+            }
+            let (total, _) = volume.stats(id).await?;
+            if best.as_ref().is_none_or(|(size, _)| total > *size) {
+                best = Some((total, id.clone()));
+            }
+        }
+        if best.is_none() {
+            // Nothing formatted: the largest, as the data partition is on
+            // the layouts Windows makes (never the first: an EFI or
+            // System Reserved partition comes first).
+            for id in &ids {
+                let (total, _) = volume.stats(id).await?;
+                if best.as_ref().is_none_or(|(size, _)| total > *size) {
+                    best = Some((total, id.clone()));
+                }
+            }
+        }
+        Ok(best.map_or_else(|| ids[0].clone(), |(_, id)| id))
+    }
+
+    /// NodeUnstageVolume: unstages what this node staged at `path`,
+    /// whichever kind it is, and returns what it found there. A disk's
+    /// volume ([`MountState::Mounted`]) is flushed, its mount point
+    /// removed, and with [`Unstage::offline`] its disk taken offline (for
+    /// disks that are detached next, or clones that must not be seen
+    /// twice). A share's link ([`MountState::Linked`]) is removed with its
+    /// reference, and the share's global mapping with the last reference.
+    /// An empty directory is removed; nothing there: Ok.
+    ///
+    /// A directory with files is [`Error::NotEmpty`], left as it is.
+    pub fn unstage<'a>(&'a self, path: &'a str) -> Unstage<'a> {
+        Unstage {
+            node: self,
+            path,
+            offline: false,
+        }
+    }
+
+    async fn unstage_at(&self, path: &str, offline: bool) -> Result<MountState, Error> {
+        if self.inner.options.smb_store.root_of(path)?.is_some() {
+            return self.smb_unstage_at(path).await;
+        }
+        let state = self.state_expecting_volume(path).await?;
+        match &state {
+            MountState::Missing => {}
+            MountState::NotMounted => self.remove_empty_dir(path).await?,
+            // A link no staged share records: removed, never what it reaches.
+            MountState::Linked => self.fs()?.rmdir(path, false).await?,
+            MountState::Mounted { volume_id } => {
+                self.unstage_volume(path, volume_id, offline).await?
+            }
+        }
+        Ok(state)
+    }
+
+    /// What is at `path` where a volume is expected: the volume behind it
+    /// answers in one call, and only a path with none is looked at further.
+    async fn state_expecting_volume(&self, path: &str) -> Result<MountState, Error> {
+        match self.volume()?.volume_at(path).await {
+            Ok(volume_id) if !volume_id.is_empty() => Ok(MountState::Mounted { volume_id }),
+            Err(e) if matches!(e.kind(), ErrorKind::Unavailable | ErrorKind::TimedOut) => Err(e),
+            _ => {
+                let fs = self.fs()?;
+                if !fs.exists(path).await? {
+                    Ok(MountState::Missing)
+                } else if fs.is_link(path).await? {
+                    Ok(MountState::Linked)
+                } else {
+                    Ok(MountState::NotMounted)
+                }
+            }
+        }
+    }
+
+    /// Flushes volume `volume_id` and removes its mount point at `path`,
+    /// then takes its disk offline with `offline`.
+    async fn unstage_volume(
+        &self,
+        path: &str,
+        volume_id: &str,
+        offline: bool,
+    ) -> Result<(), Error> {
+        let volume = self.volume()?;
+        self.refuse_os_volume(volume_id, "unstage").await?;
+        let disk = match offline {
+            true => Some(volume.disk_of(volume_id).await?),
+            false => None,
+        };
+        if volume.can_flush() {
+            // Flushed, the mount point goes with its directory: one call
+            // less than UnmountVolume, which flushes again before removing
+            // the access path (azuredisk-csi-driver unstages so through the
+            // proxy, pkg/mounter/safe_mounter_windows.go).
+            volume.flush(volume_id).await?;
+        } else {
+            // volume v1beta1 cannot flush; its dismount does.
+            volume.unmount(volume_id, path).await?;
+        }
+        self.remove_empty_dir(path).await?;
+        if let Some(n) = disk {
+            self.disk()?.set_online(n, false).await?;
+        }
+        tracing::info!(volume = %volume_id, path, "unstaged");
+        Ok(())
+    }
+
+    /// The id of the volume behind `path`.
+    pub async fn volume_at(&self, path: &str) -> Result<String, Error> {
+        let path = path::local(path)?;
+        self.bounded("volume_at", self.volume()?.volume_at(&path))
+            .await
+    }
+
+    /// NodeExpandVolume: grows the volume behind `path` over its whole
+    /// partition and returns its size in bytes afterwards. Nothing to grow
+    /// is not an error.
+    ///
+    /// The disks are rescanned first, so that the host sees the size the
+    /// cloud gave the disk (aws-ebs-csi-driver
+    /// pkg/mounter/mount_windows.go); the rescan and the volume's lookup
+    /// run at once. A disk found offline when the growth fails is brought
+    /// online and the growth made again (vsphere-csi-driver
+    /// pkg/csi/service/mounter/mounter_windows.go).
+    ///
+    /// Growing to the maximum asks `MSFT_Partition.GetSupportedSize`,
+    /// which needs the defrag service and fails with `StorageWMI 4` when
+    /// it is disabled (aws-ebs-csi-driver#2877) or takes minutes when it
+    /// is busy (AgentBaker#3804). With [`Expand::size`], when that call
+    /// fails so or has not answered within half the operation deadline,
+    /// the partition is grown to that size instead.
+    /// [`Expand::min_growth`] leaves a volume whose disk has less room
+    /// than that beyond it as it is.
+    ///
+    /// The proxy leaves a growth under 100 MiB undone (csi-proxy v1.3.0
+    /// `pkg/os/volume/api.go`, `minimumResizeSize`); the size returned is
+    /// then the volume's unchanged size.
+    pub fn expand<'a>(&'a self, path: &'a str) -> Expand<'a> {
+        Expand {
+            node: self,
+            path,
+            size: 0,
+            min_growth: 0,
+        }
+    }
+
+    async fn expand_at(&self, path: &str, min_growth: u64, size_bytes: u64) -> Result<u64, Error> {
+        let (disk, volume) = (self.disk()?, self.volume()?);
+        // Neither waits for the other.
+        let ((), id) = tokio::try_join!(disk.rescan(), volume.volume_at(path))?;
+        if min_growth == 0 {
+            return self.grow_volume(&id, None, 0, size_bytes).await;
+        }
+        // The sizes are read before growing: the disk must be online.
+        let number = volume.disk_of(&id).await?;
+        if disk.is_online(number).await? == Some(false) {
+            tracing::info!(disk = number, "bringing the disk online before growing");
+            disk.set_online(number, true).await?;
+        }
+        self.grow_volume(&id, Some(number), min_growth, size_bytes)
+            .await
+    }
+
+    /// Grows volume `id`: to the maximum, or to `size_bytes` when that
+    /// is above 0 and the maximum cannot be had ([`Node::expand`]).
+    async fn expand_volume(&self, id: &str, size_bytes: u64) -> Result<u64, Error> {
+        let volume = self.volume()?;
+        let patience = self.inner.options.deadline / 2;
+        self.refuse_os_volume(id, "expand").await?;
+        if size_bytes == 0 {
+            grow(volume, id, 0).await?;
+        } else {
+            let size = i64::try_from(size_bytes).unwrap_or(i64::MAX);
+            match tokio::time::timeout(patience, grow(volume, id, 0)).await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) if no_supported_size(&e) => {
+                    tracing::warn!(volume = %id, error = %e, size_bytes, "the maximum size cannot be had; growing to the size asked for");
+                    grow(volume, id, size).await?;
+                }
+                Ok(Err(e)) => return Err(e),
+                Err(_) => {
+                    // The query goes on at the host; growing to a
+                    // size of our own does not need it.
+                    tracing::warn!(volume = %id, ?patience, size_bytes, "the maximum size did not come; growing to the size asked for");
+                    grow(volume, id, size).await?;
+                }
+            }
+        }
+        let (total, _) = volume.stats(id).await?;
+        Ok(u64::try_from(total).unwrap_or(0))
+    }
+
+    /// Grows volume `id` (of disk `number`, when known) unless `min_growth`
+    /// is above 0 and its disk has less room than that beyond it.
+    async fn grow_volume(
+        &self,
+        id: &str,
+        number: Option<u32>,
+        min_growth: u64,
+        size_bytes: u64,
+    ) -> Result<u64, Error> {
+        let (disk, volume) = (self.disk()?, self.volume()?);
+        if let (Some(n), true) = (number, min_growth > 0) {
+            let ((total, _), size) = tokio::try_join!(volume.stats(id), disk.size(n))?;
+            let total = u64::try_from(total).unwrap_or(0);
+            let room = size.saturating_sub(total + GPT_LAYOUT);
+            if room < min_growth {
+                tracing::debug!(volume = %id, room, "the volume fills its disk");
+                return Ok(total);
+            }
+            tracing::info!(volume = %id, room, "the disk has grown: growing the volume");
+        }
+        match self.expand_volume(id, size_bytes).await {
+            Err(e) if !matches!(e.kind(), ErrorKind::Unavailable | ErrorKind::TimedOut) => {
+                let n = match number {
+                    Some(n) => n,
+                    None => volume.disk_of(id).await?,
+                };
+                if disk.is_online(n).await? != Some(false) {
+                    return Err(e);
+                }
+                tracing::info!(disk = n, error = %e, "the disk is offline: bringing it online to grow");
+                disk.set_online(n, true).await?;
+                self.expand_volume(id, size_bytes).await
+            }
+            other => other,
+        }
+    }
+
+    /// Total, used and available bytes of the volume behind `path`.
+    pub async fn usage(&self, path: &str) -> Result<VolumeUsage, Error> {
+        let path = path::local(path)?;
+        self.bounded("usage", async {
+            let volume = self.volume()?;
+            let id = volume.volume_at(&path).await?;
+            let (total, used) = volume.stats(&id).await?;
+            let (total, used) = (
+                u64::try_from(total).unwrap_or(0),
+                u64::try_from(used).unwrap_or(0),
+            );
+            Ok(VolumeUsage {
+                total_bytes: total,
+                used_bytes: used,
+                available_bytes: total.saturating_sub(used),
+            })
+        })
+        .await
+    }
+}
+
+/// ResizeVolume of volume `id` to `size` bytes (0: the maximum), nothing
+/// to grow taken as done.
+async fn grow(volume: &VolumeGroup, id: &str, size: i64) -> Result<(), Error> {
+    match volume.resize(id, size).await {
+        // Windows' answer when the volume already fills its partition. v1.1
+        // quotes PowerShell's "The size of the extent is less than the
+        // minimum of 1MB."; other wordings leave out the "is".
+        Err(e)
+            if e.to_string()
+                .to_lowercase()
+                .contains("less than the minimum") =>
+        {
+            tracing::debug!(volume = %id, "nothing to grow");
+            Ok(())
+        }
+        other => other,
+    }
+}
+
+/// Whether a ResizeVolume failed asking for the partition's supported
+/// size: v1.3's "error getting sizeMin, sizeMax from volume ...", v1.1's
+/// "error getting sizemin,sizemax from mount ..." (csi-proxy
+/// `pkg/os/volume/api.go` of v1.3.0 and v1.1.3).
+fn no_supported_size(e: &Error) -> bool {
+    e.to_string().to_lowercase().contains("sizemin")
+}
+
+/// What a disk the proxy partitioned keeps outside its data partition: the
+/// protective MBR, the GPT and the MSR before it (16 MiB) and the backup
+/// GPT after it (16.5 KiB with 512-byte sectors, 20 KiB with 4 KiB ones).
+const GPT_LAYOUT: u64 = (16 << 20) + (20 << 10);
+
+/// [`Node::stage_disk`], its options set before `.await`. Resolves to the
+/// staged volume's id.
+#[must_use = "nothing is staged until it is awaited"]
+#[derive(Debug)]
+pub struct StageDisk<'a> {
+    node: &'a Node,
+    disk: u32,
+    path: &'a str,
+    min_growth: Option<u64>,
+}
+
+impl StageDisk<'_> {
+    /// Once staged, grows the volume over its disk when the disk has at
+    /// least `min_growth` bytes beyond it (the GPT layout the proxy makes
+    /// is taken off: 16 MiB before the partition, the backup table after
+    /// it), as drivers do for a disk restored from a smaller snapshot. The
+    /// volume's size and the disk's are read at once; the stage's own
+    /// discovery counts as the rescan.
+    pub fn grow(mut self, min_growth: u64) -> Self {
+        self.min_growth = Some(min_growth);
+        self
+    }
+}
+
+impl<'a> IntoFuture for StageDisk<'a> {
+    type Output = Result<String, Error>;
+    type IntoFuture = Operation<'a, String>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(async move {
+            let (node, number) = (self.node, self.disk);
+            let path = path::local(self.path)?;
+            let id = node
+                .bounded("stage_disk", node.stage_disk_at(number, &path))
+                .await?;
+            if let Some(min_growth) = self.min_growth {
+                node.bounded("grow", node.grow_volume(&id, Some(number), min_growth, 0))
+                    .await?;
+            }
+            Ok(id)
+        })
+    }
+}
+
+/// [`Node::unstage`], its options set before `.await`. Resolves to what
+/// was found at the path.
+#[must_use = "nothing is unstaged until it is awaited"]
+#[derive(Debug)]
+pub struct Unstage<'a> {
+    node: &'a Node,
+    path: &'a str,
+    offline: bool,
+}
+
+impl Unstage<'_> {
+    /// With `true`, a disk's volume unstaged takes its disk offline too
+    /// (never the OS disk's).
+    pub fn offline(mut self, offline: bool) -> Self {
+        self.offline = offline;
+        self
+    }
+}
+
+impl<'a> IntoFuture for Unstage<'a> {
+    type Output = Result<MountState, Error>;
+    type IntoFuture = Operation<'a, MountState>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(async move {
+            let path = path::local(self.path)?;
+            self.node
+                .bounded("unstage", self.node.unstage_at(&path, self.offline))
+                .await
+        })
+    }
+}
+
+/// [`Node::expand`], its options set before `.await`. Resolves to the
+/// volume's size in bytes afterwards.
+#[must_use = "nothing is grown until it is awaited"]
+#[derive(Debug)]
+pub struct Expand<'a> {
+    node: &'a Node,
+    path: &'a str,
+    size: u64,
+    min_growth: u64,
+}
+
+impl Expand<'_> {
+    /// The size to grow the volume to when the host cannot tell the
+    /// partition's maximum (e.g. the CSI request's required bytes less
+    /// what the disk layout keeps); 0, the default: the maximum only.
+    pub fn size(mut self, bytes: u64) -> Self {
+        self.size = bytes;
+        self
+    }
+
+    /// Leaves the volume as it is when its disk has less than `bytes`
+    /// beyond the volume's partition (the sizes are read first, the disk
+    /// brought online if it is offline); 0, the default: always grow.
+    pub fn min_growth(mut self, bytes: u64) -> Self {
+        self.min_growth = bytes;
+        self
+    }
+}
+
+impl<'a> IntoFuture for Expand<'a> {
+    type Output = Result<u64, Error>;
+    type IntoFuture = Operation<'a, u64>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(async move {
+            let path = path::local(self.path)?;
+            self.node
+                .bounded(
+                    "expand",
+                    self.node.expand_at(&path, self.min_growth, self.size),
+                )
+                .await
+        })
+    }
+}
