@@ -329,6 +329,23 @@ async fn get_capacity_is_what_is_left_of_the_pool() {
     assert_eq!(capacity(&f, vec![many]).await, 0, "a disk serves one node");
 }
 
+/// A share profile's volume: its directory `dir` on the node's share,
+/// made at CreateVolume and removed at DeleteVolume; never published.
+async fn a_share_volume_is_its_directory_until_deleted(f: &Fixture, id: &str, dir: &str) {
+    let dir = f
+        .host
+        .run(|s| s.smb.share_dir("fileserver", "share").unwrap().join(dir));
+    assert!(dir.is_dir());
+    let refused = f.publish(id, false).await.unwrap_err();
+    assert_eq!(refused.code(), Code::Unimplemented);
+    let delete = csi::DeleteVolumeRequest {
+        volume_id: id.into(),
+        ..Default::default()
+    };
+    f.cloud.delete_volume(Request::new(delete)).await.unwrap();
+    assert!(!dir.exists());
+}
+
 #[tokio::test]
 async fn smb_volumes_are_subdirectories_of_the_share_and_are_not_published() {
     let f = fixture(Profile::Smb);
@@ -340,21 +357,7 @@ async fn smb_volumes_are_subdirectories_of_the_share_and_are_not_published() {
         volume.volume_context["csi.storage.k8s.io/pv/name"],
         "sim-vol-1"
     );
-    let dir = f.host.run(|s| {
-        s.smb
-            .share_dir("fileserver", "share")
-            .unwrap()
-            .join("sim-vol-1")
-    });
-    assert!(dir.is_dir());
-    let refused = f.publish(&volume.volume_id, false).await.unwrap_err();
-    assert_eq!(refused.code(), Code::Unimplemented);
-    let delete = csi::DeleteVolumeRequest {
-        volume_id: volume.volume_id.clone(),
-        ..Default::default()
-    };
-    f.cloud.delete_volume(Request::new(delete)).await.unwrap();
-    assert!(!dir.exists());
+    a_share_volume_is_its_directory_until_deleted(&f, &volume.volume_id, "sim-vol-1").await;
 }
 
 #[tokio::test]
@@ -372,21 +375,7 @@ async fn azurefile_volumes_have_azurefiles_ids_and_context_keys() {
     assert_eq!(context["server"], "fileserver");
     assert_eq!(context["shareName"], "share");
     assert_eq!(context["folderName"], "sim-vol-1");
-    let dir = f.host.run(|s| {
-        s.smb
-            .share_dir("fileserver", "share")
-            .unwrap()
-            .join("sim-vol-1")
-    });
-    assert!(dir.is_dir());
-    let refused = f.publish(&volume.volume_id, false).await.unwrap_err();
-    assert_eq!(refused.code(), Code::Unimplemented);
-    let delete = csi::DeleteVolumeRequest {
-        volume_id: volume.volume_id.clone(),
-        ..Default::default()
-    };
-    f.cloud.delete_volume(Request::new(delete)).await.unwrap();
-    assert!(!dir.exists());
+    a_share_volume_is_its_directory_until_deleted(&f, &volume.volume_id, "sim-vol-1").await;
 }
 
 #[tokio::test]

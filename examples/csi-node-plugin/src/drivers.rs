@@ -391,31 +391,13 @@ fn vsphere(publish_context: &HashMap<String, String>) -> Result<VolumeSource, St
 /// `.../pvc/namespace` and `.../pv/name` keys (pkg/smb/nodeserver.go);
 /// `/` written `\`; a `..` component refused.
 pub fn smb_source(volume_context: &HashMap<String, String>) -> Result<String, Status> {
-    let get = |key: &str| {
-        volume_context
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(key))
-            .map(|(_, v)| v.as_str())
-    };
+    let get = |key: &str| context_value(volume_context, key);
     let Some(source) = get("source").filter(|s| !s.is_empty()) else {
         return Err(Status::invalid_argument("volume_context source is missing"));
     };
     let mut path = source.trim_end_matches(['/', '\\']).to_string();
     if let Some(sub) = get("subDir").filter(|s| !s.is_empty()) {
-        let mut sub = sub.to_string();
-        for (template, key) in [
-            ("${pvc.metadata.name}", "csi.storage.k8s.io/pvc/name"),
-            (
-                "${pvc.metadata.namespace}",
-                "csi.storage.k8s.io/pvc/namespace",
-            ),
-            ("${pv.metadata.name}", "csi.storage.k8s.io/pv/name"),
-        ] {
-            if let Some(value) = get(key) {
-                sub = sub.replace(template, value);
-            }
-        }
-        path = format!("{path}/{sub}");
+        path = format!("{path}/{}", fill_templates(sub, volume_context));
     }
     let path = path.replace('/', "\\");
     if path.split('\\').any(|c| c == "..") {
@@ -424,6 +406,37 @@ pub fn smb_source(volume_context: &HashMap<String, String>) -> Result<String, St
         )));
     }
     Ok(path)
+}
+
+/// The volume context's value of `key`, the key in any case (as
+/// csi-driver-smb and azurefile-csi-driver read their keys).
+fn context_value<'a>(volume_context: &'a HashMap<String, String>, key: &str) -> Option<&'a str> {
+    volume_context
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(key))
+        .map(|(_, v)| v.as_str())
+}
+
+/// `s` with `${pvc.metadata.name}`, `${pvc.metadata.namespace}` and
+/// `${pv.metadata.name}` filled from the volume context's
+/// `csi.storage.k8s.io/pvc/name`, `.../pvc/namespace` and `.../pv/name`
+/// (csi-driver-smb pkg/smb/nodeserver.go, azurefile-csi-driver
+/// pkg/azurefile/nodeserver.go `replaceWithMap`).
+fn fill_templates(s: &str, volume_context: &HashMap<String, String>) -> String {
+    let mut s = s.to_string();
+    for (template, key) in [
+        ("${pvc.metadata.name}", "csi.storage.k8s.io/pvc/name"),
+        (
+            "${pvc.metadata.namespace}",
+            "csi.storage.k8s.io/pvc/namespace",
+        ),
+        ("${pv.metadata.name}", "csi.storage.k8s.io/pv/name"),
+    ] {
+        if let Some(value) = context_value(volume_context, key) {
+            s = s.replace(template, value);
+        }
+    }
+    s
 }
 
 /// azurefile: `\\server\share[\folder]` from the volume context keys
@@ -441,10 +454,8 @@ pub fn azurefile_source(
     volume_context: &HashMap<String, String>,
 ) -> Result<String, Status> {
     let get = |key: &str| {
-        volume_context
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(key))
-            .map(|(_, v)| v.trim())
+        context_value(volume_context, key)
+            .map(str::trim)
             .filter(|v| !v.is_empty())
     };
     let segments: Vec<&str> = volume_id.split('#').collect();
@@ -467,22 +478,7 @@ pub fn azurefile_source(
             )));
         }
     };
-    let fill = |s: &str| {
-        let mut s = s.to_string();
-        for (template, key) in [
-            ("${pvc.metadata.name}", "csi.storage.k8s.io/pvc/name"),
-            (
-                "${pvc.metadata.namespace}",
-                "csi.storage.k8s.io/pvc/namespace",
-            ),
-            ("${pv.metadata.name}", "csi.storage.k8s.io/pv/name"),
-        ] {
-            if let Some(value) = get(key) {
-                s = s.replace(template, value);
-            }
-        }
-        s
-    };
+    let fill = |s: &str| fill_templates(s, volume_context);
     let mut path = format!(r"\\{server}\{}", fill(share));
     if let Some(folder) = get("folderName").map(|f| fill(f.trim_matches('/')))
         && !folder.is_empty()
@@ -512,17 +508,20 @@ fn azurefile_credentials(secrets: &HashMap<String, String>) -> Result<SmbCredent
             })
             .map(|(_, v)| v.trim().to_string())
     };
-    let Some(account) = get(["azurestorageaccountname", "accountname"]) else {
-        return Err(Status::invalid_argument(
-            "secrets: no azurestorageaccountname (or accountname)",
-        ));
-    };
-    let Some(key) = get(["azurestorageaccountkey", "accountkey"]) else {
-        return Err(Status::invalid_argument(
-            "secrets: no azurestorageaccountkey (or accountkey)",
-        ));
-    };
-    Ok(SmbCredentials::new(format!(r"AZURE\{account}"), key))
+    // Neither: the node's own identity, as the library's default reads
+    // secrets without a user (a publish of a staged volume carries no
+    // stage secrets, and only the kind of volume is used there).
+    match (
+        get(["azurestorageaccountname", "accountname"]),
+        get(["azurestorageaccountkey", "accountkey"]),
+    ) {
+        (Some(account), Some(key)) => Ok(SmbCredentials::new(format!(r"AZURE\{account}"), key)),
+        (None, None) => Ok(SmbCredentials::none()),
+        _ => Err(Status::invalid_argument(
+            "secrets must hold both azurestorageaccountname and azurestorageaccountkey \
+             (or accountname and accountkey), or neither",
+        )),
+    }
 }
 
 impl fmt::Display for Flavor {
@@ -713,14 +712,16 @@ mod tests {
                 .username(),
             r"AZURE\acct"
         );
-        let smb_style = map(&[("username", "u"), ("password", "p")]);
+        let name_only = map(&[("azurestorageaccountname", "acct")]);
         assert_eq!(
             Flavor::Azurefile
-                .smb_credentials(&smb_style)
+                .smb_credentials(&name_only)
                 .unwrap_err()
                 .code(),
             Code::InvalidArgument
         );
+        let none = Flavor::Azurefile.smb_credentials(&map(&[])).unwrap();
+        assert_eq!(none.username(), SmbCredentials::none().username());
     }
 
     #[test]
