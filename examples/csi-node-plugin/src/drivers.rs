@@ -35,17 +35,20 @@ pub enum Flavor {
     Vsphere,
     /// csi-driver-smb (`smb.csi.k8s.io`).
     Smb,
+    /// azurefile-csi-driver (`file.csi.azure.com`), its SMB shares.
+    Azurefile,
 }
 
 impl Flavor {
     /// Every flavor.
-    pub const ALL: [Flavor; 6] = [
+    pub const ALL: [Flavor; 7] = [
         Flavor::Example,
         Flavor::Azuredisk,
         Flavor::GcpPd,
         Flavor::AwsEbs,
         Flavor::Vsphere,
         Flavor::Smb,
+        Flavor::Azurefile,
     ];
 
     /// The name `--driver` takes.
@@ -57,6 +60,7 @@ impl Flavor {
             Flavor::AwsEbs => "aws-ebs",
             Flavor::Vsphere => "vsphere",
             Flavor::Smb => "smb",
+            Flavor::Azurefile => "azurefile",
         }
     }
 
@@ -70,6 +74,7 @@ impl Flavor {
             Flavor::AwsEbs => "ebs.csi.aws.com",
             Flavor::Vsphere => "csi.vsphere.vmware.com",
             Flavor::Smb => "smb.csi.k8s.io",
+            Flavor::Azurefile => "file.csi.azure.com",
         }
     }
 
@@ -94,11 +99,11 @@ impl Flavor {
                 Named::Disk(disk) => Ok(VolumeSource::Disk(disk)),
             },
             Flavor::Azuredisk => azure_lun(publish_context),
-            Flavor::GcpPd => gce_device_name(volume_id)
-                .map(|n| VolumeSource::Disk(DiskSelector::GceDeviceName(n))),
+            Flavor::GcpPd => gce_disk(volume_id, publish_context),
             Flavor::AwsEbs => ebs(volume_id, publish_context),
             Flavor::Vsphere => vsphere(publish_context),
             Flavor::Smb => share(smb_source(volume_context)?),
+            Flavor::Azurefile => share(azurefile_source(volume_id, volume_context)?),
         }
     }
 
@@ -196,7 +201,10 @@ impl Flavor {
             // reports GET_VOLUME_STATS (the share's size and free space);
             // csi-node-server reports no usage for an SMB volume yet, which
             // csi-sanity refuses, so the flavor leaves stats out until it does.
-            Flavor::Smb => vec![
+            // azurefile-csi-driver pkg/azurefile/azurefile.go NewDriver: the
+            // same, its stats (on by default) left out for the same reason;
+            // its NodeExpandVolume answers UNIMPLEMENTED.
+            Flavor::Smb | Flavor::Azurefile => vec![
                 T::StageUnstageVolume,
                 T::SingleNodeMultiWriter,
                 T::VolumeMountGroup,
@@ -235,6 +243,9 @@ impl Flavor {
         self,
         secrets: &HashMap<String, String>,
     ) -> Result<SmbCredentials, Status> {
+        if self == Flavor::Azurefile {
+            return azurefile_credentials(secrets);
+        }
         if self != Flavor::Smb {
             return default_smb_credentials(secrets);
         }
@@ -317,6 +328,30 @@ pub fn gce_device_name(volume_id: &str) -> Result<String, Status> {
     }
 }
 
+/// GCE: a Hyperdisk on NVMe by its namespace identifier when the publish
+/// context carries one (`nvmeNamespaceIdentifier`, the key csi-sim-cloud's
+/// gcp-nvme profile sets in place of GCE's metadata server, which the
+/// upstream node asks by device name: pkg/mount-manager/safe-mounter-v1_windows.go
+/// `GetDiskNumber`), else a persistent disk by its device name.
+fn gce_disk(
+    volume_id: &str,
+    publish_context: &HashMap<String, String>,
+) -> Result<VolumeSource, Status> {
+    let name = gce_device_name(volume_id)?;
+    match publish_context.get("nvmeNamespaceIdentifier") {
+        Some(id) => id
+            .trim()
+            .parse()
+            .map(|id| VolumeSource::Disk(DiskSelector::GceNvmeNamespace(id)))
+            .map_err(|_| {
+                Status::invalid_argument(format!(
+                    "nvmeNamespaceIdentifier {id:?} of disk {name} is not a number"
+                ))
+            }),
+        None => Ok(VolumeSource::Disk(DiskSelector::GceDeviceName(name))),
+    }
+}
+
 /// aws-ebs: `publish_context["devicePath"]` must be there (pkg/driver/node.go,
 /// unused on Windows); the disk is the one whose NVMe serial holds the
 /// volume id ([`DiskSelector::EbsVolumeId`]), for a node-local volume
@@ -356,31 +391,13 @@ fn vsphere(publish_context: &HashMap<String, String>) -> Result<VolumeSource, St
 /// `.../pvc/namespace` and `.../pv/name` keys (pkg/smb/nodeserver.go);
 /// `/` written `\`; a `..` component refused.
 pub fn smb_source(volume_context: &HashMap<String, String>) -> Result<String, Status> {
-    let get = |key: &str| {
-        volume_context
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(key))
-            .map(|(_, v)| v.as_str())
-    };
+    let get = |key: &str| context_value(volume_context, key);
     let Some(source) = get("source").filter(|s| !s.is_empty()) else {
         return Err(Status::invalid_argument("volume_context source is missing"));
     };
     let mut path = source.trim_end_matches(['/', '\\']).to_string();
     if let Some(sub) = get("subDir").filter(|s| !s.is_empty()) {
-        let mut sub = sub.to_string();
-        for (template, key) in [
-            ("${pvc.metadata.name}", "csi.storage.k8s.io/pvc/name"),
-            (
-                "${pvc.metadata.namespace}",
-                "csi.storage.k8s.io/pvc/namespace",
-            ),
-            ("${pv.metadata.name}", "csi.storage.k8s.io/pv/name"),
-        ] {
-            if let Some(value) = get(key) {
-                sub = sub.replace(template, value);
-            }
-        }
-        path = format!("{path}/{sub}");
+        path = format!("{path}/{}", fill_templates(sub, volume_context));
     }
     let path = path.replace('/', "\\");
     if path.split('\\').any(|c| c == "..") {
@@ -389,6 +406,122 @@ pub fn smb_source(volume_context: &HashMap<String, String>) -> Result<String, St
         )));
     }
     Ok(path)
+}
+
+/// The volume context's value of `key`, the key in any case (as
+/// csi-driver-smb and azurefile-csi-driver read their keys).
+fn context_value<'a>(volume_context: &'a HashMap<String, String>, key: &str) -> Option<&'a str> {
+    volume_context
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(key))
+        .map(|(_, v)| v.as_str())
+}
+
+/// `s` with `${pvc.metadata.name}`, `${pvc.metadata.namespace}` and
+/// `${pv.metadata.name}` filled from the volume context's
+/// `csi.storage.k8s.io/pvc/name`, `.../pvc/namespace` and `.../pv/name`
+/// (csi-driver-smb pkg/smb/nodeserver.go, azurefile-csi-driver
+/// pkg/azurefile/nodeserver.go `replaceWithMap`).
+fn fill_templates(s: &str, volume_context: &HashMap<String, String>) -> String {
+    let mut s = s.to_string();
+    for (template, key) in [
+        ("${pvc.metadata.name}", "csi.storage.k8s.io/pvc/name"),
+        (
+            "${pvc.metadata.namespace}",
+            "csi.storage.k8s.io/pvc/namespace",
+        ),
+        ("${pv.metadata.name}", "csi.storage.k8s.io/pv/name"),
+    ] {
+        if let Some(value) = context_value(volume_context, key) {
+            s = s.replace(template, value);
+        }
+    }
+    s
+}
+
+/// azurefile: `\\server\share[\folder]` from the volume context keys
+/// `server`, `shareName` and `folderName` (any case), the share and the
+/// storage account otherwise from the volume id
+/// `rg#account#share#diskName#uuid#secretNamespace`, the server otherwise
+/// `<account>.file.<storageEndpointSuffix>` (`core.windows.net` by
+/// default); `${pvc.metadata.name}`, `${pvc.metadata.namespace}` and
+/// `${pv.metadata.name}` filled in the share and folder names
+/// (pkg/azurefile/nodeserver.go NodeStageVolume,
+/// pkg/azurefile/azurefile.go `GetFileShareInfo`, `GetAccountInfo`); a `..`
+/// component refused.
+pub fn azurefile_source(
+    volume_id: &str,
+    volume_context: &HashMap<String, String>,
+) -> Result<String, Status> {
+    let get = |key: &str| {
+        context_value(volume_context, key)
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+    };
+    let segments: Vec<&str> = volume_id.split('#').collect();
+    let from_id = |i: usize| segments.get(i).copied().filter(|s| !s.is_empty());
+    let account = get("storageAccount").or(from_id(1));
+    let Some(share) = get("shareName").or(from_id(2)) else {
+        return Err(Status::invalid_argument(format!(
+            "no share name in the volume context or the volume id {volume_id:?}"
+        )));
+    };
+    let server = match (get("server"), account) {
+        (Some(server), _) => server.to_string(),
+        (None, Some(account)) => format!(
+            "{account}.file.{}",
+            get("storageEndpointSuffix").unwrap_or("core.windows.net")
+        ),
+        (None, None) => {
+            return Err(Status::invalid_argument(format!(
+                "no server and no storage account in the volume context or the volume id {volume_id:?}"
+            )));
+        }
+    };
+    let fill = |s: &str| fill_templates(s, volume_context);
+    let mut path = format!(r"\\{server}\{}", fill(share));
+    if let Some(folder) = get("folderName").map(|f| fill(f.trim_matches('/')))
+        && !folder.is_empty()
+    {
+        path = format!(r"{path}\{folder}");
+    }
+    let path = path.replace('/', "\\");
+    if path.split('\\').any(|c| c == "..") {
+        return Err(Status::invalid_argument(format!(
+            "share path {path:?} holds a .. component"
+        )));
+    }
+    Ok(path)
+}
+
+/// azurefile on Windows: the storage account name and key from the
+/// secrets (`azurestorageaccountname`/`accountname`,
+/// `azurestorageaccountkey`/`accountkey`, any case; pkg/azurefile/azurefile.go
+/// `getStorageAccount`), the account as user `AZURE\<account>`
+/// (pkg/azurefile/nodeserver.go NodeStageVolume on Windows).
+fn azurefile_credentials(secrets: &HashMap<String, String>) -> Result<SmbCredentials, Status> {
+    let get = |keys: [&str; 2]| {
+        secrets
+            .iter()
+            .find(|(k, v)| {
+                keys.iter().any(|key| k.eq_ignore_ascii_case(key)) && !v.trim().is_empty()
+            })
+            .map(|(_, v)| v.trim().to_string())
+    };
+    // Neither: the node's own identity, as the library's default reads
+    // secrets without a user (a publish of a staged volume carries no
+    // stage secrets, and only the kind of volume is used there).
+    match (
+        get(["azurestorageaccountname", "accountname"]),
+        get(["azurestorageaccountkey", "accountkey"]),
+    ) {
+        (Some(account), Some(key)) => Ok(SmbCredentials::new(format!(r"AZURE\{account}"), key)),
+        (None, None) => Ok(SmbCredentials::none()),
+        _ => Err(Status::invalid_argument(
+            "secrets must hold both azurestorageaccountname and azurestorageaccountkey \
+             (or accountname and accountkey), or neither",
+        )),
+    }
 }
 
 impl fmt::Display for Flavor {
@@ -524,6 +657,90 @@ mod tests {
         assert_eq!(
             smb_source(&map(&[])).unwrap_err().code(),
             Code::InvalidArgument
+        );
+    }
+
+    #[test]
+    fn azurefile_reads_server_share_and_folder_or_the_volume_id() {
+        let context = map(&[
+            ("Server", "fileserver"),
+            ("shareName", "share"),
+            ("foldername", "/${pvc.metadata.namespace}/sim-vol-1/"),
+            ("csi.storage.k8s.io/pvc/namespace", "ns"),
+        ]);
+        let id = "sim-rg#smbuser#share##sim-vol-1#default";
+        let secrets = map(&[
+            ("azurestorageaccountname", "smbuser"),
+            ("azurestorageaccountkey", "key"),
+        ]);
+        match Flavor::Azurefile.resolve(id, &context, &map(&[]), &secrets) {
+            Ok(VolumeSource::Smb { share, credentials }) => {
+                assert_eq!(share, r"\\fileserver\share\ns\sim-vol-1");
+                assert_eq!(credentials.username(), r"AZURE\smbuser");
+            }
+            other => panic!("{other:?}"),
+        }
+        // no context: the account's server and the share of the id
+        assert_eq!(
+            azurefile_source(id, &map(&[])).unwrap(),
+            r"\\smbuser.file.core.windows.net\share"
+        );
+        let escape = map(&[("server", "s"), ("shareName", "a"), ("folderName", "../b")]);
+        assert_eq!(
+            azurefile_source("", &escape).unwrap_err().code(),
+            Code::InvalidArgument
+        );
+        assert_eq!(
+            azurefile_source("rg", &map(&[])).unwrap_err().code(),
+            Code::InvalidArgument
+        );
+    }
+
+    #[test]
+    fn azurefile_logs_on_as_the_storage_account() {
+        let secrets = map(&[
+            ("azurestorageaccountname", "acct"),
+            ("azurestorageaccountkey", "key=="),
+        ]);
+        let c = Flavor::Azurefile.smb_credentials(&secrets).unwrap();
+        assert_eq!(c.username(), r"AZURE\acct");
+        let plain = map(&[("accountname", "acct"), ("accountkey", "k")]);
+        assert_eq!(
+            Flavor::Azurefile
+                .smb_credentials(&plain)
+                .unwrap()
+                .username(),
+            r"AZURE\acct"
+        );
+        let name_only = map(&[("azurestorageaccountname", "acct")]);
+        assert_eq!(
+            Flavor::Azurefile
+                .smb_credentials(&name_only)
+                .unwrap_err()
+                .code(),
+            Code::InvalidArgument
+        );
+        let none = Flavor::Azurefile.smb_credentials(&map(&[])).unwrap();
+        assert_eq!(none.username(), SmbCredentials::none().username());
+    }
+
+    #[test]
+    fn gcp_pd_takes_an_nvme_namespace_identifier_when_published_with_one() {
+        assert_eq!(
+            disk(
+                Flavor::GcpPd,
+                "projects/p/zones/z/disks/hd-1",
+                &[("nvmeNamespaceIdentifier", "7950104167470284801")]
+            ),
+            Ok(DiskSelector::GceNvmeNamespace(7950104167470284801))
+        );
+        assert_eq!(
+            disk(
+                Flavor::GcpPd,
+                "projects/p/zones/z/disks/hd-1",
+                &[("nvmeNamespaceIdentifier", "x")]
+            ),
+            Err(Code::InvalidArgument)
         );
     }
 

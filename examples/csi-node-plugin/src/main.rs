@@ -3,7 +3,7 @@
 //! Node services on `--endpoint unix://PATH`, doing the host work through the
 //! CSI Proxy, or with `--host-process` on the Windows host itself (a
 //! HostProcess container: WMI and Win32, no proxy). With `--driver
-//! azuredisk|gcp-pd|aws-ebs|vsphere|smb` it plays that upstream driver's
+//! azuredisk|gcp-pd|aws-ebs|vsphere|smb|azurefile` it plays that upstream driver's
 //! node side ([`drivers`]).
 
 mod drivers;
@@ -43,7 +43,7 @@ struct Args {
     node_id: Option<String>,
     /// The upstream driver whose node side the plugin plays: example (a
     /// disk by publish_context lun, a share by volume_context source),
-    /// azuredisk, gcp-pd, aws-ebs, vsphere or smb.
+    /// azuredisk, gcp-pd, aws-ebs, vsphere, smb or azurefile.
     #[arg(long, value_name = "NAME", default_value = "example")]
     driver: Flavor,
     /// The driver name the plugin registers under (default: the --driver's
