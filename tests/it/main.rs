@@ -37,6 +37,7 @@ mod field_time;
 mod flows;
 mod format_safety;
 mod host_process;
+mod keepalive_policy;
 mod mock;
 mod mockall;
 mod node;
