@@ -136,6 +136,38 @@ pub enum Error {
         disk: u32,
     },
 
+    /// A volume or disk shows no file system, but the node cannot show that
+    /// it holds nothing, so it is neither formatted nor initialised;
+    /// nothing changed. In HostProcess mode its first sectors hold a known
+    /// signature (BitLocker, ext4, XFS, LUKS, ...); through the proxy, which
+    /// cannot read sectors, the node did not create its partition.
+    #[error(
+        "disk {disk}: {volume} may hold data, so it is not formatted: {why} (check what it holds; wipe it only if it is meant to be blank)"
+    )]
+    MayHoldData {
+        /// The disk number.
+        disk: u32,
+        /// The volume id, or `the whole disk` for a RAW disk.
+        volume: String,
+        /// What the node saw.
+        why: String,
+    },
+
+    /// An earlier `FormatVolume` of the volume was sent and its outcome is
+    /// not known yet (its call timed out or its connection, the proxy or
+    /// the plugin ended while the host may still be formatting); the
+    /// volume is not formatted again until the host shows it formatted.
+    /// Retry later.
+    #[error(
+        "volume {volume}: a format sent earlier ({since}) has not been seen to end; not formatting again, retry later"
+    )]
+    FormatPending {
+        /// The volume id.
+        volume: String,
+        /// What the record of that format says (when, which process).
+        since: String,
+    },
+
     /// A directory the operation would replace holds files; nothing changed.
     #[error("{path} is a directory that is not empty")]
     NotEmpty {
@@ -409,7 +441,10 @@ impl Error {
             Error::NoVolume { .. } | Error::SmbStore { .. } | Error::Store { .. } => {
                 ErrorKind::Other
             }
-            Error::OsDisk { .. } | Error::ReadOnlyDisk { .. } => ErrorKind::FailedPrecondition,
+            Error::OsDisk { .. } | Error::ReadOnlyDisk { .. } | Error::MayHoldData { .. } => {
+                ErrorKind::FailedPrecondition
+            }
+            Error::FormatPending { .. } => ErrorKind::Unavailable,
         }
     }
 }

@@ -61,7 +61,9 @@
 //! (false), `needs_rescan` (false), `rescan_delay_ms` (0: with `needs_rescan`,
 //! the disk shows that long after the `Rescan`). Volume fields: `disk` (required), `kind`,
 //! `size`, `fs`, `drive_letter`, `id` (`\\?\Volume{GUID}\`, default
-//! generated), `used` (default: NTFS overhead), `system` (false). Partitions
+//! generated), `used` (default: NTFS overhead), `system` (false), `holds`
+//! (with `fs = "raw"`: what the volume holds that Windows does not show,
+//! `"bitlocker"`, `"ext4"`, `"xfs"`, `"ntfs"`, ...). Partitions
 //! are created in file order; disk states (`online`, `read_only`,
 //! `needs_rescan`) are applied after all volumes exist.
 //!
@@ -341,6 +343,10 @@ pub struct DiskSeed {
     /// With `needs_rescan`: shown this many milliseconds after the
     /// `Rescan` (default 0).
     pub rescan_delay_ms: Option<u64>,
+    /// A RAW disk's whole-device signature (`ext4`, `xfs`, `luks`, ...,
+    /// a name of `crate::win::signatures`): data Windows shows as a blank
+    /// disk.
+    pub holds: Option<String>,
 }
 
 /// One partition (with its volume unless it is the MSR).
@@ -366,6 +372,17 @@ pub struct VolumeSeed {
     pub used: Option<u64>,
     /// Boot/system volume (cannot be formatted).
     pub system: Option<bool>,
+    /// With `fs = "raw"`: the signature the volume holds though Windows
+    /// shows no file system (`bitlocker`, `ext4`, `xfs`, `ntfs`, ...).
+    pub holds: Option<String>,
+}
+
+/// `name` if it names a signature of `crate::win::signatures`.
+fn known_signature(field: String, name: &str) -> HostResult<String> {
+    match crate::win::signatures::named(name) {
+        Some(s) => Ok(s.name.to_string()),
+        None => Err(field_err(field, format!("unknown signature {name:?}"))),
+    }
 }
 
 fn field_err(field: String, msg: impl std::fmt::Display) -> HostError {
@@ -485,6 +502,16 @@ impl NodeSeed {
                 node.storage
                     .set_partition_style_bare(n, PartitionStyle::Gpt)?;
             }
+            if let Some(name) = &d.holds {
+                if style != PartitionStyle::Raw {
+                    return Err(field_err(
+                        f("holds"),
+                        "only a raw disk holds a whole-device signature",
+                    ));
+                }
+                let name = known_signature(f("holds"), name)?;
+                node.storage.disk_mut_any(n).expect("seeded disk").holds = Some(name);
+            }
             let visibility = match (d.needs_rescan.unwrap_or(false), d.rescan_delay_ms) {
                 (false, None) => Visibility::Listed,
                 (false, Some(_)) => {
@@ -593,6 +620,19 @@ impl NodeSeed {
             }
             node.set_volume_fs(&id, fs, v.used, v.system.unwrap_or(false))
                 .map_err(|e| field_err(f("fs"), e))?;
+            if let Some(name) = &v.holds {
+                if fs != FileSystem::Raw {
+                    return Err(field_err(
+                        f("holds"),
+                        "only a raw volume holds a signature Windows does not show",
+                    ));
+                }
+                let name = known_signature(f("holds"), name)?;
+                node.storage
+                    .volume_mut_any(&id)
+                    .expect("seeded volume")
+                    .holds = Some(name);
+            }
             if v.kind.as_deref() == Some("system_reserved") {
                 let d = node.storage.disk_mut_any(v.disk).expect("seeded disk");
                 if let Some(part) = d.partitions.iter_mut().find(|x| x.number == p) {

@@ -279,6 +279,12 @@ pub struct Disk {
     pub probe_error: Option<String>,
     /// When storage management lists the disk.
     pub visibility: Visibility,
+    /// What a RAW disk holds across the whole device, though Windows shows
+    /// no partition table: the name of a signature
+    /// (`crate::win::signatures`, e.g. `ext4` for a file system Linux's
+    /// mount-utils made on the whole device), written at the disk's start
+    /// when its sectors are read. Initialising the disk overwrites it.
+    pub holds: Option<String>,
 }
 
 /// When storage management lists a disk.
@@ -401,6 +407,11 @@ pub struct Volume {
     pub flushes: u64,
     /// Boot/system volume (cannot be formatted).
     pub is_system: bool,
+    /// What a volume Windows shows as RAW holds at its start: the name of a
+    /// signature (`crate::win::signatures`: `bitlocker` for a volume locked
+    /// without its key, `ext4` or `xfs` in a basic-data or 0x07 partition,
+    /// `ntfs` that Windows no longer mounts). Formatting overwrites it.
+    pub holds: Option<String>,
 }
 
 impl Volume {
@@ -643,6 +654,7 @@ impl Storage {
             is_system: spec.system,
             partitions: Vec::new(),
             probe_error: None,
+            holds: None,
             visibility: if spec.needs_rescan {
                 Visibility::AfterRescan {
                     delay: spec.rescan_delay,
@@ -793,6 +805,8 @@ impl Storage {
             PartitionStyle::Gpt => init_gpt(d),
             _ => d.partition_style = PartitionStyle::Mbr,
         }
+        // The partition table overwrites what the device held.
+        d.holds = None;
         Ok(())
     }
 
@@ -869,6 +883,7 @@ impl Storage {
                     used: 0,
                     flushes: 0,
                     is_system: false,
+                    holds: None,
                 },
             );
         }
@@ -1010,6 +1025,53 @@ impl Storage {
         self.disks.get(&v.disk)?.partition(v.partition)
     }
 
+    /// `len` bytes of disk `n` from byte `offset`, as a raw read of the
+    /// device gives them: zeros but for the signatures the model knows of
+    /// (`crate::win::signatures`): the partition table's (protective MBR
+    /// and GPT header, or the MBR's boot signature), each formatted
+    /// volume's file system at its partition's start, what a RAW volume
+    /// [`holds`](Volume::holds), and on a RAW disk what the device
+    /// [`holds`](Disk::holds) at its start.
+    pub fn read(&self, n: u32, offset: u64, len: usize) -> HostResult<Vec<u8>> {
+        use crate::win::signatures::{named, write};
+        let d = self.disk(n).ok_or_else(|| disk_not_found(n))?;
+        let mut bytes = vec![0u8; len];
+        let mut put = |name: &str, at: u64| {
+            if let Some(s) = named(name) {
+                write(s, at, offset, &mut bytes);
+            }
+        };
+        match d.partition_style {
+            PartitionStyle::Raw => {
+                if let Some(name) = &d.holds {
+                    put(name, 0);
+                }
+            }
+            PartitionStyle::Mbr => put("mbr", 0),
+            PartitionStyle::Gpt => {
+                put("mbr", 0);
+                // The GPT header is in the second logical sector.
+                put("gpt", u64::from(d.sector_size) - 0x200);
+            }
+        }
+        for p in &d.partitions {
+            let Some(v) = p.volume.as_deref().and_then(|id| self.volume_any(id)) else {
+                continue;
+            };
+            let name = match v.fs {
+                FileSystem::Ntfs => Some("ntfs"),
+                FileSystem::Refs => Some("refs"),
+                FileSystem::Fat32 => Some("fat32"),
+                FileSystem::ExFat => Some("exfat"),
+                FileSystem::Raw => v.holds.as_deref(),
+            };
+            if let Some(name) = name {
+                put(name, p.offset);
+            }
+        }
+        Ok(bytes)
+    }
+
     /// Present volumes on a disk (all partitions if `p == 0`), in partition order.
     pub(crate) fn volumes_on_disk(&self, n: u32, p: u32) -> Vec<String> {
         let Some(d) = self.disk(n) else {
@@ -1142,6 +1204,7 @@ impl Storage {
         let size = self.partition_of(&v).map(|p| p.size).unwrap_or(0);
         let vm = self.volume_mut(id).expect("volume present");
         vm.fs = FileSystem::Ntfs;
+        vm.holds = None;
         vm.label.clear();
         vm.used = ntfs_overhead(size);
         Ok(())

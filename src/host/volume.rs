@@ -13,6 +13,7 @@ use super::path::{Win32Error, WinPath, WinRoot};
 use super::state::{HostState, win_err};
 use super::storage::{FileSystem, volume_not_found};
 use super::texts;
+use crate::win::ProxyRelease;
 
 /// Bytes below which ResizeVolume growth is ignored (100 MiB).
 pub(crate) const RESIZE_MIN_GROWTH: u64 = 104_857_600;
@@ -41,13 +42,21 @@ fn require_id(id: &str) -> HostResult<()> {
 
 impl HostState {
     /// Volume ids on a disk, in partition order; `partition_number` 0 = all.
-    /// Unknown/offline disks and partitions give `[]`.
+    /// Unknown/offline disks and partitions give `[]` in v1.3, and `[""]`
+    /// in v0.2 to v1.2: those split PowerShell's empty output on line
+    /// breaks, which gives one empty string (csi-proxy v1.1.3
+    /// `pkg/os/volume/api.go` and v0.2.2 `internal/os/volume/api.go`,
+    /// `ListVolumesOnDisk`).
     pub fn list_volumes_on_disk(
         &self,
         disk_number: u32,
         partition_number: u32,
     ) -> HostResult<Vec<String>> {
-        Ok(self.storage.volumes_on_disk(disk_number, partition_number))
+        let ids = self.storage.volumes_on_disk(disk_number, partition_number);
+        match self.release() {
+            ProxyRelease::V0_2 | ProxyRelease::V1_1 if ids.is_empty() => Ok(vec![String::new()]),
+            _ => Ok(ids),
+        }
     }
 
     /// Mounts a volume on an existing empty directory.
@@ -95,11 +104,17 @@ impl HostState {
         self.ns.delete_mount_point(self.ctx(), &path).map_err(fail)
     }
 
-    /// Whether the volume has any file system.
+    /// Whether the volume has any file system; in v0.2 whether it has
+    /// NTFS (it compares `FileSystemType` with `ntfs`, csi-proxy v0.2.2
+    /// `internal/os/volume/api.go`), so a ReFS, FAT32 or exFAT volume
+    /// answers `false` there.
     pub fn is_volume_formatted(&self, id: &str) -> HostResult<bool> {
         require_id(id)?;
         let v = self.storage.volume(id).ok_or_else(|| query_error(id))?;
-        Ok(v.fs.is_formatted())
+        Ok(match self.release() {
+            ProxyRelease::V0_2 => v.fs == FileSystem::Ntfs,
+            _ => v.fs.is_formatted(),
+        })
     }
 
     /// Formats NTFS, forced, destructive.

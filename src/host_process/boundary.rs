@@ -334,6 +334,14 @@ pub trait WindowsHost: Send + Sync + 'static {
     /// and asks `IOCTL_STORAGE_QUERY_PROPERTY` for `StorageDeviceIdProperty`.
     fn disk_device_id(&self, path: &str) -> Result<DeviceId>;
 
+    /// Win32: opens the disk's device path ([`DiskObject::path`]) read-only
+    /// and reads `len` bytes from byte `offset` (both multiples of 4096,
+    /// as an unbuffered device read needs); fewer bytes at the disk's end.
+    /// What HostProcess mode reads a volume's first sectors, and a RAW
+    /// disk's first and last MiB, with before it formats or initialises
+    /// (`crate::win::signatures`).
+    fn disk_read(&self, path: &str, offset: u64, len: usize) -> Result<Vec<u8>>;
+
     /// `MSFT_Disk.Initialize(PartitionStyle)` on disk `number`.
     fn disk_initialize(&self, number: u32, partition_style: u16) -> Result<MethodResult>;
 

@@ -64,7 +64,7 @@ fn data_partition_volume(parts: Vec<(PartitionObject, Vec<VolumeObject>)>) -> Op
 /// made, only the drive letter could not be given; success for us.
 pub const ACCESS_PATH_IN_USE: u32 = 42002;
 
-fn find_disk(ctx: &Ctx, n: u32) -> Result<DiskObject, String> {
+pub(super) fn find_disk(ctx: &Ctx, n: u32) -> Result<DiskObject, String> {
     ctx.host()
         .disks()
         .map_err(|e| format!("failed to query disk {n}. error: {e}"))?

@@ -172,6 +172,14 @@ fn win32(e: Win32Error) -> Failure {
     Failure::win32(e.code(), e.message())
 }
 
+/// The disk whose device path is `path`, as opening it finds it.
+fn disk_at<'a>(s: &'a HostState, path: &str) -> Result<&'a Disk> {
+    s.storage
+        .disks()
+        .find(|d| d.device_path.eq_ignore_ascii_case(path))
+        .ok_or_else(|| win32(Win32Error::new(Win32Error::FILE_NOT_FOUND)))
+}
+
 fn parse(path: &str) -> Result<WinPath> {
     WinPath::parse(path).map_err(win32)
 }
@@ -341,11 +349,7 @@ impl WindowsHost for FakeWindows {
 
     fn disk_device_id(&self, path: &str) -> Result<DeviceId> {
         self.run(|s| {
-            let disk = s
-                .storage
-                .disks()
-                .find(|d| d.device_path.eq_ignore_ascii_case(path))
-                .ok_or_else(|| win32(Win32Error::new(Win32Error::FILE_NOT_FOUND)))?;
+            let disk = disk_at(s, path)?;
             if let Some(e) = &disk.probe_error {
                 // The simulator keeps the proxy's whole text; the call's part is after the colon.
                 let message = e.rsplit(": ").next().unwrap_or(e);
@@ -356,6 +360,18 @@ impl WindowsHost for FakeWindows {
                 Page83::Ascii(b) => DeviceId::Ascii(b.clone()),
                 Page83::Binary(b) => DeviceId::Binary(b.clone()),
             })
+        })
+    }
+
+    fn disk_read(&self, path: &str, offset: u64, len: usize) -> Result<Vec<u8>> {
+        self.run(|s| {
+            let disk = disk_at(s, path)?;
+            let len = usize::try_from(disk.size.saturating_sub(offset))
+                .unwrap_or(len)
+                .min(len);
+            s.storage
+                .read(disk.number, offset, len)
+                .map_err(|e| Failure::win32(1, e.message()))
         })
     }
 

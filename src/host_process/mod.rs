@@ -38,6 +38,7 @@
 //! under Wine and what waits for a real Windows node.
 
 mod backend;
+mod blank;
 pub mod boundary;
 mod disk;
 // Formats the Windows side reads and writes; plain Rust, tested everywhere.

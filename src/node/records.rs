@@ -27,7 +27,6 @@ pub struct NodeRecords {
 }
 
 #[derive(Clone, Debug)]
-#[cfg_attr(not(test), allow(dead_code))]
 enum Kind {
     Memory(Arc<Mutex<BTreeMap<(String, String), String>>>),
     Directory(PathBuf),
@@ -40,12 +39,10 @@ impl Default for NodeRecords {
 }
 
 /// A key as stored: lower case, and for a file name hex of that.
-#[cfg_attr(not(test), allow(dead_code))]
 fn normal(key: &str) -> String {
     key.to_lowercase()
 }
 
-#[cfg_attr(not(test), allow(dead_code))]
 fn file_name(key: &str) -> String {
     normal(key)
         .bytes()
@@ -55,8 +52,7 @@ fn file_name(key: &str) -> String {
 }
 
 // The reads and writes are the node operations' (the format, partition
-// and stage records); until those land only the tests call them.
-#[cfg_attr(not(test), allow(dead_code))]
+// and stage records).
 impl NodeRecords {
     /// Records in this process's memory.
     pub fn memory() -> Self {
@@ -118,6 +114,43 @@ impl NodeRecords {
         }
     }
 
+    /// Records `value` under `kind` and `key` only if nothing is recorded
+    /// there, in one step no other caller (another `Node` over the same
+    /// records) can come between; `false`: a record was there, unchanged.
+    /// A directory store links a whole temporary file to the record's
+    /// name, which fails when the name exists.
+    pub(crate) fn claim(&self, kind: &str, key: &str, value: &str) -> Result<bool, Error> {
+        match &self.kind {
+            Kind::Memory(map) => {
+                let mut map = lock(map);
+                let entry = map.entry((kind.to_string(), normal(key)));
+                match entry {
+                    std::collections::btree_map::Entry::Occupied(_) => Ok(false),
+                    std::collections::btree_map::Entry::Vacant(v) => {
+                        v.insert(value.to_string());
+                        Ok(true)
+                    }
+                }
+            }
+            Kind::Directory(dir) => {
+                let dir = dir.join(kind);
+                std::fs::create_dir_all(&dir).map_err(|e| Self::io(&dir, e))?;
+                let file = dir.join(file_name(key));
+                let temporary =
+                    dir.join(format!("{}.{}.claim", file_name(key), std::process::id()));
+                let text = format!("{}\n{value}", normal(key));
+                std::fs::write(&temporary, text).map_err(|e| Self::io(&temporary, e))?;
+                let linked = std::fs::hard_link(&temporary, &file);
+                let _ = std::fs::remove_file(&temporary);
+                match linked {
+                    Ok(()) => Ok(true),
+                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+                    Err(e) => Err(Self::io(&file, e)),
+                }
+            }
+        }
+    }
+
     /// Forgets the record under `kind` and `key`; none there: Ok.
     pub(crate) fn remove(&self, kind: &str, key: &str) -> Result<(), Error> {
         match &self.kind {
@@ -136,6 +169,7 @@ impl NodeRecords {
     }
 
     /// Every record of `kind`, as (key in lower case, value), by key.
+    #[cfg_attr(not(test), allow(dead_code))]
     pub(crate) fn all(&self, kind: &str) -> Result<Vec<(String, String)>, Error> {
         match &self.kind {
             Kind::Memory(map) => Ok(lock(map)
@@ -168,7 +202,6 @@ impl NodeRecords {
     }
 }
 
-#[cfg_attr(not(test), allow(dead_code))]
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -201,6 +234,28 @@ mod tests {
         records.remove("format", r"\\?\Volume{A}\").unwrap();
         assert_eq!(records.get("format", r"\\?\Volume{A}\").unwrap(), None);
         assert_eq!(records.all("stage").unwrap().len(), 1);
+    }
+
+    fn claim_once(records: &NodeRecords) {
+        assert!(records.claim("format", r"\\?\Volume{C}\", "first").unwrap());
+        assert!(
+            !records
+                .claim("format", r"\\?\volume{c}\", "second")
+                .unwrap()
+        );
+        assert_eq!(
+            records.get("format", r"\\?\Volume{C}\").unwrap().as_deref(),
+            Some("first")
+        );
+        records.remove("format", r"\\?\Volume{C}\").unwrap();
+        assert!(records.claim("format", r"\\?\Volume{C}\", "third").unwrap());
+    }
+
+    #[test]
+    fn a_claim_is_taken_once_until_removed() {
+        claim_once(&NodeRecords::memory());
+        let dir = tempfile::tempdir().unwrap();
+        claim_once(&NodeRecords::directory(dir.path()));
     }
 
     #[test]

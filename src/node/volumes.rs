@@ -53,6 +53,17 @@ impl Node {
     /// holds NTFS is **not** detected through the proxy: it is mounted
     /// read-only and writes fail later, in the pod.
     ///
+    /// A disk or volume that may hold data is never initialised,
+    /// partitioned or formatted ([`Error::MayHoldData`], nothing changed):
+    /// HostProcess mode reads the first sectors for known signatures
+    /// (BitLocker, ext4, XFS, LUKS, ...); through the proxy, which cannot
+    /// read sectors, only a volume whose partition this node created is
+    /// formatted. What proxy mode cannot tell: a disk holding a file
+    /// system made on the whole device looks like a new blank disk there,
+    /// and is partitioned (see `docs/safety.md`). A format is sent once:
+    /// while an earlier one's outcome is unknown the stage waits for it or
+    /// fails with [`Error::FormatPending`] (retry).
+    ///
     /// [`StageDisk::grow`] also grows the volume over its disk right after
     /// staging it, as drivers do for a disk restored from a smaller
     /// snapshot.
@@ -91,10 +102,7 @@ impl Node {
         }
         self.make_writable(number).await?;
         let read_only = |e: Error| read_only_refusal(number, e);
-        let prepare = || async {
-            disk.partition(number).await.map_err(read_only)?;
-            self.data_volume(number).await
-        };
+        let prepare = || async { self.partition_if_blank(number).await.map_err(read_only) };
         // An online disk is the usual case: its state is read only when it
         // cannot be partitioned or shows no volume, as an offline disk
         // does; it is then brought online and prepared again.
@@ -116,7 +124,9 @@ impl Node {
         self.remember_data_volume(&id);
         // A format in a task of its own: it outlives this caller at the
         // host, and a retry must wait for it rather than format again.
-        self.ensure_formatted(&id).await.map_err(read_only)?;
+        self.ensure_formatted(number, &id)
+            .await
+            .map_err(read_only)?;
         fs.mkdir(path).await?;
         volume.mount(&id, path).await?;
         tracing::info!(disk = number, volume = %id, path, "staged");
@@ -144,7 +154,65 @@ impl Node {
         Ok(())
     }
 
-    /// The volume to stage on disk `n`.
+    /// Partitions disk `n` if it shows nothing, and returns the volume to
+    /// stage on it ([`Node::data_volume`]).
+    ///
+    /// HostProcess mode initialises a RAW disk only when its first and
+    /// last MiB hold no signature ([`Error::MayHoldData`] otherwise).
+    /// Through the proxy, `PartitionDisk` is sent only to a disk that
+    /// lists no volume, and a volume that appears through it is recorded
+    /// as this node's (a `partition` record): the only unformatted volumes
+    /// proxy mode formats ([`Node::may_format`]). The proxy cannot read
+    /// sectors, so a disk that holds a file system made on the whole
+    /// device (no partition table: Windows shows it RAW) is initialised
+    /// and partitioned as a new disk would be; see `docs/safety.md`.
+    async fn partition_if_blank(&self, n: u32) -> Result<String, Error> {
+        #[cfg(feature = "host-process")]
+        if let Some(backend) = &self.inner.host_process {
+            if let Some(found) = backend.raw_disk_signature(n).await? {
+                return Err(Error::MayHoldData {
+                    disk: n,
+                    volume: "the whole disk".into(),
+                    why: format!("Windows shows no partition table, but the disk holds {found}"),
+                });
+            }
+            self.disk()?.partition(n).await?;
+            return backend
+                .data_volume(n)
+                .await?
+                .ok_or(Error::NoVolume { disk: n });
+        }
+        let ids = self.volume_ids(n).await?;
+        if !ids.is_empty() {
+            return self.data_volume(n, ids).await;
+        }
+        self.disk()?.partition(n).await?;
+        let ids = self.volume_ids(n).await?;
+        let id = self.data_volume(n, ids).await?;
+        // Before the call the disk listed no volume: this one is the
+        // partition PartitionDisk made (an offline disk lists none after
+        // it either, and is onlined and looked at again by the caller).
+        self.inner.options.records.put(
+            super::host_work::PARTITION,
+            &id,
+            &format!("created on disk {n}"),
+        )?;
+        Ok(id)
+    }
+
+    /// The volumes the proxy lists on disk `n`, without the empty id
+    /// csi-proxy v0.2 to v1.2 answer for a disk with none (`[""]`: they
+    /// split PowerShell's empty output on line breaks, v1.1.3
+    /// `pkg/os/volume/api.go`, `ListVolumesOnDisk`); an empty id is never
+    /// a volume.
+    async fn volume_ids(&self, n: u32) -> Result<Vec<String>, Error> {
+        let mut ids = self.volume()?.volumes_on_disk(n).await?;
+        ids.retain(|id| !id.trim().is_empty());
+        Ok(ids)
+    }
+
+    /// The volume to stage among `ids`, the volumes the proxy lists on
+    /// disk `n` (HostProcess mode chooses in [`Node::partition_if_blank`]).
     ///
     /// HostProcess mode chooses by partition type (`MSFT_Partition`
     /// `GptType`, `MbrType`, `IsSystem`, `IsActive`, `IsHidden`): the basic
@@ -163,16 +231,8 @@ impl Node {
     /// than a system one beside it is not told apart there. The only
     /// system volume proxy mode knows, the one holding `C:\`, lies on the
     /// OS disk, which is refused before this.
-    async fn data_volume(&self, n: u32) -> Result<String, Error> {
-        #[cfg(feature = "host-process")]
-        if let Some(backend) = &self.inner.host_process {
-            return backend
-                .data_volume(n)
-                .await?
-                .ok_or(Error::NoVolume { disk: n });
-        }
+    async fn data_volume(&self, n: u32, ids: Vec<String>) -> Result<String, Error> {
         let volume = self.volume()?;
-        let ids = volume.volumes_on_disk(n).await?;
         if ids.len() <= 1 {
             return ids.into_iter().next().ok_or(Error::NoVolume { disk: n });
         }

@@ -14,6 +14,7 @@ pub(crate) mod error;
 pub mod location;
 pub mod path;
 pub mod release;
+pub mod signatures;
 // Some texts are only the HostProcess backend's (the simulator words
 // those failures itself or never fails there).
 #[cfg_attr(not(feature = "host-process"), allow(dead_code))]

@@ -10,7 +10,10 @@
 //! `HostConfig::release` (`--proxy-release` of
 //! `csi-proxy-server`, `MockHostBuilder::proxy_release`).
 //!
-//! What follows the release today: the SMB group's failures (a mapping
+//! What follows the release today: the volume group's answers that
+//! differ (v0.2's NTFS-only `IsVolumeFormatted`; v0.2 to v1.2 answer
+//! `ListVolumesOnDisk` for a disk with no volume with one empty id, `[""]`,
+//! as they split PowerShell's empty output on line breaks), the SMB group's failures (a mapping
 //! that cannot be created, one that is not there to remove) and the disk
 //! and volume groups' failed WMI methods (initialize, create partition,
 //! online/offline, format, resize: [`texts`](super::texts)). The rest
@@ -28,6 +31,12 @@ use std::str::FromStr;
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[non_exhaustive]
 pub enum ProxyRelease {
+    /// v0.2 (v0.2.2 the reference): PowerShell cmdlets, as v1.1, and an
+    /// `IsVolumeFormatted` that is true for NTFS only (it compares the
+    /// volume's `FileSystemType` with `ntfs`, csi-proxy v0.2.2
+    /// `internal/os/volume/api.go`), so a ReFS, FAT32 or exFAT volume
+    /// answers `false`. Its failure texts are v1.1's.
+    V0_2,
     /// v1.0–v1.2 (v1.1.3 the reference): PowerShell cmdlets.
     V1_1,
     /// v1.3 (v1.3.0 the reference): WMI and Win32 calls. The default.
@@ -36,13 +45,16 @@ pub enum ProxyRelease {
 }
 
 impl ProxyRelease {
-    /// Both releases, oldest first.
+    /// The two eras whose failure texts differ, oldest first ([`V0_2`](Self::V0_2)
+    /// speaks v1.1's texts; the volume answers it changes are tested on
+    /// their own).
     pub const ALL: [ProxyRelease; 2] = [ProxyRelease::V1_1, ProxyRelease::V1_3];
 }
 
 impl fmt::Display for ProxyRelease {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
+            ProxyRelease::V0_2 => "0.2",
             ProxyRelease::V1_1 => "1.1",
             ProxyRelease::V1_3 => "1.3",
         })
@@ -52,16 +64,17 @@ impl fmt::Display for ProxyRelease {
 impl FromStr for ProxyRelease {
     type Err = String;
 
-    /// `1.1` or `1.3`, with or without a `v` and a patch number
+    /// `0.2`, `1.1` or `1.3`, with or without a `v` and a patch number
     /// (`v1.1.3`, `1.3.0`).
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         let s = s.strip_prefix('v').unwrap_or(s);
         let minor: Vec<&str> = s.splitn(3, '.').take(2).collect();
         match minor.as_slice() {
+            ["0", "2"] => Ok(ProxyRelease::V0_2),
             ["1", "0" | "1" | "2"] => Ok(ProxyRelease::V1_1),
             ["1", "3"] => Ok(ProxyRelease::V1_3),
             _ => Err(format!(
-                "unknown csi-proxy release {s:?}: expected 1.1 (PowerShell era) or 1.3 (WMI era)"
+                "unknown csi-proxy release {s:?}: expected 0.2 or 1.1 (PowerShell era) or 1.3 (WMI era)"
             )),
         }
     }

@@ -68,7 +68,7 @@ fn cmdlet_output(cmdlet: &str, command: &str, class: &str, code: u32) -> String 
 /// `MSFT_Disk.Initialize` (GPT) of disk `disk` returned `code`.
 pub fn initialize_failed(release: ProxyRelease, disk: u32, code: u32) -> String {
     match release {
-        ProxyRelease::V1_1 => {
+        ProxyRelease::V0_2 | ProxyRelease::V1_1 => {
             let command = format!("Initialize-Disk -Number {disk} -PartitionStyle GPT");
             let out = cmdlet_output("Initialize-Disk", &command, "MSFT_Disk", code);
             format!("error initializing disk {disk}: {out}, {EXIT_STATUS}")
@@ -83,7 +83,7 @@ pub fn initialize_failed(release: ProxyRelease, disk: u32, code: u32) -> String 
 /// returned `code`.
 pub fn create_partition_failed(release: ProxyRelease, disk: u32, code: u32) -> String {
     match release {
-        ProxyRelease::V1_1 => {
+        ProxyRelease::V0_2 | ProxyRelease::V1_1 => {
             let command = format!("New-Partition -DiskNumber {disk} -UseMaximumSize");
             let out = cmdlet_output("New-Partition", &command, "MSFT_Disk", code);
             format!("error creating partition on disk {disk}: {out}, {EXIT_STATUS}")
@@ -97,7 +97,7 @@ pub fn create_partition_failed(release: ProxyRelease, disk: u32, code: u32) -> S
 /// `MSFT_Disk.Online` or `.Offline` of disk `disk` returned `code`.
 pub fn set_disk_state_failed(release: ProxyRelease, disk: u32, online: bool, code: u32) -> String {
     match release {
-        ProxyRelease::V1_1 => {
+        ProxyRelease::V0_2 | ProxyRelease::V1_1 => {
             let command = format!(
                 "(Get-Disk -Number {disk}) | Set-Disk -IsOffline ${}",
                 !online
@@ -116,7 +116,7 @@ pub fn set_disk_state_failed(release: ProxyRelease, disk: u32, online: bool, cod
 /// `MSFT_Volume.Format` (NTFS) of volume `volume` returned `code`.
 pub fn format_failed(release: ProxyRelease, volume: &str, code: u32) -> String {
     match release {
-        ProxyRelease::V1_1 => {
+        ProxyRelease::V0_2 | ProxyRelease::V1_1 => {
             let command = r#"Get-Volume -UniqueId "$Env:volumeID" | Format-Volume -FileSystem ntfs -Confirm:$false"#;
             let out = cmdlet_output("Format-Volume", command, "MSFT_Volume", code);
             format!("error formatting volume. cmd: {command}, output: {out}, error: {EXIT_STATUS}")
@@ -137,7 +137,7 @@ pub fn resize_failed(
     code: u32,
 ) -> String {
     match release {
-        ProxyRelease::V1_1 => {
+        ProxyRelease::V0_2 | ProxyRelease::V1_1 => {
             let command = format!(
                 r#"Get-Volume -UniqueId "$Env:volumeID" | Get-Partition | Resize-Partition -Size {final_size}"#
             );
@@ -178,7 +178,7 @@ pub fn supported_size_failed(volume: &str, code: u32) -> String {
 /// when the defrag service cannot answer).
 pub fn supported_size_failed_in(release: ProxyRelease, volume: &str, code: u32) -> String {
     match release {
-        ProxyRelease::V1_1 => {
+        ProxyRelease::V0_2 | ProxyRelease::V1_1 => {
             let command = r#"Get-Volume -UniqueId "$Env:volumeID" | Get-partition | Get-PartitionSupportedSize | Select SizeMax | ConvertTo-Json"#;
             let out = cmdlet_output(
                 "Get-PartitionSupportedSize",

@@ -516,8 +516,23 @@ async fn an_unformatted_gpt_layout_stages_its_data_partition_not_efi(backend: Ba
     assert_eq!(volumes.len(), 3);
     let (efi, data) = (volumes[0].id.clone(), volumes[1].id.clone());
     let disk = f.node.find_disk(DiskSelector::Lun(1)).await.unwrap();
-    let id = f.node.stage_disk(&disk, STAGING).await.unwrap();
-    assert_eq!(id, data, "the basic data partition, not the EFI one");
+    let staged = f.node.stage_disk(&disk, STAGING).await;
+    if backend == Backend::HostProcess {
+        // Its sectors read blank: the data partition is formatted.
+        assert_eq!(
+            staged.unwrap(),
+            data,
+            "the basic data partition, not the EFI one"
+        );
+    } else {
+        // Through the proxy a partition this node did not create may hold
+        // data (docs/safety.md): refused, naming the data partition.
+        let err = staged.unwrap_err();
+        assert!(
+            matches!(&err, Error::MayHoldData { disk: 1, volume, .. } if *volume == data),
+            "{err}"
+        );
+    }
     let after = f.host.snapshot();
     assert!(
         !after.volume(&efi).unwrap().fs.is_formatted(),
@@ -574,19 +589,38 @@ async fn a_small_data_partition_is_found_by_type(backend: Backend) {
 /// 43006 (not the disk methods' 41002). Through the proxy that is
 /// `Error::ReadOnlyDisk` too, not INTERNAL; HostProcess mode makes the
 /// disk writable first.
+///
+/// Through the proxy only a partition the node created is formatted, so
+/// on MockHost the node partitions a blank disk itself (its first format
+/// failing), and the disk turns read-only before the stage is retried; on
+/// the server a partition it did not create is refused before any write.
 async fn a_read_only_partitioned_disk_is_refused_or_made_writable(backend: Backend) {
-    let seed = with_os_disk(UNFORMATTED_GPT);
-    let f = Fixture::new(backend, Some(seed)).await;
+    let seed = match backend {
+        Backend::Mock => None,
+        _ => Some(with_os_disk(UNFORMATTED_GPT)),
+    };
+    let f = Fixture::new(backend, seed).await;
+    if let Some(mock) = &f.mock {
+        mock.fail_next("FormatVolume", tonic::Code::Internal, "interrupted");
+        f.node.stage_disk(1u32, STAGING).await.unwrap_err();
+    }
     f.host.set_disk_read_only(1, true).unwrap();
     let disk = f.node.find_disk(DiskSelector::Lun(1)).await.unwrap();
     let staged = f.node.stage_disk(&disk, STAGING).await;
-    if backend == Backend::HostProcess {
-        staged.unwrap();
-        assert!(!f.host.snapshot().disk(1).unwrap().is_read_only);
-    } else {
-        let err = staged.unwrap_err();
-        assert!(matches!(err, Error::ReadOnlyDisk { disk: 1, .. }), "{err}");
-        assert!(err.to_string().contains("43006"), "{err}");
+    match backend {
+        Backend::HostProcess => {
+            staged.unwrap();
+            assert!(!f.host.snapshot().disk(1).unwrap().is_read_only);
+        }
+        Backend::Mock => {
+            let err = staged.unwrap_err();
+            assert!(matches!(err, Error::ReadOnlyDisk { disk: 1, .. }), "{err}");
+            assert!(err.to_string().contains("43006"), "{err}");
+        }
+        Backend::Server => {
+            let err = staged.unwrap_err();
+            assert!(matches!(err, Error::MayHoldData { disk: 1, .. }), "{err}");
+        }
     }
     f.finish().await;
 }

@@ -35,6 +35,7 @@ mod discovery;
 mod errors;
 mod field_time;
 mod flows;
+mod format_safety;
 mod host_process;
 mod keepalive_policy;
 mod mock;

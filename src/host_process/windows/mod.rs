@@ -307,6 +307,27 @@ impl WindowsHost for LocalHost {
         Ok(parse_device_id(&descriptor))
     }
 
+    fn disk_read(&self, path: &str, offset: u64, len: usize) -> Result<Vec<u8>> {
+        use std::os::windows::fs::FileExt;
+        let disk = std::fs::OpenOptions::new()
+            .read(true)
+            .open(path)
+            .map_err(io_failure)?;
+        let mut bytes = vec![0u8; len];
+        let mut done = 0;
+        while done < len {
+            let n = disk
+                .seek_read(&mut bytes[done..], offset + done as u64)
+                .map_err(io_failure)?;
+            if n == 0 {
+                break;
+            }
+            done += n;
+        }
+        bytes.truncate(done);
+        Ok(bytes)
+    }
+
     fn disk_initialize(&self, number: u32, partition_style: u16) -> Result<MethodResult> {
         cim::with(Namespace::Storage, |conn| {
             let path = disk_path(conn, number)?;

@@ -265,21 +265,22 @@ impl Fixture {
 }
 
 /// Runs each scenario (`async fn(&Fixture)` in scope) on both backends and
-/// the three version families, and at v1 on csi-proxy v1.1's texts:
+/// the three version families (the v0.2 family answering as csi-proxy v0.2
+/// does: `ProxyRelease::V0_2`), and at v1 on csi-proxy v1.1's texts:
 /// `mock_v1::name`, `server_v0_2::name`, `mock_v1_on_1_1::name`, ...
 #[macro_export]
 macro_rules! node_tests {
     ($($name:ident),+ $(,)?) => {
         $crate::node_tests!(@one mock_v1, mock, V1, V1_3; $($name),+);
         $crate::node_tests!(@one mock_beta, mock, Beta, V1_3; $($name),+);
-        $crate::node_tests!(@one mock_v0_2, mock, V0_2, V1_3; $($name),+);
+        $crate::node_tests!(@one mock_v0_2, mock, V0_2, V0_2; $($name),+);
         $crate::node_tests!(@one mock_v1_on_1_1, mock, V1, V1_1; $($name),+);
         #[cfg(unix)]
         $crate::node_tests!(@one server_v1, server, V1, V1_3; $($name),+);
         #[cfg(unix)]
         $crate::node_tests!(@one server_beta, server, Beta, V1_3; $($name),+);
         #[cfg(unix)]
-        $crate::node_tests!(@one server_v0_2, server, V0_2, V1_3; $($name),+);
+        $crate::node_tests!(@one server_v0_2, server, V0_2, V0_2; $($name),+);
         #[cfg(unix)]
         $crate::node_tests!(@one server_v1_on_1_1, server, V1, V1_1; $($name),+);
         #[cfg(feature = "host-process")]
