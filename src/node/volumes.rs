@@ -422,8 +422,26 @@ impl Node {
     }
 
     /// Total, used and available bytes of the volume behind `path`.
+    ///
+    /// Read by this process itself where it can, at no host call: on
+    /// Windows (proxy and HostProcess mode alike) `GetDiskFreeSpaceExW` on
+    /// the path as the plugin sees it, which follows the mount point or
+    /// link there (azuredisk-csi-driver#2287, aws-ebs-csi-driver's Windows
+    /// mounter); elsewhere only with a
+    /// [local root](super::NodeOptions::local_root). The proxy
+    /// (`GetVolumeIDFromTargetPath`, `GetVolumeStats`: 2 host calls) is
+    /// asked where the local read cannot be made: no local root on a
+    /// non-Windows build, a path on another drive than the root maps, a
+    /// path this process does not see (not mounted into its container),
+    /// a missing path or one that is no directory, a volume the OS cannot
+    /// read; its answer (and error) is then the one returned. A local read
+    /// of a plain directory reports the volume holding it, as upstream's.
     pub async fn usage(&self, path: &str) -> Result<VolumeUsage, Error> {
         let path = path::local(path)?;
+        match self.local_usage(&path) {
+            Ok(usage) => return Ok(usage),
+            Err(why) => tracing::debug!(path, why, "usage through the proxy"),
+        }
         self.bounded("usage", async {
             let volume = self.volume()?;
             let id = volume.volume_at(&path).await?;
@@ -439,6 +457,26 @@ impl Node {
             })
         })
         .await
+    }
+}
+
+impl Node {
+    /// The space of the directory `path` reaches, read by this process
+    /// (`local_space`); why not, where it cannot be.
+    pub(super) fn local_usage(&self, path: &str) -> Result<VolumeUsage, String> {
+        let root = self.inner.options.local_root.as_deref();
+        let local = super::local_space::local_path(root, path).ok_or_else(|| match root {
+            Some(_) => format!("the local root maps C: only, not {path}"),
+            None => "no local root: this process reads the node's paths itself only on Windows"
+                .to_string(),
+        })?;
+        let (total, free, available) = super::local_space::disk_free_space(&local)
+            .map_err(|e| format!("{} cannot be read here: {e}", local.display()))?;
+        Ok(VolumeUsage {
+            total_bytes: total,
+            used_bytes: total.saturating_sub(free),
+            available_bytes: available,
+        })
     }
 }
 

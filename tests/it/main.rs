@@ -36,6 +36,7 @@ mod errors;
 mod field_time;
 mod flows;
 mod host_process;
+mod local_stats;
 mod mock;
 mod mockall;
 mod node;
