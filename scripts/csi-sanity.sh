@@ -26,7 +26,10 @@
 # proxy (`csi-sim-cloud path`), not on this machine.
 #
 # Exit status: csi-sanity's (0 when every spec ran passed), 2 on a setup
-# failure. Every process started here is stopped on exit; logs are kept in
+# failure. The example plugin is given the simulated C: volume's directory
+# as --local-root, so that NodeGetVolumeStats reads the node's paths
+# locally (statvfs) as it does on Windows (GetDiskFreeSpaceExW). Every
+# process started here is stopped on exit; logs are kept in
 # $CSI_SANITY_LOGS when set.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -89,9 +92,19 @@ wait_for() {
 node=sanity-node
 mkdir -p "$work/proxy" "$work/bin"
 target/debug/csi-sim-cloud serve --socket-dir "$work/proxy" --cloud "$cloud" \
+  --sandbox "$work/sandbox" \
   --endpoint "unix://$work/controller.sock" --node-id "$node" >"$work/cloud.log" 2>&1 &
 pids+=($!)
 wait_for "$work/controller.sock" "${pids[-1]}" cloud
+
+# The example plugin reads volume stats itself, as on Windows: through the
+# simulated node's C: volume directory (the one holding var\lib\kubelet),
+# where the simulator's links are host symlinks the OS follows.
+if [ "$plugin" = target/debug/csi-node-plugin ]; then
+  kubelet_dir=$(ls -d "$work"/sandbox/volumes/*/var/lib/kubelet 2>/dev/null | head -n1)
+  [ -n "$kubelet_dir" ] || { echo "csi-sanity.sh: no C:\\var\\lib\\kubelet in the sandbox" >&2; exit 2; }
+  plugin_args+=(--local-root "${kubelet_dir%/var/lib/kubelet}")
+fi
 
 "$plugin" --endpoint "unix://$work/csi.sock" --csi-proxy-socket-dir "$work/proxy" \
   --node-id "$node" "${plugin_args[@]}" >"$work/plugin.log" 2>&1 &

@@ -361,9 +361,10 @@ impl Plugin {
         require(&r.volume_id, "volume id")?;
         require(&r.volume_path, "volume path")?;
         let _busy = self.claim(&r.volume_id)?;
-        // A volume is the usual answer: its figures come in two calls (the
-        // volume behind the path, its stats), and only a path without
-        // them is looked at further. The "usage" operation is recorded
+        // A volume is the usual answer: its figures are read locally where
+        // the node layer can (no host call; a share's link reaches the
+        // share's space), else in two calls (the volume behind the path,
+        // its stats), and only a path without them is looked at further. The "usage" operation is recorded
         // once the path is known to hold no share: a share has no volume
         // here, and its stats are no failed usage.
         let start = Instant::now();

@@ -180,12 +180,12 @@ impl Flavor {
                 caps.push(T::SingleNodeMultiWriter);
                 caps
             }
-            // csi-driver-smb pkg/smb/smb.go: no EXPAND_VOLUME. It also
-            // reports GET_VOLUME_STATS (the share's size and free space);
-            // csi-node-server reports no usage for an SMB volume yet, which
-            // csi-sanity refuses, so the flavor leaves stats out until it does.
+            // csi-driver-smb pkg/smb/smb.go: no EXPAND_VOLUME, and
+            // GET_VOLUME_STATS: the share's size and free space, read on the
+            // path as the node layer's local read does.
             Flavor::Smb => vec![
                 T::StageUnstageVolume,
+                T::GetVolumeStats,
                 T::SingleNodeMultiWriter,
                 T::VolumeMountGroup,
             ],
