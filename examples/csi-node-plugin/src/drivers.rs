@@ -12,7 +12,9 @@ use std::str::FromStr;
 use csi_node_server::csi::v1::node_service_capability::rpc;
 use csi_node_server::csi::v1::volume_capability::access_mode::Mode;
 use csi_node_server::driver::CAPABILITIES;
-use csi_node_server::{Volume, default_access_mode, default_fs_type};
+use csi_node_server::{
+    LockScope, VolumeSource, default_access_mode, default_fs_type, default_smb_credentials,
+};
 use csi_proxy_client::node::{DiskSelector, SmbCredentials};
 use tonic::Status;
 
@@ -71,22 +73,32 @@ impl Flavor {
         }
     }
 
-    /// The volume a stage or publish names, as the upstream driver reads it.
+    /// The volume a stage or publish names, as the upstream driver reads
+    /// it, with a share's account from `secrets`.
     pub fn resolve(
         self,
         volume_id: &str,
         volume_context: &HashMap<String, String>,
         publish_context: &HashMap<String, String>,
-    ) -> Result<Volume, Status> {
+        secrets: &HashMap<String, String>,
+    ) -> Result<VolumeSource, Status> {
+        let share = |share| {
+            Ok(VolumeSource::Smb {
+                share,
+                credentials: self.smb_credentials(secrets)?,
+            })
+        };
         match self {
-            Flavor::Example => example(volume_context, publish_context),
+            Flavor::Example => match example(volume_context, publish_context)? {
+                Named::Share(source) => share(source),
+                Named::Disk(disk) => Ok(VolumeSource::Disk(disk)),
+            },
             Flavor::Azuredisk => azure_lun(publish_context),
-            Flavor::GcpPd => {
-                gce_device_name(volume_id).map(|n| Volume::Disk(DiskSelector::GceDeviceName(n)))
-            }
+            Flavor::GcpPd => gce_device_name(volume_id)
+                .map(|n| VolumeSource::Disk(DiskSelector::GceDeviceName(n))),
             Flavor::AwsEbs => ebs(volume_id, publish_context),
             Flavor::Vsphere => vsphere(publish_context),
-            Flavor::Smb => smb_source(volume_context).map(Volume::Smb),
+            Flavor::Smb => share(smb_source(volume_context)?),
         }
     }
 
@@ -97,7 +109,7 @@ impl Flavor {
     /// `GetVolumeCapabilityFsType`; others FAILED_PRECONDITION). aws-ebs
     /// (`ext3`, `ext4`, `xfs`, `ntfs`, pkg/driver/node.go), SMB and the
     /// example: the library's default, which is the same.
-    pub fn fs_type(self, volume: &Volume, fs_type: &str) -> Result<(), Status> {
+    pub fn fs_type(self, volume: &VolumeSource, fs_type: &str) -> Result<(), Status> {
         let lower = fs_type.to_ascii_lowercase();
         match self {
             Flavor::Azuredisk => Ok(()),
@@ -120,7 +132,7 @@ impl Flavor {
     /// `isValidVolumeCapabilities`; the multi-node writer mode is for block
     /// volumes). GCE, SMB and the example: the library's default (GCE serves
     /// MULTI_NODE_READER_ONLY; a share serves every mode).
-    pub fn access_mode(self, volume: &Volume, mode: Mode) -> Result<(), Status> {
+    pub fn access_mode(self, volume: &VolumeSource, mode: Mode) -> Result<(), Status> {
         let single_node = matches!(
             mode,
             Mode::SingleNodeWriter
@@ -205,6 +217,17 @@ impl Flavor {
         matches!(self, Flavor::GcpPd | Flavor::AwsEbs | Flavor::Vsphere)
     }
 
+    /// How calls on one volume are kept apart: csi-driver-smb locks its
+    /// stage and unstage per volume id and staging path and takes no lock
+    /// at publish (pkg/smb/nodeserver.go), so two pods publish one share
+    /// at once; the disk drivers, per volume id.
+    pub fn lock_scope(self) -> LockScope {
+        match self {
+            Flavor::Smb => LockScope::VolumeAndPath,
+            _ => LockScope::Volume,
+        }
+    }
+
     /// SMB credentials from the secrets: the library's default, except that
     /// csi-driver-smb on Windows puts a user without a domain in `AZURE`
     /// (pkg/smb/smb.go `defaultDomainName`, pkg/smb/nodeserver.go).
@@ -213,7 +236,7 @@ impl Flavor {
         secrets: &HashMap<String, String>,
     ) -> Result<SmbCredentials, Status> {
         if self != Flavor::Smb {
-            return csi_node_server::smb_credentials(secrets);
+            return default_smb_credentials(secrets);
         }
         let has = |key: &str| {
             secrets
@@ -223,10 +246,16 @@ impl Flavor {
         if has("username") && !has("domain") {
             let mut with_domain = secrets.clone();
             with_domain.insert("domain".into(), "AZURE".into());
-            return csi_node_server::smb_credentials(&with_domain);
+            return default_smb_credentials(&with_domain);
         }
-        csi_node_server::smb_credentials(secrets)
+        default_smb_credentials(secrets)
     }
+}
+
+/// What the example's rule names: a share's path or a disk.
+enum Named {
+    Share(String),
+    Disk(DiskSelector),
 }
 
 /// The example's rule: an SMB share by `volume_context["source"]`, else a
@@ -234,15 +263,15 @@ impl Flavor {
 fn example(
     volume_context: &HashMap<String, String>,
     publish_context: &HashMap<String, String>,
-) -> Result<Volume, Status> {
+) -> Result<Named, Status> {
     if let Some(source) = volume_context.get("source").filter(|s| !s.is_empty()) {
-        return Ok(Volume::Smb(source.clone()));
+        return Ok(Named::Share(source.clone()));
     }
     match publish_context.get("lun") {
         Some(lun) => lun
             .trim()
             .parse()
-            .map(|n| Volume::Disk(DiskSelector::Lun(n)))
+            .map(|n| Named::Disk(DiskSelector::Lun(n)))
             .map_err(|_| {
                 Status::invalid_argument(format!("publish_context lun {lun:?} is not a LUN number"))
             }),
@@ -255,7 +284,7 @@ fn example(
 /// azuredisk: `publish_context["LUN"]`, a number or a device path ending in
 /// `lunN` (pkg/azuredisk/nodeserver.go, pkg/azureutils/azure_disk_utils.go
 /// `GetDiskLUN`), matched as Azure matches LUNs ([`DiskSelector::AzureLun`]).
-fn azure_lun(publish_context: &HashMap<String, String>) -> Result<Volume, Status> {
+fn azure_lun(publish_context: &HashMap<String, String>) -> Result<VolumeSource, Status> {
     let Some(value) = publish_context.get("LUN") else {
         return Err(Status::invalid_argument("publish_context LUN is missing"));
     };
@@ -266,7 +295,7 @@ fn azure_lun(publish_context: &HashMap<String, String>) -> Result<Volume, Status
     digits
         .trim()
         .parse()
-        .map(|lun| Volume::Disk(DiskSelector::AzureLun(lun)))
+        .map(|lun| VolumeSource::Disk(DiskSelector::AzureLun(lun)))
         .map_err(|_| {
             Status::invalid_argument(format!("publish_context LUN {value:?} is not a LUN"))
         })
@@ -292,7 +321,7 @@ pub fn gce_device_name(volume_id: &str) -> Result<String, Status> {
 /// unused on Windows); the disk is the one whose NVMe serial holds the
 /// volume id ([`DiskSelector::EbsVolumeId`]), for a node-local volume
 /// (`local-ebs://`) the id in `publish_context["volumeID"]`.
-fn ebs(volume_id: &str, publish_context: &HashMap<String, String>) -> Result<Volume, Status> {
+fn ebs(volume_id: &str, publish_context: &HashMap<String, String>) -> Result<VolumeSource, Status> {
     if !publish_context.contains_key("devicePath") {
         return Err(Status::invalid_argument(
             "publish_context devicePath is missing",
@@ -302,17 +331,19 @@ fn ebs(volume_id: &str, publish_context: &HashMap<String, String>) -> Result<Vol
         Some(real) if volume_id.starts_with("local-ebs://") && !real.is_empty() => real,
         _ => volume_id,
     };
-    Ok(Volume::Disk(DiskSelector::EbsVolumeId(id.to_string())))
+    Ok(VolumeSource::Disk(DiskSelector::EbsVolumeId(
+        id.to_string(),
+    )))
 }
 
 /// vSphere: `publish_context["diskUUID"]` (pkg/csi/service/osutils/os_utils.go
 /// `GetDiskID`), the disk whose page 83 id it is.
-fn vsphere(publish_context: &HashMap<String, String>) -> Result<Volume, Status> {
+fn vsphere(publish_context: &HashMap<String, String>) -> Result<VolumeSource, Status> {
     match publish_context
         .get("diskUUID")
         .filter(|u| !u.trim().is_empty())
     {
-        Some(uuid) => Ok(Volume::Disk(DiskSelector::VsphereUuid(uuid.clone()))),
+        Some(uuid) => Ok(VolumeSource::Disk(DiskSelector::VsphereUuid(uuid.clone()))),
         None => Err(Status::invalid_argument(
             "publish_context diskUUID is missing",
         )),
@@ -392,8 +423,8 @@ mod tests {
     }
 
     fn disk(flavor: Flavor, id: &str, publish: &[(&str, &str)]) -> Result<DiskSelector, Code> {
-        match flavor.resolve(id, &map(&[]), &map(publish)) {
-            Ok(Volume::Disk(s)) => Ok(s),
+        match flavor.resolve(id, &map(&[]), &map(publish), &map(&[])) {
+            Ok(VolumeSource::Disk(s)) => Ok(s),
             Ok(other) => panic!("{other:?}"),
             Err(e) => Err(e.code()),
         }
@@ -475,10 +506,14 @@ mod tests {
             ("csi.storage.k8s.io/pvc/namespace", "ns"),
             ("csi.storage.k8s.io/pv/name", "pv-1"),
         ]);
-        assert_eq!(
-            Flavor::Smb.resolve("v", &context, &map(&[])).unwrap(),
-            Volume::Smb(r"\\fileserver\share\ns\data-pv-1".into())
-        );
+        let secrets = map(&[("username", "smbuser"), ("password", "pw")]);
+        match Flavor::Smb.resolve("v", &context, &map(&[]), &secrets) {
+            Ok(VolumeSource::Smb { share, credentials }) => {
+                assert_eq!(share, r"\\fileserver\share\ns\data-pv-1");
+                assert_eq!(credentials.username(), r"AZURE\smbuser");
+            }
+            other => panic!("{other:?}"),
+        }
         let plain = map(&[("source", r"\\fileserver\share")]);
         assert_eq!(smb_source(&plain).unwrap(), r"\\fileserver\share");
         let escape = map(&[("source", "//fileserver/share"), ("subDir", "../other")]);
@@ -508,7 +543,7 @@ mod tests {
 
     #[test]
     fn policies_follow_the_upstream_drivers() {
-        let d = Volume::Disk(DiskSelector::Number(1));
+        let d = VolumeSource::Disk(DiskSelector::Number(1));
         assert!(Flavor::Azuredisk.fs_type(&d, "btrfs").is_ok());
         assert!(Flavor::GcpPd.fs_type(&d, "ext4").is_err());
         assert!(Flavor::Vsphere.fs_type(&d, "ext4").is_ok());
@@ -548,6 +583,11 @@ mod tests {
             .collect();
         assert_eq!(offline, [Flavor::GcpPd, Flavor::AwsEbs, Flavor::Vsphere]);
         assert!(!Flavor::Vsphere.grow_after_stage());
+        let per_path: Vec<Flavor> = Flavor::ALL
+            .into_iter()
+            .filter(|f| f.lock_scope() == LockScope::VolumeAndPath)
+            .collect();
+        assert_eq!(per_path, [Flavor::Smb]);
         assert!(
             !Flavor::Smb
                 .node_capabilities()
