@@ -93,9 +93,10 @@ pub(super) fn disk_free_space(path: &Path) -> std::io::Result<(u64, u64, u64)> {
     }
     // SAFETY: statvfs succeeded, so it filled the struct.
     let st = unsafe { st.assume_init() };
-    let block = u64::from(st.f_frsize);
-    #[allow(clippy::useless_conversion)] // the field types differ by target
-    let (blocks, free, available) = (
+    // The field types differ by target (u32 or u64).
+    #[allow(clippy::useless_conversion)]
+    let (block, blocks, free, available) = (
+        u64::from(st.f_frsize),
         u64::from(st.f_blocks),
         u64::from(st.f_bfree),
         u64::from(st.f_bavail),
