@@ -26,7 +26,10 @@
 # what to give it).
 #
 # Exit status: csi-sanity's (0 when every spec ran passed), 2 on a setup
-# failure. Logs are kept in $CSI_SANITY_LOGS when set.
+# failure. The example plugin reads volume stats itself, as on Windows
+# (GetDiskFreeSpaceExW), here with statvfs through the simulated node's C:
+# volume directory (`--local-root {local-root}`). Logs are kept in
+# $CSI_SANITY_LOGS when set.
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/.." && pwd)
 cd "$repo"
@@ -58,7 +61,7 @@ if [ -z "$plugin" ]; then
   esac
   cargo build --quiet -p csi-node-plugin
   plugin=$target/debug/csi-node-plugin
-  plugin_args+=(--controller-service --driver "$driver")
+  plugin_args+=(--controller-service --driver "$driver" --local-root '{local-root}')
 fi
 
 sanity=()

@@ -35,7 +35,9 @@ use csi_node_server::{Driver, Plugin, VolumeRequest, VolumeSource};
 use csi_proxy_client::host::seed::NodeSeed;
 use csi_proxy_client::host::{LatencyProfile, ProxyRelease};
 use csi_proxy_client::mock::MockHost;
-use csi_proxy_client::node::{DEFAULT_MAX_CONCURRENT_FORMATS, DiskSelector, Node};
+use csi_proxy_client::node::{
+    DEFAULT_MAX_CONCURRENT_FORMATS, DiskSelector, Node, NodeOptions, NodeVersions,
+};
 use csi_proxy_client::{Error, disk, filesystem, smb, volume};
 use tonic::{Request, Status};
 
@@ -616,7 +618,15 @@ fn prepare(mock: &MockHost, call: &str) {
 /// The plugin through every call, in order, on one node.
 async fn run_ours(profile: (LatencyProfile, ProxyRelease)) -> HashMap<&'static str, Measured> {
     let mock = node(seed(2, &[2]), profile);
-    let plugin = Plugin::new(Node::from_mock(&mock), BenchDriver);
+    // The plugin reads volume stats itself, as on Windows
+    // (`GetDiskFreeSpaceExW` on the path; here `statvfs` through the
+    // simulated C: volume's directory): a local read, free in this model
+    // as the drivers' `*(local)*` steps are.
+    let c_root = mock.host().host_path(r"C:\").expect("the C: volume");
+    let options = NodeOptions::default().local_root(c_root);
+    let node = Node::from_mock_with_options(&mock, NodeVersions::newest(), options)
+        .expect("the node layer speaks every newest version");
+    let plugin = Plugin::new(node, BenchDriver);
     let mut out = HashMap::new();
     for &(call, _) in CALLS {
         prepare(&mock, call);

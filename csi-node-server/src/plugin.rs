@@ -420,9 +420,11 @@ impl Plugin {
             return Ok(kept);
         }
         let _busy = self.claim(&r.volume_id, &r.volume_path)?;
-        // A volume is the usual answer: its figures come in two calls (the
-        // volume behind the path, its stats), and only a path without
-        // them is looked at further. The "usage" operation is recorded
+        // A volume is the usual answer: its figures are read locally where
+        // the node layer can (no host call; a share's link reaches the
+        // share's space), else in two calls (the volume behind the path,
+        // its stats), and only a path without them is looked at further.
+        // The "usage" operation is recorded
         // once the path is known to hold no share: a share has no volume
         // here, and its stats are no failed usage.
         let start = Instant::now();

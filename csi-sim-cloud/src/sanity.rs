@@ -9,6 +9,7 @@
 //! | `{endpoint}` | `unix://DIR/csi.sock`, where the plugin must serve |
 //! | `{proxy}` | the proxy's socket directory (the plugin's `--csi-proxy-socket-dir`) |
 //! | `{node-id}` | the node id the controller publishes to (`--node-id`) |
+//! | `{local-root}` | the directory of the simulated node's `C:` volume, for a plugin that reads the node's paths itself (the example's `--local-root`: volume stats as a Windows build reads them) |
 //!
 //! Then csi-sanity runs the Node and Identity specs (more with
 //! `--sanity-arg`), with its mount and staging directories under
@@ -80,8 +81,8 @@ pub struct Sanity {
     #[arg(long, value_name = "DIR")]
     logs: Option<PathBuf>,
 
-    /// The plugin's command line, after `--`; `{endpoint}`, `{proxy}` and
-    /// `{node-id}` are replaced. Its GetPluginCapabilities must report
+    /// The plugin's command line, after `--`; `{endpoint}`, `{proxy}`,
+    /// `{node-id}` and `{local-root}` are replaced. Its GetPluginCapabilities must report
     /// CONTROLLER_SERVICE (csi-sanity then creates and publishes volumes
     /// through the simulated cloud).
     #[arg(last = true, required = true, value_name = "PLUGIN")]
@@ -171,17 +172,31 @@ fn log_to(path: &Path) -> Result<(), String> {
 }
 
 /// The plugin's command line with the placeholders filled in.
-fn plugin_command(args: &Sanity, endpoint: &Path, proxy: &Path) -> Vec<String> {
+fn plugin_command(args: &Sanity, endpoint: &Path, proxy: &Path, work: &Path) -> Vec<String> {
     let endpoint = format!("unix://{}", endpoint.display());
     let proxy = proxy.display().to_string();
+    let local_root = system_volume_dir(&work.join("node")).unwrap_or_default();
     args.plugin
         .iter()
         .map(|a| {
             a.replace("{endpoint}", &endpoint)
                 .replace("{proxy}", &proxy)
                 .replace("{node-id}", &args.node_id)
+                .replace("{local-root}", &local_root)
         })
         .collect()
+}
+
+/// The directory of the simulated node's `C:` volume in its sandbox (the
+/// one holding `var/lib/kubelet`): what a plugin reading the node's paths
+/// itself (`--local-root`) takes as `C:\`.
+fn system_volume_dir(sandbox: &Path) -> Option<String> {
+    std::fs::read_dir(sandbox.join("volumes"))
+        .ok()?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .find(|p| p.join("var/lib/kubelet").is_dir())
+        .map(|p| p.display().to_string())
 }
 
 /// Starts the plugin, its output in plugin.log, and waits for its socket.
@@ -191,7 +206,7 @@ async fn start_plugin(
     proxy: &Path,
     work: &Path,
 ) -> Result<tokio::process::Child, String> {
-    let command = plugin_command(args, endpoint, proxy);
+    let command = plugin_command(args, endpoint, proxy, work);
     let log_path = work.join("plugin.log");
     let log = std::fs::File::create(&log_path).map_err(|e| format!("plugin.log: {e}"))?;
     let err = log.try_clone().map_err(|e| format!("plugin.log: {e}"))?;

@@ -75,6 +75,8 @@ use super::smb::SmbState;
 use super::storage::Storage;
 
 const LINK_PREFIX: &str = "winlink:";
+/// The sandbox's directory of link views (`Namespace::store_viewed_link`).
+const VIEWS_DIR: &str = ".links";
 /// Windows' limit on reparse-point hops in one resolution.
 pub(crate) const MAX_LINK_HOPS: u32 = 63;
 
@@ -673,7 +675,10 @@ impl Namespace {
         if w.entry.is_some() {
             return Err(werr(Win32Error::ALREADY_EXISTS));
         }
-        store_link_in(&w.place.dir, w.place.name()?, &link_content(kind, target)).map_err(io_err)
+        let content = link_content(kind, target);
+        let view = self.view_target(ctx, target);
+        self.store_viewed_link(&w.place.dir, w.place.name()?, &content, view)
+            .map_err(io_err)
     }
 
     /// `os.Symlink(source, at)`: a directory link if `source` currently
@@ -744,7 +749,58 @@ impl Namespace {
             .ok_or_else(|| werr(Win32Error::INVALID_PARAMETER))?;
         let (parent, name) = (&w.place.dir, w.place.name()?);
         parent.remove_dir(name).map_err(io_err)?;
-        store_link_in(parent, name, &link_content(LinkKind::Mount, &canonical)).map_err(io_err)
+        let content = link_content(LinkKind::Mount, &canonical);
+        let view = self.view_target(ctx, &canonical);
+        self.store_viewed_link(parent, name, &content, view)
+            .map_err(io_err)
+    }
+
+    /// Where a link's `target` is on the host, lexically (its root's host
+    /// directory and its components, links in them left to the host's own
+    /// resolution): what the [view](Self::store_viewed_link) points at.
+    /// `None` when the target's root cannot be had (a share not mapped).
+    fn view_target(&self, ctx: Ctx<'_>, target: &str) -> Option<PathBuf> {
+        let win = WinPath::parse(target).ok()?;
+        let (host, _, _) = self.root_dir(ctx, win.root_kind()).ok()?;
+        Some(win.components().iter().fold(host, |p, c| p.join(fold(c))))
+    }
+
+    /// Stores the link `content` as `name` in `dir` so that, on Unix, the
+    /// host itself can follow it to `view` (the target's directory in the
+    /// sandbox): the host symlink points at `<sandbox>/.links/<content>`,
+    /// itself a host symlink to `view`. A process reading the node's
+    /// files through the sandbox (a plugin given the `C:` volume's root as
+    /// its local root, `NodeOptions::local_root`) so reaches a staged
+    /// volume as Windows would, while this module still reads the
+    /// `winlink:` content back from the entry's name and never follows a
+    /// host link itself. Divergence: the view of a share's link stays
+    /// while its mapping has gone. Elsewhere (Windows, or a content that
+    /// cannot be a file name) the link is stored as [`store_link`] does.
+    fn store_viewed_link(
+        &self,
+        dir: &Dir,
+        name: &str,
+        content: &str,
+        view: Option<PathBuf>,
+    ) -> io::Result<()> {
+        #[cfg(unix)]
+        if let Some(view) = view
+            && !content.contains('/')
+            && content.len() <= 255
+        {
+            let views = self.sandbox.join(VIEWS_DIR);
+            std::fs::create_dir_all(&views)?;
+            let entry = views.join(content);
+            match std::fs::remove_file(&entry) {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+                _ => {}
+            }
+            std::os::unix::fs::symlink(&view, &entry)?;
+            return dir.symlink_contents(&entry, name);
+        }
+        #[cfg(not(unix))]
+        let _ = view;
+        store_link_in(dir, name, content)
     }
 
     /// `DeleteVolumeMountPoint(dir)`: the final component must be a mount
@@ -945,9 +1001,16 @@ fn stored_link_in(
 
 fn stored_link_as(dir: &Dir, name: impl AsRef<Path>, shape: Shape) -> io::Result<Option<OsString>> {
     if shape.symlink {
-        return dir
-            .read_link_contents(name)
-            .map(|t| Some(t.into_os_string()));
+        let target = dir.read_link_contents(name)?;
+        // A viewed link (`Namespace::store_viewed_link`): its content is
+        // the name of the entry it points at.
+        if let (Some(parent), Some(entry)) = (target.parent(), target.file_name())
+            && parent.file_name() == Some(std::ffi::OsStr::new(VIEWS_DIR))
+            && entry.to_string_lossy().starts_with(LINK_PREFIX)
+        {
+            return Ok(Some(entry.to_os_string()));
+        }
+        return Ok(Some(target.into_os_string()));
     }
     if cfg!(unix) || !shape.file || shape.len < LINK_FILE_MAGIC.len() as u64 {
         return Ok(None);

@@ -76,7 +76,6 @@ mod fs;
 mod groups;
 mod host_work;
 mod iscsi;
-#[cfg(windows)]
 mod local_space;
 mod options;
 mod path;

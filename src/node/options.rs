@@ -37,6 +37,7 @@ pub struct NodeOptions {
     pub(crate) smb_store: SmbStore,
     pub(crate) records: NodeRecords,
     pub(crate) max_concurrent_formats: usize,
+    pub(crate) local_root: Option<PathBuf>,
 }
 
 /// Default bound of one [`Node`](super::Node) operation: 2 minutes.
@@ -68,6 +69,7 @@ impl Default for NodeOptions {
             smb_store: SmbStore::memory(),
             records: NodeRecords::memory(),
             max_concurrent_formats: DEFAULT_MAX_CONCURRENT_FORMATS,
+            local_root: None,
         }
     }
 }
@@ -169,6 +171,23 @@ impl NodeOptions {
     #[must_use]
     pub fn records(mut self, records: NodeRecords) -> Self {
         self.records = records;
+        self
+    }
+
+    /// The local directory that holds what the node's `C:\` holds, as
+    /// this process sees it, for the volume stats read locally
+    /// ([`Node::usage`](super::Node::usage),
+    /// [`Node::smb_share_stats`](super::Node::smb_share_stats)). Not
+    /// needed on Windows, where a plugin reads the node's paths as they
+    /// are (the default). On other systems, with no root, stats go through
+    /// the proxy; a plugin run against the simulated node is given the
+    /// simulated `C:` volume's directory
+    /// ([`Host::host_path`](crate::host::Host::host_path) of `C:\`, under
+    /// the features `server`/`mock`), so that it reads its paths through
+    /// the same local read as on Windows.
+    #[must_use]
+    pub fn local_root(mut self, root: impl Into<PathBuf>) -> Self {
+        self.local_root = Some(root.into());
         self
     }
 }

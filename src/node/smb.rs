@@ -15,7 +15,8 @@ use crate::{Error, ErrorKind};
 /// |---|---|---|
 /// | HostProcess | `GetDiskFreeSpaceExW` on the path | `MSFT_SmbGlobalMapping.Status` |
 /// | proxy, plugin on Windows | the plugin's own `GetDiskFreeSpaceExW` on the path | not readable (no proxy call) |
-/// | proxy, elsewhere (tests over `MockHost`) | none | not readable |
+/// | proxy, elsewhere with a [local root](NodeOptions::local_root) (the simulated node) | the plugin's own `statvfs` of the mapped path | not readable |
+/// | proxy, elsewhere without one | none | not readable |
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct ShareStats {
@@ -103,7 +104,7 @@ impl Node {
                     &path,
                 ));
             }
-            Ok(local_share_stats(&path))
+            Ok(local_share_stats(self.local_usage(&path)))
         })
         .await
     }
@@ -574,30 +575,17 @@ fn host_process_share_stats(view: crate::host_process::smb::ShareView, path: &st
     }
 }
 
-/// An SMB volume's stats as the plugin sees the path itself (proxy mode).
-fn local_share_stats(path: &str) -> ShareStats {
-    #[cfg(windows)]
-    let (usage, unread) = match super::local_space::disk_free_space(path) {
-        Ok((total, free, available)) => (
-            Some(VolumeUsage {
-                total_bytes: total,
-                used_bytes: total.saturating_sub(free),
-                available_bytes: available,
-            }),
+/// An SMB volume's stats as the plugin sees the path itself (proxy mode):
+/// its own read of the space behind the link ([`Node::usage`]'s local
+/// read), which reaches the share through its global mapping.
+fn local_share_stats(read: Result<VolumeUsage, String>) -> ShareStats {
+    let (usage, unread) = match read {
+        Ok(usage) => (Some(usage), None),
+        Err(why) => (
             None,
-        ),
-        Err(e) => (
-            None,
-            Some(format!("the plugin cannot read the space of {path}: {e}")),
+            Some(format!("the plugin cannot read the share's space: {why}")),
         ),
     };
-    #[cfg(not(windows))]
-    let (usage, unread) = (
-        None,
-        Some(format!(
-            "the proxy has no call for a share's space, and the plugin reads {path} itself only on Windows"
-        )),
-    );
     ShareStats {
         usage,
         trouble: None,

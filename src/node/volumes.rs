@@ -367,9 +367,11 @@ impl Node {
     /// Growing to the maximum asks `MSFT_Partition.GetSupportedSize`,
     /// which needs the defrag service and fails with `StorageWMI 4` when
     /// it is disabled (aws-ebs-csi-driver#2877) or takes minutes when it
-    /// is busy (AgentBaker#3804). With [`Expand::size`], when that call
-    /// fails so or has not answered within half the operation deadline,
-    /// the partition is grown to that size instead.
+    /// is busy (AgentBaker#3804). When that call fails so or has not
+    /// answered within half the operation deadline, the partition is grown
+    /// to [`Expand::size`] instead, or without it to the disk's size less
+    /// the GPT layout the node made (16 MiB before the partition, the
+    /// backup table after it).
     /// [`Expand::min_growth`] leaves a volume whose disk has less room
     /// than that beyond it as it is.
     ///
@@ -408,27 +410,38 @@ impl Node {
         let volume = self.volume()?;
         let patience = self.inner.options.deadline / 2;
         self.refuse_os_volume(id, "expand").await?;
-        if size_bytes == 0 {
-            grow(volume, id, 0).await?;
-        } else {
-            let size = i64::try_from(size_bytes).unwrap_or(i64::MAX);
-            match tokio::time::timeout(patience, grow(volume, id, 0)).await {
-                Ok(Ok(())) => {}
-                Ok(Err(e)) if no_supported_size(&e) => {
-                    tracing::warn!(volume = %id, error = %e, size_bytes, "the maximum size cannot be had; growing to the size asked for");
-                    grow(volume, id, size).await?;
-                }
-                Ok(Err(e)) => return Err(e),
-                Err(_) => {
-                    // The query goes on at the host; growing to a
-                    // size of our own does not need it.
-                    tracing::warn!(volume = %id, ?patience, size_bytes, "the maximum size did not come; growing to the size asked for");
-                    grow(volume, id, size).await?;
-                }
+        match tokio::time::timeout(patience, grow(volume, id, 0)).await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) if no_supported_size(&e) => {
+                let size = self.fallback_size(id, size_bytes).await?;
+                tracing::warn!(volume = %id, error = %e, size, "the maximum size cannot be had; growing to a size of our own");
+                grow(volume, id, size).await?;
+            }
+            Ok(Err(e)) => return Err(e),
+            Err(_) => {
+                // The query goes on at the host; growing to a size of
+                // our own does not need it.
+                let size = self.fallback_size(id, size_bytes).await?;
+                tracing::warn!(volume = %id, ?patience, size, "the maximum size did not come; growing to a size of our own");
+                grow(volume, id, size).await?;
             }
         }
         let (total, _) = volume.stats(id).await?;
         Ok(u64::try_from(total).unwrap_or(0))
+    }
+
+    /// The size to grow volume `id` to when its partition's maximum
+    /// cannot be had: `asked` when above 0, else its disk's size less the
+    /// layout the node made ([`GPT_LAYOUT`]), so that an expansion without
+    /// a size (legal CSI: no capacity range) still grows.
+    async fn fallback_size(&self, id: &str, asked: u64) -> Result<i64, Error> {
+        let size = if asked > 0 {
+            asked
+        } else {
+            let number = self.volume()?.disk_of(id).await?;
+            self.disk()?.size(number).await?.saturating_sub(GPT_LAYOUT)
+        };
+        Ok(i64::try_from(size).unwrap_or(i64::MAX))
     }
 
     /// Grows volume `id` (of disk `number`, when known) unless `min_growth`
@@ -469,8 +482,26 @@ impl Node {
     }
 
     /// Total, used and available bytes of the volume behind `path`.
+    ///
+    /// Read by this process itself where it can, at no host call: on
+    /// Windows (proxy and HostProcess mode alike) `GetDiskFreeSpaceExW` on
+    /// the path as the plugin sees it, which follows the mount point or
+    /// link there (azuredisk-csi-driver#2287, aws-ebs-csi-driver's Windows
+    /// mounter); elsewhere only with a
+    /// [local root](super::NodeOptions::local_root). The proxy
+    /// (`GetVolumeIDFromTargetPath`, `GetVolumeStats`: 2 host calls) is
+    /// asked where the local read cannot be made: no local root on a
+    /// non-Windows build, a path on another drive than the root maps, a
+    /// path this process does not see (not mounted into its container),
+    /// a missing path or one that is no directory, a volume the OS cannot
+    /// read; its answer (and error) is then the one returned. A local read
+    /// of a plain directory reports the volume holding it, as upstream's.
     pub async fn usage(&self, path: &str) -> Result<VolumeUsage, Error> {
         let path = path::local(path)?;
+        match self.local_usage(&path) {
+            Ok(usage) => return Ok(usage),
+            Err(why) => tracing::debug!(path, why, "usage through the proxy"),
+        }
         self.bounded("usage", async {
             let volume = self.volume()?;
             let id = volume.volume_at(&path).await?;
@@ -486,6 +517,26 @@ impl Node {
             })
         })
         .await
+    }
+}
+
+impl Node {
+    /// The space of the directory `path` reaches, read by this process
+    /// (`local_space`); why not, where it cannot be.
+    pub(super) fn local_usage(&self, path: &str) -> Result<VolumeUsage, String> {
+        let root = self.inner.options.local_root.as_deref();
+        let local = super::local_space::local_path(root, path).ok_or_else(|| match root {
+            Some(_) => format!("the local root maps C: only, not {path}"),
+            None => "no local root: this process reads the node's paths itself only on Windows"
+                .to_string(),
+        })?;
+        let (total, free, available) = super::local_space::disk_free_space(&local)
+            .map_err(|e| format!("{} cannot be read here: {e}", local.display()))?;
+        Ok(VolumeUsage {
+            total_bytes: total,
+            used_bytes: total.saturating_sub(free),
+            available_bytes: available,
+        })
     }
 }
 
@@ -612,7 +663,8 @@ pub struct Expand<'a> {
 impl Expand<'_> {
     /// The size to grow the volume to when the host cannot tell the
     /// partition's maximum (e.g. the CSI request's required bytes less
-    /// what the disk layout keeps); 0, the default: the maximum only.
+    /// what the disk layout keeps); 0, the default: the disk's size less
+    /// the layout the node made.
     pub fn size(mut self, bytes: u64) -> Self {
         self.size = bytes;
         self

@@ -229,13 +229,30 @@ mod expand {
     async fn without_the_maximum_the_size_asked_for_is_grown_to(f: &Fixture) {
         staged_and_grown(f).await;
         f.host.lock().storage.fail_supported_size(Some(4));
-        let err = f.node.expand(STAGING).await.unwrap_err();
-        assert!(err.to_string().to_lowercase().contains("sizemin"), "{err}");
         let size = f.node.expand(STAGING).size(GROWN - LAYOUT).await.unwrap();
         assert_eq!(size, GROWN - LAYOUT);
     }
 
-    crate::node_tests!(without_the_maximum_the_size_asked_for_is_grown_to);
+    /// `StorageWMI 4` from GetSupportedSize and no size asked for (a
+    /// NodeExpandVolume without a capacity range): the volume still grows,
+    /// to its disk's size less the layout the node made. Before, the
+    /// failure was returned and the volume stayed at 16 GiB.
+    async fn without_the_maximum_nor_a_size_the_disk_is_filled(f: &Fixture) {
+        staged_and_grown(f).await;
+        f.host.lock().storage.fail_supported_size(Some(4));
+        let size = f.node.expand(STAGING).await.unwrap();
+        let id = f.node.volume_at(STAGING).await.unwrap();
+        assert_eq!(f.host.lock().storage.volume_size(&id), Some(size));
+        assert!(
+            (GROWN - LAYOUT..GROWN).contains(&size),
+            "not grown over the disk: {size}"
+        );
+    }
+
+    crate::node_tests!(
+        without_the_maximum_the_size_asked_for_is_grown_to,
+        without_the_maximum_nor_a_size_the_disk_is_filled
+    );
 
     /// GetSupportedSize taking minutes (AgentBaker#3804): after half the
     /// deadline the volume grows to the size asked for. Real time: the
@@ -297,6 +314,22 @@ mod expand {
         let id = f.node.volume_at(STAGING).await.unwrap();
         tokio::time::sleep(SLOW).await;
         assert_eq!(f.host.lock().storage.volume_size(&id), Some(ASKED));
+    }
+
+    /// GetSupportedSize taking minutes and no size asked for: within the
+    /// deadline the volume is grown over its disk (less the layout).
+    /// Before, the node waited for the query past its deadline.
+    #[tokio::test]
+    async fn a_slow_maximum_without_a_size_is_not_waited_for_mock() {
+        let f = Fixture::mock(Family::V1, short_deadline()).await;
+        staged_and_grown(&f).await;
+        f.host
+            .lock()
+            .storage
+            .slow_supported_size(Duration::from_millis(1500));
+        let size = f.node.expand(STAGING).await.unwrap();
+        assert!((GROWN - LAYOUT..GROWN).contains(&size), "{size}");
+        f.finish().await;
     }
 
     fn short_deadline() -> NodeOptions {

@@ -38,6 +38,7 @@ mod flows;
 mod format_safety;
 mod host_process;
 mod keepalive_policy;
+mod local_stats;
 mod mock;
 mod mockall;
 mod node;

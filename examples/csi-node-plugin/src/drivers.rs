@@ -197,15 +197,14 @@ impl Flavor {
                 caps.push(T::SingleNodeMultiWriter);
                 caps
             }
-            // csi-driver-smb pkg/smb/smb.go: no EXPAND_VOLUME. It also
-            // reports GET_VOLUME_STATS (the share's size and free space);
-            // csi-node-server reports no usage for an SMB volume yet, which
-            // csi-sanity refuses, so the flavor leaves stats out until it does.
-            // azurefile-csi-driver pkg/azurefile/azurefile.go NewDriver: the
-            // same, its stats (on by default) left out for the same reason;
-            // its NodeExpandVolume answers UNIMPLEMENTED.
+            // csi-driver-smb pkg/smb/smb.go: no EXPAND_VOLUME, and
+            // GET_VOLUME_STATS: the share's size and free space, read on the
+            // path as the node layer's local read does. azurefile-csi-driver
+            // pkg/azurefile/azurefile.go NewDriver: the same (stats on by
+            // default); its NodeExpandVolume answers UNIMPLEMENTED.
             Flavor::Smb | Flavor::Azurefile => vec![
                 T::StageUnstageVolume,
+                T::GetVolumeStats,
                 T::SingleNodeMultiWriter,
                 T::VolumeMountGroup,
             ],

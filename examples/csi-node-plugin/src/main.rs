@@ -76,6 +76,12 @@ struct Args {
     /// Windows only.
     #[arg(long, conflicts_with = "csi_proxy_socket_dir")]
     host_process: bool,
+    /// Read volume stats under DIR, which holds what the node's C:\ holds
+    /// (the simulated node's C: volume directory, when the plugin runs
+    /// against csi-sim-cloud on Linux). Not needed on Windows, where the
+    /// plugin reads the node's paths as they are.
+    #[arg(long, value_name = "DIR")]
+    local_root: Option<PathBuf>,
 }
 
 fn segment(s: &str) -> Result<(String, String), String> {
@@ -174,6 +180,9 @@ async fn main() {
 /// sockets of `--csi-proxy-socket-dir`.
 async fn connect_node(args: &Args) -> Result<Node, Box<dyn std::error::Error>> {
     let mut options = NodeOptions::default().smb_store(SmbStore::directory(state_dir(args)?));
+    if let Some(root) = &args.local_root {
+        options = options.local_root(root);
+    }
     if args.host_process {
         return host_process(options);
     }
