@@ -165,7 +165,7 @@ impl Node {
     /// NodeStageVolume of a share: stages the SMB share path `remote` (`\\server\share\dir`, `/` accepted)
     /// at `path`: maps the share root with `credentials` and links `path`
     /// to `remote`, recording one reference for the share root in the
-    /// [store](NodeOptions::smb_store). Already staged: Ok, once the
+    /// [store](super::NodeOptions::smb_store). Already staged: Ok, once the
     /// mapping is checked (a stale one, `Disconnected` after a restart, is
     /// made again).
     ///
@@ -174,7 +174,7 @@ impl Node {
     /// node reaches the share through it; a `Connecting` or `Reconnecting`
     /// one is waited for, within the deadline. Through the proxy, which
     /// cannot read a mapping's status, a mapping still refused after
-    /// [`NodeOptions::smb_settle`] is taken as stale.
+    /// [`NodeOptions::smb_settle`](super::NodeOptions::smb_settle) is taken as stale.
     ///
     /// A share already mapped for staged volumes under another account is
     /// [`Error::SmbCredentialsConflict`]: Windows would reuse the mapping
@@ -586,7 +586,7 @@ impl Node {
     /// statuses), the mapping asked for again until it is OK and reused,
     /// within the operation's deadline. Through the proxy the status
     /// cannot be read: the mapping is taken as stale at once when no
-    /// volume staged here uses it, else once [`NodeOptions::smb_settle`]
+    /// volume staged here uses it, else once [`NodeOptions::smb_settle`](super::NodeOptions::smb_settle)
     /// has passed.
     async fn smb_map_over(
         &self,
@@ -764,7 +764,7 @@ impl Node {
     /// unstaged while the references were lost) is dropped, and the
     /// mapping goes when no other volume uses it. A mapping a linked path
     /// still uses is never removed. Only mappings the
-    /// [store](NodeOptions::smb_store) records are known: with a store in
+    /// [store](super::NodeOptions::smb_store) records are known: with a store in
     /// memory there is nothing to do. Each reference is looked at again
     /// with its server held, so that a stage or unstage running beside it
     /// is never undone from a list read before. Returns the share roots

@@ -35,7 +35,7 @@ impl Node {
     /// ([`Error::NotEmpty`]): nothing is changed.
     ///
     /// The disk that holds Windows is never touched: [`Error::OsDisk`],
-    /// before any call that changes it (see [`DiskInfo::os_disk`] for how
+    /// before any call that changes it (see [`DiskInfo::os_disk`](super::DiskInfo::os_disk) for how
     /// it is found; through a proxy without volume v2alpha1 it cannot be).
     /// On a disk with several partitions the data partition is staged,
     /// never a System Reserved, EFI, MSR or recovery one: in HostProcess

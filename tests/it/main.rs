@@ -37,6 +37,7 @@ mod errors;
 mod field_time;
 mod flows;
 mod host_process;
+mod keepalive_policy;
 mod mock;
 mod mockall;
 mod node;
