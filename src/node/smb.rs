@@ -798,6 +798,7 @@ impl Node {
 }
 
 /// What the node read of a mapping's status.
+#[cfg_attr(not(feature = "host-process"), allow(dead_code))]
 enum MappingSeen {
     /// `MSFT_SmbGlobalMapping.Status`.
     Status(u32),
