@@ -163,6 +163,14 @@ pub struct Host {
     inner: Arc<Mutex<HostState>>,
 }
 
+impl Host {
+    /// A number that names this host among the others of the process
+    /// (clones share it).
+    pub(crate) fn identity(&self) -> usize {
+        Arc::as_ptr(&self.inner) as usize
+    }
+}
+
 /// A mount point as seen in a [`Snapshot`].
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct MountPointInfo {

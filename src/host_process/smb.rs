@@ -197,3 +197,39 @@ fn share_behind(ctx: &Ctx, path: &str) -> Option<String> {
     }
     None
 }
+
+impl HostProcess {
+    /// Where the link at `path` points, as stored; `None` when `path` is
+    /// no symbolic link (missing, a directory, a mount point). What
+    /// csi-driver-smb reads with `os.Readlink` before it unmaps
+    /// (pkg/os/smb/smb.go GetRemoteServerFromTarget).
+    pub(crate) async fn link_target(&self, path: String) -> Result<Option<String>, Error> {
+        self.run("readlink", move |ctx| {
+            Ok(match ctx.host().file_kind(&path) {
+                Ok(FileKind::Symlink { target, .. }) => Some(target),
+                _ => None,
+            })
+        })
+        .await
+    }
+
+    /// The names in the directory `dir`; none when it cannot be read.
+    pub(crate) async fn names_in(&self, dir: String) -> Result<Vec<String>, Error> {
+        self.run("list_directory", move |ctx| {
+            Ok(ctx.host().list_directory(&dir).unwrap_or_default())
+        })
+        .await
+    }
+
+    /// The status (`MSFT_SmbGlobalMapping.Status`) of the global mapping of
+    /// `root`; `None` when there is none.
+    pub(crate) async fn mapping_status(&self, root: String) -> Result<Option<u32>, Error> {
+        self.run("Get-SmbGlobalMapping", move |ctx| {
+            ctx.host()
+                .smb_global_mappings(&root)
+                .map(|found| found.first().map(|m| m.status))
+                .map_err(|e| format!("failed to query the SMB global mapping of {root}: {e}"))
+        })
+        .await
+    }
+}

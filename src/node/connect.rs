@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use super::groups::{DiskGroup, FilesystemGroup, IscsiGroup, SmbGroup, SystemGroup, VolumeGroup};
-use super::{Inner, Node, NodeOptions, NodeVersions};
+use super::{Inner, Node, NodeOptions, NodeVersions, smb_view};
 use crate::{ApiVersion, Error, Stage};
 
 /// The versions to try for a group, newest first.
@@ -107,6 +107,11 @@ impl Node {
         };
         let mut node = Self::assemble(disk, volume, filesystem, smb, iscsi, system, tried, options);
         node.inner_mut().os_volume = os_volume;
+        // A plugin on Windows sees the host's kubelet directory itself.
+        #[cfg(windows)]
+        {
+            node.inner_mut().view = smb_view::HostView::Local;
+        }
         tracing::info!(versions = %node.versions(), "connected to csi-proxy");
         Ok(node)
     }
@@ -154,6 +159,10 @@ impl Node {
             system: version(system.as_ref().map(SystemGroup::version)),
         };
         let formats_at_once = options.max_concurrent_formats;
+        let host_key = match &options.socket_dir {
+            Some(dir) => dir.display().to_string(),
+            None => String::new(),
+        };
         Node {
             inner: Arc::new(Inner {
                 disk,
@@ -165,7 +174,8 @@ impl Node {
                 tried,
                 versions,
                 options,
-                smb_locks: Mutex::default(),
+                view: smb_view::HostView::default(),
+                host_key,
                 os_volume: None,
                 os_disk: tokio::sync::OnceCell::new(),
                 data_volumes: Mutex::default(),
@@ -229,6 +239,8 @@ impl Node {
         };
         let mut node = Self::assemble(disk, volume, filesystem, smb, iscsi, system, tried, options);
         node.inner_mut().os_volume = os_volume;
+        node.inner_mut().view = smb_view::HostView::Simulated(host.host().clone());
+        node.inner_mut().host_key = format!("mock {}", host.host().identity());
         Ok(node)
     }
 
@@ -292,6 +304,7 @@ impl Node {
             tried,
             options,
         );
+        node.inner_mut().host_key = format!("host-process {:p}", Arc::as_ptr(&backend));
         node.inner_mut().host_process = Some(backend);
         tracing::info!(versions = %node.versions(), "host-process mode");
         node

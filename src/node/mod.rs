@@ -83,6 +83,7 @@ mod publish;
 mod records;
 mod smb;
 mod smb_store;
+mod smb_view;
 mod system;
 mod volumes;
 
@@ -98,7 +99,7 @@ use groups::{DiskGroup, FilesystemGroup, IscsiGroup, SmbGroup, SystemGroup, Volu
 pub use iscsi::{IscsiAuth, IscsiTarget};
 pub use options::{
     DEFAULT_DEADLINE, DEFAULT_FIND_DISK_INTERVAL, DEFAULT_FIND_DISK_TIMEOUT,
-    DEFAULT_MAX_CONCURRENT_FORMATS, NodeOptions, NodeVersions,
+    DEFAULT_MAX_CONCURRENT_FORMATS, DEFAULT_SMB_SETTLE, NodeOptions, NodeVersions,
 };
 pub use records::NodeRecords;
 pub use smb::{ShareStats, SmbCredentials, SmbStage};
@@ -172,7 +173,10 @@ struct Inner {
     tried: HashMap<&'static str, String>,
     versions: NodeVersions,
     options: NodeOptions,
-    smb_locks: Mutex<HashMap<String, Arc<tokio::sync::RwLock<()>>>>,
+    /// How the node reads the host without the proxy (`smb_view`).
+    view: smb_view::HostView,
+    /// Which host the node works on, for the process-wide SMB locks.
+    host_key: String,
     /// Volume v2alpha1, for its one call that finds the volume of `C:\`
     /// (the OS disk through the proxy); `None` when not served.
     os_volume: Option<VolumeGroup>,

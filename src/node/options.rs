@@ -38,6 +38,7 @@ pub struct NodeOptions {
     pub(crate) records: NodeRecords,
     pub(crate) max_concurrent_formats: usize,
     pub(crate) local_root: Option<PathBuf>,
+    pub(crate) smb_settle: Duration,
 }
 
 /// Default bound of one [`Node`](super::Node) operation: 2 minutes.
@@ -49,6 +50,10 @@ pub const DEFAULT_FIND_DISK_TIMEOUT: Duration = Duration::from_secs(120);
 /// Default number of formats a `Node` runs at once: 2, as
 /// azuredisk-csi-driver's `--max-concurrent-format`.
 pub const DEFAULT_MAX_CONCURRENT_FORMATS: usize = 2;
+/// Default time a stage gives a share's mapping that is not OK to come
+/// back before taking it as stale, where the node cannot read its status
+/// (through the proxy): 10 seconds.
+pub const DEFAULT_SMB_SETTLE: Duration = Duration::from_secs(10);
 
 impl Default for NodeOptions {
     /// The default endpoints, no alpha versions, no iSCSI or system group,
@@ -70,6 +75,7 @@ impl Default for NodeOptions {
             records: NodeRecords::memory(),
             max_concurrent_formats: DEFAULT_MAX_CONCURRENT_FORMATS,
             local_root: None,
+            smb_settle: DEFAULT_SMB_SETTLE,
         }
     }
 }
@@ -163,6 +169,20 @@ impl NodeOptions {
     #[must_use]
     pub fn smb_store(mut self, store: SmbStore) -> Self {
         self.smb_store = store;
+        self
+    }
+
+    /// How long a stage gives a share's global mapping that is not OK
+    /// (Windows answers 85 to a new mapping over it) to come back before
+    /// removing it, when the node cannot read the mapping's status (through
+    /// the proxy, which has no call for it); default [`DEFAULT_SMB_SETTLE`].
+    /// In HostProcess mode the status is read instead: a `Connecting` or
+    /// `Reconnecting` mapping is waited for as long as the operation's
+    /// deadline allows, and only a `Disconnected` or `Unavailable` one is
+    /// ever removed.
+    #[must_use]
+    pub fn smb_settle(mut self, settle: Duration) -> Self {
+        self.smb_settle = settle.min(crate::MAX_DURATION);
         self
     }
 

@@ -72,11 +72,8 @@ impl Node {
     /// with the link, and the mapping with the last reference.
     pub async fn unpublish(&self, target: &str) -> Result<(), Error> {
         let target = path::local(target)?;
-        if self.inner.options.smb_store.root_of(&target)?.is_some() {
-            return self
-                .bounded("unpublish", self.smb_unstage_at(&target))
-                .await
-                .map(drop);
+        if let Some(root) = self.smb_root_of(&target).await? {
+            return self.smb_unstage("unpublish", &target, root).await.map(drop);
         }
         self.bounded("unpublish", async {
             // One call when there is a link or an empty directory to

@@ -115,24 +115,52 @@ impl Node {
     /// Windows keeps one account per server (error 1219), so recovering a
     /// mapping of one share may touch another share of the same server.
     pub(super) async fn smb_lock(&self, root: &str) -> tokio::sync::OwnedRwLockWriteGuard<()> {
-        self.smb_server_lock(root).write_owned().await
+        smb_server_lock(&self.inner.host_key, root)
+            .write_owned()
+            .await
     }
 
     /// Shares the server with other stages that only link to a share
     /// already mapped for staged volumes (under the same account); none
     /// of them maps or unmaps, so they run together.
     async fn smb_lock_shared(&self, root: &str) -> tokio::sync::OwnedRwLockReadGuard<()> {
-        self.smb_server_lock(root).read_owned().await
+        smb_server_lock(&self.inner.host_key, root)
+            .read_owned()
+            .await
     }
 
-    fn smb_server_lock(&self, root: &str) -> Arc<tokio::sync::RwLock<()>> {
-        let server = smb_server(root).to_string();
-        let mut locks = self
-            .inner
-            .smb_locks
-            .lock()
-            .unwrap_or_else(|p| p.into_inner());
-        locks.entry(server).or_default().clone()
+    /// Runs `work` on a task of its own to its end, whether or not its
+    /// caller still waits (the caller gets its answer within the
+    /// operation's deadline, or [`Error::DeadlineExceeded`]; each host call
+    /// is bounded by the client's request timeout). kubelet's deadline
+    /// drops a call at any await, while the host goes on with what it was
+    /// sent (csi-proxy ends no host work with the call); a task that holds
+    /// the server's lock until the host has answered and its records are
+    /// written leaves records and host in agreement, and the retry that
+    /// waits for the lock finds the work done.
+    async fn to_the_end<T, F>(
+        &self,
+        operation: &'static str,
+        work: impl FnOnce(Node) -> F,
+    ) -> Result<T, Error>
+    where
+        T: Send + 'static,
+        F: std::future::Future<Output = Result<T, Error>> + Send + 'static,
+    {
+        let task = tokio::spawn(work(self.clone()));
+        self.bounded(operation, async {
+            match task.await {
+                Ok(result) => result,
+                Err(e) => match e.try_into_panic() {
+                    Ok(panic) => std::panic::resume_unwind(panic),
+                    Err(_) => Err(Error::DeadlineExceeded {
+                        operation,
+                        after: self.inner.options.deadline,
+                    }),
+                },
+            }
+        })
+        .await
     }
 
     /// NodeStageVolume of a share: stages the SMB share path `remote` (`\\server\share\dir`, `/` accepted)
@@ -142,6 +170,13 @@ impl Node {
     /// mapping is checked (a stale one, `Disconnected` after a restart, is
     /// made again).
     ///
+    /// A mapping that is not OK is removed only when it is stale
+    /// (`Disconnected` or `Unavailable`) and no other volume staged on this
+    /// node reaches the share through it; a `Connecting` or `Reconnecting`
+    /// one is waited for, within the deadline. Through the proxy, which
+    /// cannot read a mapping's status, a mapping still refused after
+    /// [`NodeOptions::smb_settle`](super::NodeOptions::smb_settle) is taken as stale.
+    ///
     /// A share already mapped for staged volumes under another account is
     /// [`Error::SmbCredentialsConflict`]: Windows would reuse the mapping
     /// whatever the credentials, or refuse with error 1219.
@@ -150,6 +185,9 @@ impl Node {
     /// exist is [`Error::SmbDirectoryMissing`], the path left as it was:
     /// csi-driver-smb creates it in its controller (pkg/smb/controllerserver.go
     /// CreateVolume); to create it at stage, [`SmbStage::create_dir`].
+    ///
+    /// A stage its caller drops (kubelet's deadline) runs to its end on its
+    /// own task, so that what it sent the host is recorded.
     pub fn smb_stage<'a>(
         &'a self,
         remote: &'a str,
@@ -174,54 +212,95 @@ impl Node {
     ) -> Result<(), Error> {
         let path = path::local(path)?;
         let (remote, root) = path::remote(remote)?;
-        self.bounded("smb_stage", async {
-            let Some(_serial) = self
-                .smb_link_or_lock(&remote, &root, &path, credentials)
-                .await?
-            else {
-                return Ok(());
-            };
-            let store = &self.inner.options.smb_store;
-            let user = &credentials.username;
-            let link_at = match self.state(&path).await? {
-                MountState::Linked => {
-                    if let Some(other) = store.root_of(&path)?.filter(|r| *r != root) {
-                        return Err(Error::PathInUse {
-                            path: path.clone(),
-                            holds: format!("a link to another share ({other})"),
-                        });
-                    }
-                    // The link is there; the mapping behind it may not be.
-                    ""
-                }
-                MountState::Mounted { volume_id } => {
-                    return Err(Error::PathInUse {
-                        path: path.clone(),
-                        holds: format!("volume {volume_id}"),
-                    });
-                }
-                MountState::NotMounted => {
-                    self.remove_empty_dir(&path).await?;
-                    path.as_str()
-                }
-                MountState::Missing => {
-                    self.ensure_parent(&path).await?;
-                    path.as_str()
-                }
-            };
-            self.check_smb_account(&root, &path, user)?;
-            self.smb_map(&remote, &root, link_at, credentials).await?;
-            // The proxy's IsSymlink is false for a link whose target is
-            // missing: the directory below the share is not there.
-            if !self.fs()?.is_link(&path).await? {
-                self.smb_missing_dir(&remote, &root, &path, credentials, create_dir)
-                    .await?;
-            }
-            store.add(&root, &path, user)?;
-            tracing::info!(share = %root, path, "SMB share staged");
-            Ok(())
+        let credentials = credentials.clone();
+        self.to_the_end("smb_stage", move |node| async move {
+            node.smb_stage_at(&remote, &root, &path, &credentials, create_dir)
+                .await
         })
         .await
+    }
+
+    async fn smb_stage_at(
+        &self,
+        remote: &str,
+        root: &str,
+        path: &str,
+        credentials: &SmbCredentials,
+        create_dir: bool,
+    ) -> Result<(), Error> {
+        let Some(_serial) = self
+            .smb_link_or_lock(remote, root, path, credentials)
+            .await?
+        else {
+            return Ok(());
+        };
+        let store = &self.inner.options.smb_store;
+        let user = &credentials.username;
+        let recorded = store.root_of(path)?;
+        let link_at = match self.state(path).await? {
+            MountState::Linked => {
+                if let Some(other) = recorded.as_ref().filter(|r| *r != root) {
+                    return Err(Error::PathInUse {
+                        path: path.to_string(),
+                        holds: format!("a link to another share ({other})"),
+                    });
+                }
+                // The link is there; the mapping behind it may not be.
+                ""
+            }
+            MountState::Mounted { volume_id } => {
+                return Err(Error::PathInUse {
+                    path: path.to_string(),
+                    holds: format!("volume {volume_id}"),
+                });
+            }
+            MountState::NotMounted => {
+                self.remove_empty_dir(path).await?;
+                path
+            }
+            MountState::Missing => {
+                self.ensure_parent(path).await?;
+                path
+            }
+        };
+        self.check_smb_account(root, path, user)?;
+        // Recorded before the host work that needs it: a mapping the host
+        // makes is always one a reference records, whatever ends the call.
+        store.add(root, path, user)?;
+        let staged = async {
+            self.smb_map(remote, root, path, link_at, credentials)
+                .await?;
+            // The proxy's IsSymlink is false for a link whose target is
+            // missing: the directory below the share is not there.
+            if !self.fs()?.is_link(path).await? {
+                self.smb_missing_dir(remote, root, path, credentials, create_dir)
+                    .await?;
+            }
+            Ok(())
+        }
+        .await;
+        if staged.is_err() && recorded.is_none() {
+            self.smb_forget(root, path).await;
+        }
+        staged?;
+        tracing::info!(share = %root, path, "SMB share staged");
+        Ok(())
+    }
+
+    /// What a stage that failed recorded goes: its reference, and the
+    /// mapping with it when no other volume uses it; unless `path` holds
+    /// the link (then the volume is staged, and its unstage releases it).
+    async fn smb_forget(&self, root: &str, path: &str) {
+        let forgotten = async {
+            if self.state(path).await? != MountState::Linked {
+                self.smb_release(root, path).await?;
+            }
+            Ok::<_, Error>(())
+        }
+        .await;
+        if let Err(e) = forgotten {
+            tracing::warn!(share = %root, path, error = %e, "the reference of a failed SMB stage stays");
+        }
     }
 
     /// Whether staged volumes hold `root` mapped, all under `user`.
@@ -283,27 +362,39 @@ impl Node {
             MountState::NotMounted => self.remove_empty_dir(path).await?,
             MountState::Linked | MountState::Mounted { .. } => return Ok(false),
         }
-        let smb = self.smb()?;
+        let (smb, store) = (self.smb()?, &self.inner.options.smb_store);
         let (user, password) = (&credentials.username, &credentials.password);
-        if smb.map(remote, path, user, password).await.is_err() {
-            return Ok(false);
+        let recorded = store.root_of(path)?.is_some();
+        // Recorded before the link, as in the stage that maps.
+        store.add(root, path, user)?;
+        let linked = async {
+            if smb.map(remote, path, user, password).await.is_err() {
+                return Ok(false);
+            }
+            // The proxy's IsSymlink is false for a link whose target is
+            // missing: the directory below the share is not there.
+            if !self.fs()?.is_link(path).await? {
+                self.fs()?.rmdir(path, false).await?;
+                return Ok(false);
+            }
+            Ok(true)
         }
-        // The proxy's IsSymlink is false for a link whose target is
-        // missing: the directory below the share is not there.
-        if !self.fs()?.is_link(path).await? {
-            self.fs()?.rmdir(path, false).await?;
-            return Ok(false);
+        .await;
+        if !matches!(linked, Ok(true)) && !recorded {
+            store.remove(path)?;
         }
-        self.inner.options.smb_store.add(root, path, user)?;
-        tracing::info!(share = %root, path, "SMB share staged");
-        Ok(true)
+        if matches!(linked, Ok(true)) {
+            tracing::info!(share = %root, path, "SMB share staged");
+        }
+        linked
     }
 
     /// The link at `path` to `remote` reaches nothing: with `create`, the
     /// directory is made through a link to the share's root and `path`
     /// linked again; otherwise (or if it is still missing) the link is
-    /// removed, the mapping too when no staged volume uses it, and the
-    /// stage fails with [`Error::SmbDirectoryMissing`].
+    /// removed and the stage fails with [`Error::SmbDirectoryMissing`]
+    /// (the stage's reference goes, and the mapping with it when no other
+    /// volume uses it).
     async fn smb_missing_dir(
         &self,
         remote: &str,
@@ -314,13 +405,10 @@ impl Node {
     ) -> Result<(), Error> {
         self.fs()?.rmdir(path, false).await?;
         let made = match create {
-            true => self.smb_create_dir(remote, root, path, credentials).await,
-            false => Ok(false),
+            true => self.smb_create_dir(remote, root, path, credentials).await?,
+            false => false,
         };
-        if !matches!(made, Ok(true)) && self.inner.options.smb_store.references(root)? == 0 {
-            self.smb_unmap(root).await?;
-        }
-        match made? {
+        match made {
             true => Ok(()),
             false => Err(Error::SmbDirectoryMissing {
                 remote: remote.to_string(),
@@ -385,13 +473,36 @@ impl Node {
         }
     }
 
-    /// Maps `root` (and links `link_at` to `remote` unless empty), making
-    /// a stale mapping again and recovering error 1219 where no staged
-    /// volume needs the mapping in the way.
+    /// The other volumes staged on this node that use `root` (the paths),
+    /// `path` left out: those the store records, and those the node sees
+    /// linked to the share on the host (see `smb_view`), which a store in
+    /// memory forgets with a restart and the host does not.
+    async fn smb_users(&self, root: &str, path: &str) -> Result<Vec<String>, Error> {
+        let mut users: Vec<String> = self
+            .inner
+            .options
+            .smb_store
+            .references_all()?
+            .into_iter()
+            .filter(|r| r.root == root && !r.path.eq_ignore_ascii_case(path))
+            .map(|r| r.path)
+            .collect();
+        for seen in self.seen_links_into(root, path).await {
+            if !users.iter().any(|u| u.eq_ignore_ascii_case(&seen)) {
+                users.push(seen);
+            }
+        }
+        Ok(users)
+    }
+
+    /// Maps `root` (and links `link_at` to `remote` unless empty) for the
+    /// stage of `path`, making a stale mapping again and recovering error
+    /// 1219 where no staged volume needs the mapping in the way.
     async fn smb_map(
         &self,
         remote: &str,
         root: &str,
+        path: &str,
         link_at: &str,
         credentials: &SmbCredentials,
     ) -> Result<(), Error> {
@@ -401,13 +512,9 @@ impl Node {
             return Ok(());
         };
         if e.windows_code() == Some(85) {
-            // The proxy reuses a mapping whose status is OK and creates one
-            // otherwise: 85 is a mapping left `Disconnected` or `Unavailable`
-            // (after a restart: azurefile-csi-driver#3416, csi-driver-smb#1219).
-            // Its volumes reach nothing until it is made again.
-            tracing::info!(share = %root, "stale SMB mapping: removing it and mapping again");
-            self.smb_unmap(root).await?;
-            return smb.map(remote, link_at, user, password).await;
+            return self
+                .smb_map_over(remote, root, path, link_at, credentials)
+                .await;
         }
         if e.kind() != ErrorKind::CredentialsConflict {
             return Err(e);
@@ -423,7 +530,10 @@ impl Node {
         let server = smb_server(root);
         let mut holders = Vec::new();
         for r in store.references_all()? {
-            if smb_server(&r.root) != server || r.user.as_deref() == Some(user.as_str()) {
+            if smb_server(&r.root) != server
+                || r.user.as_deref() == Some(user.as_str())
+                || r.path.eq_ignore_ascii_case(path)
+            {
                 continue;
             }
             if self.state(&r.path).await? == MountState::Linked {
@@ -446,7 +556,7 @@ impl Node {
                 ),
             });
         }
-        if store.references(root)? == 0 {
+        if self.smb_users(root, path).await?.is_empty() {
             tracing::info!(share = %root, "replacing an unused mapping of the share made with other credentials");
             self.smb_unmap(root).await?;
         }
@@ -465,6 +575,85 @@ impl Node {
         }
     }
 
+    /// Windows refused a new mapping of `root` with 85: a mapping is there
+    /// and its status is not OK (the proxy makes one only then, csi-proxy
+    /// pkg/server/smb/server.go NewSmbGlobalMapping, `IsSmbMapped` being
+    /// status OK, pkg/os/smb/api.go). Removing it closes every file open
+    /// through it, so it goes only when it is stale, `Disconnected` or
+    /// `Unavailable` (after a restart: azurefile-csi-driver#3416,
+    /// csi-driver-smb#1219), and no other volume staged here reaches the
+    /// share through it; `Connecting`, `Reconnecting`, `Paused` and
+    /// `NetworkError` are waited for (csi-proxy pkg/wmi/smb.go names the
+    /// statuses), the mapping asked for again until it is OK and reused,
+    /// within the operation's deadline. Through the proxy the status
+    /// cannot be read: the mapping is taken as stale at once when no
+    /// volume staged here uses it, else once [`NodeOptions::smb_settle`](super::NodeOptions::smb_settle)
+    /// has passed.
+    async fn smb_map_over(
+        &self,
+        remote: &str,
+        root: &str,
+        path: &str,
+        link_at: &str,
+        credentials: &SmbCredentials,
+    ) -> Result<(), Error> {
+        let smb = self.smb()?;
+        let (user, password) = (&credentials.username, &credentials.password);
+        let settled = tokio::time::Instant::now() + self.inner.options.smb_settle;
+        // `path` holds its link already (a stage made again): its own
+        // volume may have files open through the mapping.
+        let linked_here = link_at.is_empty();
+        let mut pause = std::time::Duration::from_millis(250);
+        loop {
+            let stale = match self.smb_mapping_status(root).await? {
+                MappingSeen::Status(DISCONNECTED | UNAVAILABLE) => true,
+                MappingSeen::Status(_) | MappingSeen::Gone => false,
+                // No volume of this node uses it: none of its files can be
+                // open through it, whatever its status.
+                MappingSeen::Unread => {
+                    tokio::time::Instant::now() >= settled
+                        || (!linked_here && self.smb_users(root, path).await?.is_empty())
+                }
+            };
+            if stale && !self.smb_reached_by_others(root, path).await? {
+                tracing::info!(share = %root, "stale SMB mapping: removing it and mapping again");
+                self.smb_unmap(root).await?;
+                return smb.map(remote, link_at, user, password).await;
+            }
+            tracing::info!(share = %root, "SMB mapping not OK: waiting for it");
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(std::time::Duration::from_secs(2));
+            match smb.map(remote, link_at, user, password).await {
+                Err(e) if e.windows_code() == Some(85) => continue,
+                other => return other,
+            }
+        }
+    }
+
+    /// Whether another volume staged here reaches `root` now (its link
+    /// resolves): then the mapping serves it, whatever its status said.
+    async fn smb_reached_by_others(&self, root: &str, path: &str) -> Result<bool, Error> {
+        for other in self.smb_users(root, path).await? {
+            if self.fs()?.is_link(&other).await? {
+                return Ok(true);
+            }
+        }
+        Ok(false)
+    }
+
+    /// The status of `root`'s mapping, where this mode can read it.
+    async fn smb_mapping_status(&self, root: &str) -> Result<MappingSeen, Error> {
+        #[cfg(feature = "host-process")]
+        if let Some(backend) = &self.inner.host_process {
+            return Ok(match backend.mapping_status(root.to_string()).await? {
+                Some(status) => MappingSeen::Status(status),
+                None => MappingSeen::Gone,
+            });
+        }
+        let _ = root;
+        Ok(MappingSeen::Unread)
+    }
+
     /// Removes the mapping of `root`; one already gone counts as removed.
     async fn smb_unmap(&self, root: &str) -> Result<(), Error> {
         match self.smb()?.unmap(root).await {
@@ -473,76 +662,171 @@ impl Node {
         }
     }
 
-    /// The SMB half of [`Node::unstage`] at `path` (local), which the
-    /// store records as a share's: removes the link and its reference,
-    /// and the share's global mapping with the last reference. Returns
-    /// what was at `path`.
-    pub(super) async fn smb_unstage_at(&self, path: &str) -> Result<MountState, Error> {
-        let store = &self.inner.options.smb_store;
-        let root = store.root_of(path)?;
-        let _serial = match &root {
-            Some(root) => Some(self.smb_lock(root).await),
-            None => None,
-        };
-        let state = self.state(path).await?;
-        match &state {
-            MountState::Missing => {}
-            MountState::Mounted { volume_id } => {
-                return Err(Error::PathInUse {
-                    path: path.to_string(),
-                    holds: format!("volume {volume_id}, not an SMB link"),
-                });
+    /// The share root of the SMB volume staged at `path`, if it is one:
+    /// as the store records it, or as the host shows its link (a restarted
+    /// node whose store was in memory).
+    pub(super) async fn smb_root_of(&self, path: &str) -> Result<Option<String>, Error> {
+        if let Some(root) = self.inner.options.smb_store.root_of(path)? {
+            return Ok(Some(root));
+        }
+        Ok(self.seen_share_of(path).await.flatten())
+    }
+
+    /// The SMB half of [`Node::unstage`] at `path` (local), staged from
+    /// `root`: removes the link and its reference, and the share's global
+    /// mapping when no other volume uses it. Runs to its end when its
+    /// caller drops it. Returns what was at `path`.
+    pub(super) async fn smb_unstage(
+        &self,
+        operation: &'static str,
+        path: &str,
+        root: String,
+    ) -> Result<MountState, Error> {
+        let path = path.to_string();
+        self.to_the_end(operation, move |node| async move {
+            node.smb_unstage_at(&path, &root).await
+        })
+        .await
+    }
+
+    async fn smb_unstage_at(&self, path: &str, root: &str) -> Result<MountState, Error> {
+        let _serial = self.smb_lock(root).await;
+        let seen = self.seen_share_of(path).await;
+        let last = self.smb_users(root, path).await?.is_empty();
+        // The proof that `path` holds no disk's volume, which must never go
+        // without a flush: a link the node read on the host that names the
+        // share (a volume's mount point never does). Where the node cannot
+        // read it, the proxy's lookup of the volume behind the path, made
+        // while the mapping goes: the mapping has no other user either way.
+        let proven = matches!(&seen, Some(Some(r)) if r == root);
+        let volume = async {
+            if proven {
+                return Ok(None);
             }
-            MountState::NotMounted => self.remove_empty_dir(path).await?,
-            MountState::Linked => self.fs()?.rmdir(path, false).await?,
+            match self.volume()?.volume_at(path).await {
+                Ok(volume_id) if !volume_id.is_empty() => Ok(Some(volume_id)),
+                Err(e) if matches!(e.kind(), ErrorKind::Unavailable | ErrorKind::TimedOut) => {
+                    Err(e)
+                }
+                _ => Ok(None),
+            }
+        };
+        let unmap = async {
+            match last {
+                true => self.smb_unmap(root).await,
+                false => Ok(()),
+            }
+        };
+        let (volume, unmapped) = tokio::join!(volume, unmap);
+        if let Some(volume_id) = volume? {
+            return Err(Error::PathInUse {
+                path: path.to_string(),
+                holds: format!("volume {volume_id}, not an SMB link"),
+            });
         }
-        if let Some(root) = root {
-            self.smb_release(&root, path).await?;
+        unmapped?;
+        if last {
+            tracing::info!(share = %root, "no volume uses the share: mapping removed");
         }
+        let state = match self.remove_empty_dir(path).await {
+            Ok(()) if seen == Some(None) => MountState::NotMounted,
+            Ok(()) => MountState::Linked,
+            Err(e) => {
+                if self.fs()?.exists(path).await? {
+                    return Err(e);
+                }
+                // Nothing there: an earlier call removed the link (its
+                // caller gone before it answered); the reference goes all
+                // the same.
+                MountState::Missing
+            }
+        };
+        self.inner.options.smb_store.remove(path)?;
         Ok(state)
     }
 
-    /// Drops the reference of `path` to `root`, and the mapping with the
-    /// last reference. The last reference goes only once the mapping has:
-    /// a removal that failed (WMI down, access denied) leaves the
-    /// reference, so that the retry removes the mapping.
-    pub(super) async fn smb_release(&self, root: &str, path: &str) -> Result<(), Error> {
-        let store = &self.inner.options.smb_store;
-        if store.references(root)? == 1 {
+    /// Drops the reference of `path` to `root`, and the mapping when no
+    /// other volume uses it; whether the mapping went. The reference goes
+    /// only once the mapping has: a removal that failed (WMI down, access
+    /// denied) leaves the reference, so that the retry removes the mapping.
+    pub(super) async fn smb_release(&self, root: &str, path: &str) -> Result<bool, Error> {
+        let last = self.smb_users(root, path).await?.is_empty();
+        if last {
             self.smb_unmap(root).await?;
-            tracing::info!(share = %root, "last reference gone: mapping removed");
+            tracing::info!(share = %root, "no volume uses the share: mapping removed");
         }
-        store.remove(path)
+        self.inner.options.smb_store.remove(path)?;
+        Ok(last)
     }
 
     /// Removes the SMB mappings no staged volume uses, for a driver to call
     /// when it starts: a reference whose path no longer holds a link (a
     /// crash between removing the link and the mapping, or a volume
     /// unstaged while the references were lost) is dropped, and the
-    /// mapping goes with the last one. A mapping a linked path still uses
-    /// is never removed. Only mappings the [store](super::NodeOptions::smb_store)
-    /// records are known: with a store in memory there is nothing to do.
-    /// Returns the share roots whose mappings were removed.
+    /// mapping goes when no other volume uses it. A mapping a linked path
+    /// still uses is never removed. Only mappings the
+    /// [store](super::NodeOptions::smb_store) records are known: with a store in
+    /// memory there is nothing to do. Each reference is looked at again
+    /// with its server held, so that a stage or unstage running beside it
+    /// is never undone from a list read before. Returns the share roots
+    /// whose mappings were removed.
     pub async fn smb_reconcile(&self) -> Result<Vec<String>, Error> {
-        self.bounded("smb_reconcile", async {
-            let store = &self.inner.options.smb_store;
-            let mut removed = Vec::new();
-            for reference in store.references_all()? {
-                let _serial = self.smb_lock(&reference.root).await;
-                if self.state(&reference.path).await? == MountState::Linked {
-                    continue;
-                }
-                let last = store.references(&reference.root)? == 1;
-                self.smb_release(&reference.root, &reference.path).await?;
-                tracing::info!(share = %reference.root, path = %reference.path, "SMB reference of a path that holds no link dropped");
-                if last {
-                    removed.push(reference.root);
-                }
-            }
-            Ok(removed)
+        self.to_the_end("smb_reconcile", |node| async move {
+            node.smb_reconcile_all().await
         })
         .await
     }
+
+    async fn smb_reconcile_all(&self) -> Result<Vec<String>, Error> {
+        let store = &self.inner.options.smb_store;
+        let mut removed = Vec::new();
+        for reference in store.references_all()? {
+            let _serial = self.smb_lock(&reference.root).await;
+            if store.root_of(&reference.path)?.as_deref() != Some(reference.root.as_str()) {
+                continue;
+            }
+            if self.state(&reference.path).await? == MountState::Linked {
+                continue;
+            }
+            let unmapped = self.smb_release(&reference.root, &reference.path).await?;
+            tracing::info!(share = %reference.root, path = %reference.path, "SMB reference of a path that holds no link dropped");
+            if unmapped {
+                removed.push(reference.root);
+            }
+        }
+        Ok(removed)
+    }
+}
+
+/// What the node read of a mapping's status.
+#[cfg_attr(not(feature = "host-process"), allow(dead_code))]
+enum MappingSeen {
+    /// `MSFT_SmbGlobalMapping.Status`.
+    Status(u32),
+    /// No mapping.
+    Gone,
+    /// This mode cannot read it (the proxy).
+    Unread,
+}
+
+/// `MSFT_SmbGlobalMapping.Status` values of a stale mapping (csi-proxy
+/// pkg/wmi/smb.go numbers them from OK = 0).
+const DISCONNECTED: u32 = 2;
+const UNAVAILABLE: u32 = 6;
+
+/// The lock of an SMB server of the host `host` (the proxy's sockets, the
+/// simulated host), one for the whole process: a driver that builds a new
+/// `Node` (or runs two) still serialises the work on each server, and a
+/// call its caller dropped, still running, is waited for.
+fn smb_server_lock(host: &str, root: &str) -> Arc<tokio::sync::RwLock<()>> {
+    type Locks = std::collections::HashMap<(String, String), Arc<tokio::sync::RwLock<()>>>;
+    static LOCKS: std::sync::OnceLock<std::sync::Mutex<Locks>> = std::sync::OnceLock::new();
+    let server = (host.to_string(), smb_server(root).to_lowercase());
+    let mut locks = LOCKS
+        .get_or_init(Default::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    locks.entry(server).or_default().clone()
 }
 
 /// An SMB volume's stats from what HostProcess mode read.

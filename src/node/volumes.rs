@@ -279,8 +279,8 @@ impl Node {
     }
 
     async fn unstage_at(&self, path: &str, offline: bool) -> Result<MountState, Error> {
-        if self.inner.options.smb_store.root_of(path)?.is_some() {
-            return self.smb_unstage_at(path).await;
+        if let Some(root) = self.smb_root_of(path).await? {
+            return self.smb_unstage("unstage", path, root).await;
         }
         let state = self.state_expecting_volume(path).await?;
         match &state {

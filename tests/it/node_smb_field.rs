@@ -22,6 +22,8 @@ node_tests![
     error_1219_from_a_mapping_whose_link_is_gone_is_recovered,
     error_1219_from_a_mapping_this_node_does_not_know_is_reported,
     references_survive_a_restart_and_reconcile_removes_only_unused_mappings,
+    a_reconnecting_mapping_in_use_is_waited_for_never_removed,
+    a_node_restarted_with_default_options_leaves_no_mapping,
 ];
 
 const OTHER_SHARE_DIR: &str = r"\\fileserver\other\pv5";
@@ -85,9 +87,17 @@ fn write_on_share(host: &Host, name: &str) -> std::path::PathBuf {
     file
 }
 
+/// A node that gives a mapping that is not OK a short time to come back
+/// (through the proxy, which cannot read its status).
+async fn settling_node(f: &Fixture) -> Node {
+    let options = NodeOptions::default().smb_settle(std::time::Duration::from_millis(200));
+    f.another_node_with(options).await
+}
+
 async fn a_mapping_left_disconnected_by_a_restart_is_made_again(f: &Fixture) {
-    let node = &f.node;
-    let file = pv3_with_a_file(f).await;
+    let node = &settling_node(f).await;
+    stage_pv3(node).await;
+    let file = write_on_share(&f.host, "kept.txt");
     f.host.lock().smb.reboot();
     assert_eq!(
         status(&f.host, SHARE_ROOT),
@@ -116,8 +126,9 @@ async fn a_mapping_left_disconnected_by_a_restart_is_made_again(f: &Fixture) {
 }
 
 async fn an_unavailable_mapping_is_made_again_for_a_new_volume(f: &Fixture) {
-    let node = &f.node;
-    let file = pv3_with_a_file(f).await;
+    let node = &settling_node(f).await;
+    stage_pv3(node).await;
+    let file = write_on_share(&f.host, "kept.txt");
     f.host
         .lock()
         .smb
@@ -291,4 +302,76 @@ async fn stages_of_a_mapped_share_run_together() {
             MountState::Linked
         );
     }
+}
+
+/// Found case 8: a mapping that is not OK was removed with force (and its
+/// files closed) by the next stage, a transient `Reconnecting` included,
+/// with no look at the volumes using it. A pod holds a file open through
+/// the mapping of pv3; the mapping reconnects while pv4 is staged: the
+/// stage waits for it and reuses it, and the pod's file stays open.
+async fn a_reconnecting_mapping_in_use_is_waited_for_never_removed(f: &Fixture) {
+    let options = NodeOptions::default().smb_settle(std::time::Duration::from_secs(5));
+    let node = f.another_node_with(options).await;
+    stage_pv3(&node).await;
+    {
+        let mut host = f.host.lock();
+        host.smb.open_file(SHARE_ROOT);
+        host.smb
+            .set_mapping_status(SHARE_ROOT, MappingStatus::Reconnecting)
+            .unwrap();
+    }
+    let host = f.host.clone();
+    let reconnected = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(700));
+        host.lock()
+            .smb
+            .set_mapping_status(SHARE_ROOT, MappingStatus::Ok)
+            .unwrap();
+    });
+    node.smb_stage(SHARE_OTHER_DIR, SMB_OTHER_STAGING, &smb_user())
+        .await
+        .unwrap();
+    reconnected.join().unwrap();
+    assert_eq!(
+        f.host.lock().smb.closed_under_use(),
+        [],
+        "no mapping removed under the pod's open file"
+    );
+    assert_eq!(status(&f.host, SHARE_ROOT), Some(MappingStatus::Ok));
+    for path in [SMB_STAGING, SMB_OTHER_STAGING] {
+        assert_eq!(node.mount_state(path).await.unwrap(), MountState::Linked);
+    }
+}
+
+/// Issue 35: a driver with `NodeOptions::default()` (references in memory)
+/// stages three volumes of one share, restarts (a new `Node` over the same
+/// host), and unstages them: the mapping stays while a volume links to
+/// the share, and goes with the last. The node learns it from the links
+/// on the host, as csi-driver-smb does; a node that cannot read them
+/// (through the reference server from Linux) knows only its store, which
+/// the restart emptied, and leaves the mapping.
+async fn a_node_restarted_with_default_options_leaves_no_mapping(f: &Fixture) {
+    let staging =
+        |pv: &str| format!(r"c:\var\lib\kubelet\plugins\kubernetes.io\csi\smb\{pv}\globalmount");
+    let before = f.another_node_with(NodeOptions::default()).await;
+    for pv in ["pv3", "a", "b"] {
+        before
+            .smb_stage(&format!(r"{SHARE_ROOT}\{pv}"), &staging(pv), &smb_user())
+            .await
+            .unwrap();
+    }
+    let file = write_on_share(&f.host, "kept.txt");
+    drop(before);
+    let restarted = f.another_node_with(NodeOptions::default()).await;
+    for (i, pv) in ["a", "pv3", "b"].into_iter().enumerate() {
+        restarted.unstage(&staging(pv)).await.unwrap();
+        let last = i == 2;
+        assert!(!f.host.exists(&staging(pv)), "{pv}: link removed");
+        assert_eq!(
+            mapped(&f.host),
+            !last || !f.sees_the_host(),
+            "after unstaging {pv}"
+        );
+    }
+    assert!(file.exists());
 }

@@ -564,6 +564,24 @@ pub struct SmbState {
     config: SmbConfig,
     servers: BTreeMap<String, SmbServer>,
     mappings: BTreeMap<String, GlobalMapping>,
+    /// Files held open through each mapping, by root (test control).
+    open_files: BTreeMap<String, usize>,
+    /// Mappings removed while files were open through them.
+    closed: Vec<ClosedUnderUse>,
+}
+
+/// A global mapping removed while workloads held files open through it
+/// (`Remove-SmbGlobalMapping -Force` closes them): what the node must
+/// never do to a mapping that serves them
+/// ([`SmbState::closed_under_use`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClosedUnderUse {
+    /// The mapping's root.
+    pub root: String,
+    /// Its status when it was removed.
+    pub status: MappingStatus,
+    /// The files it closed.
+    pub files: usize,
 }
 
 impl SmbState {
@@ -575,7 +593,33 @@ impl SmbState {
             config,
             servers: BTreeMap::new(),
             mappings: BTreeMap::new(),
+            open_files: BTreeMap::new(),
+            closed: Vec::new(),
         }
+    }
+
+    /// A workload opens a file through the mapping of `root` (test
+    /// control): a pod on a staged volume of the share.
+    pub fn open_file(&mut self, root: &str) {
+        *self.open_files.entry(root.to_lowercase()).or_default() += 1;
+    }
+
+    /// A workload closes a file it opened through the mapping of `root`
+    /// (test control; none open: nothing).
+    pub fn close_file(&mut self, root: &str) {
+        if let Some(open) = self.open_files.get_mut(&root.to_lowercase()) {
+            *open = open.saturating_sub(1);
+        }
+    }
+
+    /// The workloads are gone (test control: the node restarted).
+    pub fn close_all_files(&mut self) {
+        self.open_files.clear();
+    }
+
+    /// Every mapping removed while files were open through it, in order.
+    pub fn closed_under_use(&self) -> &[ClosedUnderUse] {
+        &self.closed
     }
 
     /// Node settings.
@@ -747,6 +791,7 @@ impl SmbState {
     /// each `Disconnected`; links made to them stay, and reach nothing
     /// until the mapping is made again.
     pub fn reboot(&mut self) {
+        self.close_all_files();
         self.set_all_mapping_status(MappingStatus::Disconnected);
     }
 
@@ -888,7 +933,17 @@ impl SmbState {
     /// mapping of `root`; not found is an error.
     fn remove_mapping(&mut self, root: &str) -> HostResult<()> {
         match self.mappings.remove(root) {
-            Some(_) => Ok(()),
+            Some(removed) => {
+                let files = self.open_files.remove(root).unwrap_or(0);
+                if files > 0 {
+                    self.closed.push(ClosedUnderUse {
+                        root: root.to_string(),
+                        status: removed.status,
+                        files,
+                    });
+                }
+                Ok(())
+            }
             None => Err(HostError::unknown(mapping_not_found(
                 self.config.release,
                 root,

@@ -102,6 +102,13 @@ pub struct Fixture {
 }
 
 impl Fixture {
+    /// Whether the node reads the host's links itself, as a plugin on
+    /// Windows does (MockHost, HostProcess); a node reaching the reference
+    /// server from Linux cannot.
+    pub fn sees_the_host(&self) -> bool {
+        self.server.is_none()
+    }
+
     /// Over `MockHost`.
     pub async fn mock(family: Family, options: NodeOptions) -> Fixture {
         Self::mock_seeded(family, options, None).await
