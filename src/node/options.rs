@@ -37,6 +37,7 @@ pub struct NodeOptions {
     pub(crate) smb_store: SmbStore,
     pub(crate) records: NodeRecords,
     pub(crate) max_concurrent_formats: usize,
+    pub(crate) allow_unknown_os_disk: bool,
 }
 
 /// Default bound of one [`Node`](super::Node) operation: 2 minutes.
@@ -68,6 +69,7 @@ impl Default for NodeOptions {
             smb_store: SmbStore::memory(),
             records: NodeRecords::memory(),
             max_concurrent_formats: DEFAULT_MAX_CONCURRENT_FORMATS,
+            allow_unknown_os_disk: false,
         }
     }
 }
@@ -161,6 +163,18 @@ impl NodeOptions {
     #[must_use]
     pub fn smb_store(mut self, store: SmbStore) -> Self {
         self.smb_store = store;
+        self
+    }
+
+    /// With `true`, accepts the risk of changing a disk that may be the OS
+    /// disk when the node cannot know which disk that is (a csi-proxy
+    /// before v1.1 serves no volume v2alpha1, or its lookup failed): a
+    /// selector that matches Windows' own disk then hands it to a pod.
+    /// `false`, the default: such a call runs only when the disk shows no
+    /// volume, or holds a volume this node staged (docs/safety.md, "The
+    /// OS disk"); otherwise [`Error::OsDiskUnknown`](crate::Error::OsDiskUnknown).
+    pub fn allow_unknown_os_disk(mut self, allow: bool) -> Self {
+        self.allow_unknown_os_disk = allow;
         self
     }
 

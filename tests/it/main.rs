@@ -36,6 +36,7 @@ mod errors;
 mod field_time;
 mod flows;
 mod host_process;
+mod identity_safety;
 mod mock;
 mod mockall;
 mod node;
