@@ -4,9 +4,9 @@
 //! usage. Read only: it changes nothing on the node.
 //!
 //! ```text
-//! cargo run --example list_disks                       # embedded reference server (not on Windows)
-//! cargo run --example list_disks -- --socket-dir DIR   # a running csi-proxy-server
-//! CSI_PROXY_SOCKET_DIR=DIR cargo run --example list_disks
+//! cargo run -p csi-proxy-examples --bin list_disks                       # embedded reference server (not on Windows)
+//! cargo run -p csi-proxy-examples --bin list_disks -- --socket-dir DIR   # a running csi-proxy-server
+//! CSI_PROXY_SOCKET_DIR=DIR cargo run -p csi-proxy-examples --bin list_disks
 //! ```
 //!
 //! Without a socket directory it starts the reference server with its

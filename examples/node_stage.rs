@@ -2,9 +2,9 @@
 //! with the node layer: one call per CSI node RPC.
 //!
 //! ```text
-//! cargo run --example node_stage                       # embedded reference server
-//! cargo run --example node_stage -- --socket-dir DIR   # a running csi-proxy-server
-//! CSI_PROXY_SOCKET_DIR=DIR cargo run --example node_stage
+//! cargo run -p csi-proxy-examples --bin node_stage                       # embedded reference server
+//! cargo run -p csi-proxy-examples --bin node_stage -- --socket-dir DIR   # a running csi-proxy-server
+//! CSI_PROXY_SOCKET_DIR=DIR cargo run -p csi-proxy-examples --bin node_stage
 //! ```
 //!
 //! Without a socket directory it starts the reference server with its

@@ -3,9 +3,9 @@
 //! staged and goes with the last one.
 //!
 //! ```text
-//! cargo run --example smb_mount                       # embedded reference server
-//! cargo run --example smb_mount -- --socket-dir DIR   # a running csi-proxy-server
-//! SMB_PASSWORD=... cargo run --example smb_mount -- --proxy --remote '\\server\share' --username 'DOMAIN\user'
+//! cargo run -p csi-proxy-examples --bin smb_mount                       # embedded reference server
+//! cargo run -p csi-proxy-examples --bin smb_mount -- --socket-dir DIR   # a running csi-proxy-server
+//! SMB_PASSWORD=... cargo run -p csi-proxy-examples --bin smb_mount -- --proxy --remote '\\server\share' --username 'DOMAIN\user'
 //! ```
 //!
 //! Without `--remote` it uses the default node's share `\\fileserver\share`

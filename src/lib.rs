@@ -99,7 +99,8 @@
 //! let options = ConnectOptions::default()
 //!     .with_connect_timeout(Duration::from_secs(10))
 //!     .with_request_timeout(Duration::from_secs(60))
-//!     .with_keepalive_interval(Some(Duration::from_secs(30)));
+//!     // Against csi-proxy, not under 5 minutes (see ConnectOptions).
+//!     .with_keepalive_interval(Some(Duration::from_secs(10 * 60)));
 //! let _client = disk::Client::connect_default_with(&options).await?;
 //! # Ok(()) }
 //! ```
@@ -157,12 +158,12 @@
 //! - **HostProcess mode** (feature `host-process`, `Node::host_process` on
 //!   Windows): the plugin runs as a Windows HostProcess container and does
 //!   the work itself through WMI and Win32, no proxy, no pipes. The
-//!   backend ([`host_process::HostProcess`]) implements the newest
+//!   backend ([`host_process::HostProcess`][hp-backend]) implements the newest
 //!   `<Group>Api` traits (disk, volume, filesystem, smb at v1, iscsi at
 //!   v1alpha2, system at v1alpha1) over a narrow boundary to Windows,
-//!   [`host_process::WindowsHost`], with csi-proxy v1.3.0's idempotency
+//!   [`host_process::WindowsHost`][hp-boundary], with csi-proxy v1.3.0's idempotency
 //!   and error texts and the same path confinement. Its logic is tested on
-//!   any platform over [`host_process::FakeWindows`], the boundary built on
+//!   any platform over [`host_process::FakeWindows`][hp-fake], the boundary built on
 //!   the simulated host; the Windows side of the boundary is
 //!   `host_process::windows`.
 //!
@@ -230,7 +231,7 @@
 //! | `local-authority` | no | [`authority::LocalAuthority`], for any tonic server on a local socket (a CSI plugin's): answers the gRPC clients that send the socket path as `:authority` (implied by `server`) |
 //! | `mock` | no | [`mock::MockHost`], in-process connections to the server's routes (implies `client` and `server`) |
 //! | `mockall` | no | `mockall::automock` on every `<Group>Api` trait (`MockDiskApi`, ...) (implies `client`) |
-//! | `host-process` | no | [`host_process`]: the node layer in HostProcess mode, in process over WMI and Win32 (implies `client`; its fake over the simulated host also needs `server`) |
+//! | `host-process` | no | [`host_process`][hp]: the node layer in HostProcess mode, in process over WMI and Win32 (implies `client`; its fake over the simulated host also needs `server`) |
 //!
 //! With no feature at all the crate is the message types of every version,
 //! their constants (`GROUP`, `VERSION`, `RPCS`), [`transport::Address`],
@@ -280,6 +281,21 @@
 //! [mockall]: https://docs.rs/mockall
 //! [CSI Proxy]: https://github.com/kubernetes-csi/csi-proxy
 #![cfg_attr(docsrs, feature(doc_cfg))]
+// The host_process links of the docs above: to the items when the module is
+// built, else to its page on docs.rs (built with every feature), so that a
+// `cargo doc` without `host-process` has no broken link.
+#![cfg_attr(
+    feature = "host-process",
+    doc = "[hp]: host_process\n[hp-backend]: host_process::HostProcess\n\
+           [hp-boundary]: host_process::WindowsHost\n[hp-fake]: host_process::FakeWindows"
+)]
+#![cfg_attr(
+    not(feature = "host-process"),
+    doc = "[hp]: https://docs.rs/csi-proxy-client/latest/csi_proxy_client/host_process/\n\
+           [hp-backend]: https://docs.rs/csi-proxy-client/latest/csi_proxy_client/host_process/\n\
+           [hp-boundary]: https://docs.rs/csi-proxy-client/latest/csi_proxy_client/host_process/\n\
+           [hp-fake]: https://docs.rs/csi-proxy-client/latest/csi_proxy_client/host_process/"
+)]
 
 mod durations;
 mod error;

@@ -31,7 +31,7 @@ use csi_node_server::csi::v1::node_server::Node as _;
 use csi_node_server::csi::v1::volume_capability::access_mode::Mode;
 use csi_node_server::csi::v1::volume_capability::{AccessMode, AccessType, MountVolume};
 use csi_node_server::csi::v1::*;
-use csi_node_server::{Driver, Plugin, Volume, VolumeRequest};
+use csi_node_server::{Driver, Plugin, VolumeRequest, VolumeSource};
 use csi_proxy_client::host::seed::NodeSeed;
 use csi_proxy_client::host::{LatencyProfile, ProxyRelease};
 use csi_proxy_client::mock::MockHost;
@@ -203,12 +203,12 @@ impl Driver for BenchDriver {
     fn node_id(&self) -> &str {
         "node-1"
     }
-    async fn volume(&self, r: &VolumeRequest<'_>) -> Result<Volume, Status> {
+    async fn volume(&self, r: &VolumeRequest<'_>) -> Result<VolumeSource, Status> {
         if let Some(source) = r.volume_context.get("source") {
-            return Ok(Volume::Smb(source.clone()));
+            return r.smb(source.as_str());
         }
         let lun = r.publish_context.get("lun").and_then(|l| l.parse().ok());
-        lun.map(|l| Volume::Disk(DiskSelector::Lun(l)))
+        lun.map(|l| VolumeSource::Disk(DiskSelector::Lun(l)))
             .ok_or_else(|| Status::invalid_argument("neither source nor lun"))
     }
 }

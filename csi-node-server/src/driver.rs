@@ -1,7 +1,9 @@
 //! What a driver tells the server: [`Driver`], and the policies it may
-//! replace ([`default_fs_type`], [`default_access_mode`]).
+//! replace ([`default_fs_type`], [`default_access_mode`],
+//! [`default_smb_credentials`]).
 
 use std::collections::HashMap;
+use std::time::Duration;
 
 use csi_proxy_client::node::{DiskSelector, Node, SmbCredentials};
 use tonic::Status;
@@ -11,7 +13,10 @@ use crate::csi::v1::node_service_capability::rpc;
 use crate::csi::v1::volume_capability::access_mode::Mode;
 
 /// The Node capabilities the plugin reports unless the driver says
-/// otherwise ([`Driver::node_capabilities`]).
+/// otherwise ([`Driver::node_capabilities`]): `STAGE_UNSTAGE_VOLUME`,
+/// `GET_VOLUME_STATS`, `EXPAND_VOLUME` (`NodeExpandVolume` is served only
+/// when it is reported) and `VOLUME_CONDITION` (`NodeGetVolumeStats`
+/// carries a `volume_condition` only when it is reported).
 pub const CAPABILITIES: [rpc::Type; 4] = [
     rpc::Type::StageUnstageVolume,
     rpc::Type::GetVolumeStats,
@@ -21,7 +26,7 @@ pub const CAPABILITIES: [rpc::Type; 4] = [
 
 /// The CSI call a [`VolumeRequest`] comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Call {
+pub enum RequestKind {
     /// `NodeStageVolume`.
     Stage,
     /// `NodePublishVolume`.
@@ -29,13 +34,13 @@ pub enum Call {
 }
 
 /// What one stage or publish request says about its volume, for
-/// [`Driver::volume`] and [`Driver::smb_credentials`]. Fields may be
-/// added: read them, do not build the struct.
+/// [`Driver::volume`] and the policies that depend on the request. Fields
+/// may be added: read them, do not build the struct.
 #[derive(Debug, Clone, Copy)]
 #[non_exhaustive]
 pub struct VolumeRequest<'a> {
     /// The call.
-    pub call: Call,
+    pub kind: RequestKind,
     /// The volume id.
     pub volume_id: &'a str,
     /// The volume context (what CreateVolume returned, and for inline
@@ -54,18 +59,83 @@ pub struct VolumeRequest<'a> {
     pub target_path: &'a str,
 }
 
-/// The volume a request is about, as the driver names it.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Volume {
-    /// A disk attached to the node, staged as an NTFS volume.
-    Disk(DiskSelector),
-    /// An SMB share path (`\\server\share[\dir]`), staged as a link to it.
-    Smb(String),
+impl VolumeRequest<'_> {
+    /// The SMB share `share` (`\\server\share[\dir]`) with the account
+    /// [`default_smb_credentials`] reads from this request's secrets: the
+    /// usual answer of [`Driver::volume`] for a share whose account is in
+    /// the stage secrets, as csi-driver-smb's is.
+    pub fn smb(&self, share: impl Into<String>) -> Result<VolumeSource, Status> {
+        Ok(VolumeSource::Smb {
+            share: share.into(),
+            credentials: default_smb_credentials(self.secrets)?,
+        })
+    }
 }
 
-/// A step of a volume's life, for the hooks [`Driver::before`] and
-/// [`Driver::after`]: the request as it came, and for a stage or publish
-/// the volume the driver resolved.
+/// Where the volume a request is about comes from, as the driver names it:
+/// a disk, or an SMB share with the account it is mapped with.
+#[derive(Debug, Clone)]
+pub enum VolumeSource {
+    /// A disk attached to the node, staged as an NTFS volume.
+    Disk(DiskSelector),
+    /// An SMB share, staged as a link to it.
+    Smb {
+        /// The share path (`\\server\share[\dir]`).
+        share: String,
+        /// The account the share is mapped with (its `Debug` hides the
+        /// password). Used where the share is mapped: at a stage, and at
+        /// a publish that stages ([`Driver::stage_at_publish`], ephemeral
+        /// inline volumes); elsewhere it is not read.
+        credentials: SmbCredentials,
+    },
+}
+
+impl VolumeSource {
+    /// Whether the volume is an SMB share.
+    pub fn is_smb(&self) -> bool {
+        matches!(self, VolumeSource::Smb { .. })
+    }
+}
+
+/// How [`Plugin`](crate::Plugin) keeps two calls from working on one
+/// volume at once: a second call with the same key while the first runs is
+/// `ABORTED` (kubelet retries it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LockScope {
+    /// One call at a time per volume id, whatever its path (the default).
+    #[default]
+    Volume,
+    /// One call at a time per volume id and path: the staging path of a
+    /// stage or unstage, the target path of a publish or unpublish, the
+    /// volume path of a stats or expand request. Two pods publishing one
+    /// `ReadWriteMany` volume at once then both go through, as they do
+    /// with the SMB drivers: csi-driver-smb and azurefile-csi-driver key
+    /// their stage and unstage lock on the volume id and the staging path
+    /// and take none at publish (pkg/smb/nodeserver.go,
+    /// pkg/azurefile/nodeserver.go: `volumeID-targetPath`).
+    VolumeAndPath,
+}
+
+/// A capability `GetPluginCapabilities` reports ([`Driver::plugin_capabilities`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum PluginFeature {
+    /// `Service` `CONTROLLER_SERVICE`: the driver has a Controller service.
+    ControllerService,
+    /// `Service` `VOLUME_ACCESSIBILITY_CONSTRAINTS`: volumes are not
+    /// reachable from every node (the driver reports topology).
+    VolumeAccessibilityConstraints,
+    /// `Service` `GROUP_CONTROLLER_SERVICE`.
+    GroupControllerService,
+    /// `VolumeExpansion` `ONLINE`: a volume grows while published.
+    OnlineExpansion,
+    /// `VolumeExpansion` `OFFLINE`: a volume grows only while unpublished.
+    OfflineExpansion,
+}
+
+/// A step of a volume's life, for the hooks [`Driver::before`],
+/// [`Driver::after`] and [`Driver::on_error`]: the request as it came, and
+/// for a stage or publish the volume the driver resolved.
 #[derive(Debug, Clone, Copy)]
 pub enum Step<'a> {
     /// `NodeStageVolume`.
@@ -73,14 +143,14 @@ pub enum Step<'a> {
         /// The request.
         request: &'a csi::NodeStageVolumeRequest,
         /// The volume [`Driver::volume`] named.
-        volume: &'a Volume,
+        volume: &'a VolumeSource,
     },
     /// `NodePublishVolume`.
     Publish {
         /// The request.
         request: &'a csi::NodePublishVolumeRequest,
         /// The volume [`Driver::volume`] named.
-        volume: &'a Volume,
+        volume: &'a VolumeSource,
     },
     /// `NodeUnpublishVolume`.
     Unpublish {
@@ -138,27 +208,79 @@ pub trait Driver: Send + Sync + 'static {
     }
 
     /// Whether the driver has a Controller service, served by this program
-    /// or another (a cloud's controller): `GetPluginCapabilities` then
-    /// reports CONTROLLER_SERVICE, as a driver whose one binary serves both
-    /// does. Tools that learn the driver's services from the node endpoint,
+    /// or another (a cloud's controller): the default
+    /// [`plugin_capabilities`](Driver::plugin_capabilities) then reports
+    /// CONTROLLER_SERVICE, as a driver whose one binary serves both does.
+    /// Tools that learn the driver's services from the node endpoint,
     /// csi-sanity among them, publish volumes through the controller only
     /// when it is reported. No by default.
     fn controller_service(&self) -> bool {
         false
     }
 
-    /// The volume a stage or publish request names. A request that names
-    /// none is the driver's to refuse, with `INVALID_ARGUMENT`. It may ask
-    /// a cloud (the request's secrets are here); it runs before the
-    /// volume's lock is taken, so it must not change anything.
-    async fn volume(&self, request: &VolumeRequest<'_>) -> Result<Volume, Status>;
+    /// What `GetPluginCapabilities` reports. By default
+    /// [`PluginFeature::OnlineExpansion`] when the node capabilities
+    /// hold `EXPAND_VOLUME`, and [`PluginFeature::ControllerService`]
+    /// when [`controller_service`](Driver::controller_service) says so, as
+    /// the upstream drivers pair them: azuredisk-csi-driver reports ONLINE
+    /// expansion and a node `EXPAND_VOLUME`, csi-driver-smb and
+    /// azurefile-csi-driver neither (pkg/azuredisk/identityserver.go,
+    /// pkg/smb/identityserver.go, pkg/azurefile/identityserver.go). A
+    /// driver whose controller alone expands volumes states it here.
+    fn plugin_capabilities(&self) -> Vec<PluginFeature> {
+        let mut capabilities = Vec::new();
+        if self.node_capabilities().contains(&rpc::Type::ExpandVolume) {
+            capabilities.push(PluginFeature::OnlineExpansion);
+        }
+        if self.controller_service() {
+            capabilities.push(PluginFeature::ControllerService);
+        }
+        capabilities
+    }
 
-    /// The credentials for an SMB volume. By default [`smb_credentials`]
-    /// over the request's secrets, as csi-driver-smb reads them. A driver
-    /// that fetches a key (azurefile's storage account key) does it here.
-    /// Secrets never go into a message or a log.
-    async fn smb_credentials(&self, request: &VolumeRequest<'_>) -> Result<SmbCredentials, Status> {
-        smb_credentials(request.secrets)
+    /// The volume a stage or publish request names, with the account of an
+    /// SMB share, in one call: the share's name and its key usually come
+    /// from one place (a Secret, a cloud). [`VolumeRequest::smb`] reads the
+    /// account from the secrets as csi-driver-smb does; a driver that
+    /// fetches a key (azurefile's storage account key) builds
+    /// [`VolumeSource::Smb`] with it. A request that names no volume is the
+    /// driver's to refuse, with `INVALID_ARGUMENT`. It may ask a cloud; it
+    /// runs before the volume's lock is taken, so it must not change
+    /// anything. Secrets never go into a message or a log.
+    ///
+    /// It runs at every `NodeStageVolume` and every `NodePublishVolume`
+    /// ([`VolumeRequest::kind`] says which). At the publish of a staged
+    /// volume the request carries the publish secrets (usually none; the
+    /// stage secrets are not sent again) and only the kind of volume is
+    /// used, for the [`fs_type`](Driver::fs_type),
+    /// [`mount_flags`](Driver::mount_flags) and
+    /// [`access_mode`](Driver::access_mode) policies. A share's account is
+    /// read only where the share is mapped: at a stage, at the publish of
+    /// an ephemeral inline volume, and at a publish that stages
+    /// ([`stage_at_publish`](Driver::stage_at_publish)).
+    async fn volume(&self, request: &VolumeRequest<'_>) -> Result<VolumeSource, Status>;
+
+    /// Whether this request's volume is staged by `NodePublishVolume` at
+    /// the target path instead of by `NodeStageVolume`; asked at both. At
+    /// a stage, `true` answers OK with nothing done ([`volume`](Driver::volume)
+    /// does not run); at a publish, `true` stages the share at the target
+    /// itself with the publish's secrets and context, as an ephemeral
+    /// inline volume is, and `NodeUnpublishVolume` unstages it. Only an
+    /// SMB share can be staged at publish. No by default.
+    ///
+    /// It is for an account kubelet gives only at publish:
+    /// azurefile-csi-driver skips the stage of a volume mounted with a
+    /// workload identity token (`mountWithWIToken` is `true`, or `clientID`
+    /// is set and `mountWithManagedIdentity` is not `true`) when the
+    /// request has no token (`csi.storage.k8s.io/serviceAccount.tokens`,
+    /// in the secrets or else the volume context), and at a publish of
+    /// such a volume that has one, stages at the target path
+    /// (pkg/azurefile/nodeserver.go: NodeStageVolume, NodePublishVolume,
+    /// `shouldUseServiceAccountToken`; pkg/azurefile/utils.go
+    /// `getServiceAccountTokens`).
+    fn stage_at_publish(&self, request: &VolumeRequest<'_>) -> bool {
+        let _ = request;
+        false
     }
 
     /// Whether the directory an SMB volume names below its share
@@ -175,7 +297,7 @@ pub trait Driver: Send + Sync + 'static {
 
     /// Whether the plugin serves `fs_type` for `volume` (the capability's
     /// file system type, as given). By default [`default_fs_type`].
-    fn fs_type(&self, volume: &Volume, fs_type: &str) -> Result<(), Status> {
+    fn fs_type(&self, volume: &VolumeSource, fs_type: &str) -> Result<(), Status> {
         default_fs_type(volume, fs_type)
     }
 
@@ -183,14 +305,14 @@ pub trait Driver: Send + Sync + 'static {
     /// mounts take none, so by default they are accepted and ignored, as
     /// the upstream drivers do on Windows (csi-driver-smb's StorageClass
     /// carries `dir_mode`, `file_mode` and `vers`).
-    fn mount_flags(&self, volume: &Volume, flags: &[String]) -> Result<(), Status> {
+    fn mount_flags(&self, volume: &VolumeSource, flags: &[String]) -> Result<(), Status> {
         let _ = (volume, flags);
         Ok(())
     }
 
     /// Whether the plugin serves `mode` for `volume`. By default
     /// [`default_access_mode`].
-    fn access_mode(&self, volume: &Volume, mode: Mode) -> Result<(), Status> {
+    fn access_mode(&self, volume: &VolumeSource, mode: Mode) -> Result<(), Status> {
         default_access_mode(volume, mode)
     }
 
@@ -198,8 +320,10 @@ pub trait Driver: Send + Sync + 'static {
     /// [`CAPABILITIES`]. A driver may add `SINGLE_NODE_MULTI_WRITER`, and
     /// `VOLUME_MOUNT_GROUP` (then a capability's `volume_mount_group` is
     /// accepted and ignored: Windows has no group ids; without it, it is
-    /// `INVALID_ARGUMENT`). The plugin serves stage, stats, expand and
-    /// volume conditions whatever is reported.
+    /// `INVALID_ARGUMENT`). Without `EXPAND_VOLUME`, `NodeExpandVolume` is
+    /// `UNIMPLEMENTED`; without `VOLUME_CONDITION`, `NodeGetVolumeStats`
+    /// carries no `volume_condition`. Stage and stats are served whatever
+    /// is reported.
     fn node_capabilities(&self) -> Vec<rpc::Type> {
         CAPABILITIES.to_vec()
     }
@@ -219,6 +343,25 @@ pub trait Driver: Send + Sync + 'static {
         false
     }
 
+    /// How calls on one volume are kept apart ([`LockScope`]): one at a
+    /// time per volume id by default.
+    fn lock_scope(&self) -> LockScope {
+        LockScope::Volume
+    }
+
+    /// How long a volume's `NodeGetVolumeStats` answer is kept and given
+    /// again without asking the node; `None` (the default) asks every
+    /// time. Kept per volume id, successful answers only, as
+    /// azurefile-csi-driver keeps them (pkg/azurefile/nodeserver.go
+    /// NodeGetVolumeStats, `volStatsCache` keyed by the volume id;
+    /// pkg/azurefile/azurefile.go: 10 minutes unless
+    /// `--vol-stats-cache-expire-in-minutes` says otherwise): kubelet asks
+    /// for every volume every minute, and a share's figures come from its
+    /// server.
+    fn stats_cache_ttl(&self) -> Option<Duration> {
+        None
+    }
+
     /// Runs before the node work of `step`, with the volume's lock held
     /// (cloud calls, a subdirectory to create, extra checks). An error
     /// ends the call with that status and nothing done on the node; a
@@ -236,6 +379,18 @@ pub trait Driver: Send + Sync + 'static {
         let _ = (node, step);
         Ok(())
     }
+
+    /// Runs when `step` failed, in [`before`](Driver::before), the node
+    /// work or [`after`](Driver::after), with the volume's lock held: the
+    /// status it returns is the call's. By default `status` as it is; a
+    /// driver adds what an operator should check (`Status::new(status.code(),
+    /// format!("{}: is the storage account's firewall open to the node?",
+    /// status.message()))`). Failures before the step (a missing field, a
+    /// volume the driver cannot name, a busy volume) do not reach it.
+    async fn on_error(&self, node: &Node, step: Step<'_>, status: Status) -> Status {
+        let _ = (node, step);
+        status
+    }
 }
 
 /// The file system types the default policy serves on a disk as NTFS: the
@@ -249,8 +404,8 @@ pub const LINUX_FS_TYPES: [&str; 3] = ["ext4", "ext3", "xfs"];
 /// disk takes `""` and `ntfs` (any case), and the types of
 /// [`LINUX_FS_TYPES`] are served as NTFS with a log line saying so;
 /// anything else is `INVALID_ARGUMENT`.
-pub fn default_fs_type(volume: &Volume, fs_type: &str) -> Result<(), Status> {
-    if matches!(volume, Volume::Smb(_)) {
+pub fn default_fs_type(volume: &VolumeSource, fs_type: &str) -> Result<(), Status> {
+    if volume.is_smb() {
         return Ok(());
     }
     let lower = fs_type.to_ascii_lowercase();
@@ -278,7 +433,7 @@ pub fn is_reader(mode: Mode) -> bool {
 /// the single-node modes and `MULTI_NODE_READER_ONLY` (GCE serves
 /// read-only-many disks), not the multi-node writer modes; no mode is
 /// `INVALID_ARGUMENT`.
-pub fn default_access_mode(volume: &Volume, mode: Mode) -> Result<(), Status> {
+pub fn default_access_mode(volume: &VolumeSource, mode: Mode) -> Result<(), Status> {
     let disk_ok = matches!(
         mode,
         Mode::SingleNodeWriter
@@ -289,7 +444,7 @@ pub fn default_access_mode(volume: &Volume, mode: Mode) -> Result<(), Status> {
     );
     match (mode, volume) {
         (Mode::Unknown, _) => Err(Status::invalid_argument("access mode missing")),
-        (_, Volume::Disk(_)) if !disk_ok => Err(Status::invalid_argument(format!(
+        (_, VolumeSource::Disk(_)) if !disk_ok => Err(Status::invalid_argument(format!(
             "access mode {} is not supported for a disk, which one node writes at a time",
             mode.as_str_name()
         ))),
@@ -303,7 +458,9 @@ pub fn default_access_mode(volume: &Volume, mode: Mode) -> Result<(), Status> {
 /// the user becomes `DOMAIN\user` unless the user name already holds a
 /// `\`. No user and no password means the node's own identity. The values
 /// never reach a message.
-pub fn smb_credentials(secrets: &HashMap<String, String>) -> Result<SmbCredentials, Status> {
+pub fn default_smb_credentials(
+    secrets: &HashMap<String, String>,
+) -> Result<SmbCredentials, Status> {
     let get = |key: &str| {
         secrets
             .iter()

@@ -8,7 +8,7 @@
 //!
 //! ```no_run
 //! use std::collections::HashMap;
-//! use csi_node_server::{Driver, Plugin, Volume, VolumeRequest, async_trait, serve, stop_signal};
+//! use csi_node_server::{Driver, Plugin, VolumeRequest, VolumeSource, async_trait, serve, stop_signal};
 //! use csi_proxy_client::node::{DiskSelector, Node, NodeOptions};
 //! use tonic::Status;
 //!
@@ -19,9 +19,9 @@
 //!     fn name(&self) -> &str { "disk.example.com" }
 //!     fn version(&self) -> &str { "1.0.0" }
 //!     fn node_id(&self) -> &str { "node-1" }
-//!     async fn volume(&self, r: &VolumeRequest<'_>) -> Result<Volume, Status> {
+//!     async fn volume(&self, r: &VolumeRequest<'_>) -> Result<VolumeSource, Status> {
 //!         let lun = r.publish_context.get("lun").and_then(|l| l.parse().ok());
-//!         lun.map(|l| Volume::Disk(DiskSelector::Lun(l)))
+//!         lun.map(|l| VolumeSource::Disk(DiskSelector::Lun(l)))
 //!             .ok_or_else(|| Status::invalid_argument("publish_context lun missing"))
 //!     }
 //! }
@@ -48,12 +48,21 @@ pub mod serve;
 #[doc = include_str!("../../README.md")]
 mod workspace_readme {}
 
+/// The generated CSI Identity service trait (`csi::v1::identity_server::Identity`),
+/// which [`Plugin`] implements, under a name of its own.
+pub use csi::v1::identity_server::Identity as IdentityService;
+/// The generated CSI Node service trait (`csi::v1::node_server::Node`),
+/// which [`Plugin`] implements, under a name that does not collide with
+/// `csi_proxy_client::node::Node`: bring it in scope (`use
+/// csi_node_server::NodeService as _;`) to call a plugin's handlers
+/// directly, as tests do.
+pub use csi::v1::node_server::Node as NodeService;
 pub use driver::{
-    Call, Driver, Step, Volume, VolumeRequest, default_access_mode, default_fs_type, host_name,
-    smb_credentials,
+    Driver, LockScope, PluginFeature, RequestKind, Step, VolumeRequest, VolumeSource,
+    default_access_mode, default_fs_type, default_smb_credentials, host_name,
 };
 pub use plugin::{Plugin, status_of};
 pub use serve::{serve, socket_path, stop_signal};
-/// The attribute for an `impl Driver` (its methods `volume`,
-/// `smb_credentials`, `before` and `after` are async).
+/// The attribute for an `impl Driver` (its methods `volume`, `before`,
+/// `after` and `on_error` are async).
 pub use tonic::async_trait;

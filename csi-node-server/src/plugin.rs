@@ -1,16 +1,18 @@
 //! The CSI Identity and Node services over a [`Node`], for any [`Driver`].
 //!
-//! Two kinds of volume, as the driver names them ([`Volume`]): a disk,
-//! staged as an NTFS volume mounted at the staging path; an SMB share,
-//! staged as a link to the share. Both are published as a link from the
-//! workload's path to the staging path. Every call is idempotent (the node
-//! layer's operations are); calls on one volume id run one at a time, a
-//! second one is `ABORTED`.
+//! Two kinds of volume, as the driver names them ([`VolumeSource`]): a
+//! disk, staged as an NTFS volume mounted at the staging path; an SMB
+//! share, staged as a link to the share. Both are published as a link from
+//! the workload's path to the staging path. Every call is idempotent (the
+//! node layer's operations are); calls on one volume id (or one volume id
+//! and path, [`LockScope`]) run one at a time, a second one is `ABORTED`.
 
 use std::collections::{HashMap, HashSet};
-use std::future::IntoFuture;
+use std::future::{Future, IntoFuture};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+use tokio::time::Instant as CacheInstant;
 
 use csi_proxy_client::node::{MountState, Node, VolumeUsage};
 use csi_proxy_client::{Error, ErrorKind};
@@ -23,7 +25,9 @@ use crate::csi::v1::node_server::NodeServer;
 use crate::csi::v1::node_service_capability::rpc;
 use crate::csi::v1::volume_capability::AccessType;
 use crate::csi::v1::volume_capability::access_mode::Mode;
-use crate::driver::{Call, Driver, Step, Volume, VolumeRequest, is_reader};
+use crate::driver::{
+    Driver, LockScope, PluginFeature, RequestKind, Step, VolumeRequest, VolumeSource, is_reader,
+};
 use crate::metrics::Metrics;
 
 pub use crate::driver::CAPABILITIES;
@@ -40,6 +44,9 @@ pub struct Plugin {
     driver: Arc<dyn Driver>,
     metrics: Metrics,
     busy: Arc<Mutex<HashSet<String>>>,
+    /// The stats answers kept ([`Driver::stats_cache_ttl`]), by volume id,
+    /// with when each was read.
+    stats_cache: Arc<Mutex<HashMap<String, (CacheInstant, csi::NodeGetVolumeStatsResponse)>>>,
 }
 
 impl std::fmt::Debug for Plugin {
@@ -60,6 +67,7 @@ impl Plugin {
             driver: Arc::new(driver),
             metrics: Metrics::default(),
             busy: Arc::default(),
+            stats_cache: Arc::default(),
         }
     }
 
@@ -105,19 +113,54 @@ impl Plugin {
         result
     }
 
-    /// Marks `volume_id` busy until the guard is dropped; `ABORTED` if a
-    /// call on it is running already.
-    fn claim(&self, volume_id: &str) -> Result<Busy, Status> {
+    /// Marks `volume_id` (and `path`, when the driver locks per path)
+    /// busy until the guard is dropped; `ABORTED` if a call on it is
+    /// running already.
+    fn claim(&self, volume_id: &str, path: &str) -> Result<Busy, Status> {
+        let (key, what) = match self.driver.lock_scope() {
+            LockScope::Volume => (volume_id.to_string(), format!("volume {volume_id}")),
+            // A NUL is in no volume id or path: the pair is one key.
+            LockScope::VolumeAndPath => (
+                format!("{volume_id}\0{path}"),
+                format!("volume {volume_id} at {path}"),
+            ),
+        };
         let mut busy = self.busy.lock().unwrap_or_else(|p| p.into_inner());
-        if !busy.insert(volume_id.to_string()) {
+        if !busy.insert(key.clone()) {
             return Err(Status::aborted(format!(
-                "an operation on volume {volume_id} is in progress"
+                "an operation on {what} is in progress"
             )));
         }
         Ok(Busy {
             set: self.busy.clone(),
-            id: volume_id.to_string(),
+            id: key,
         })
+    }
+
+    /// Runs `work`, the node work of `step`, between the driver's `before`
+    /// and `after` hooks; a failure of any of the three goes through the
+    /// driver's `on_error`.
+    async fn in_step<T>(
+        &self,
+        step: Step<'_>,
+        work: impl Future<Output = Result<T, Status>>,
+    ) -> Result<T, Status> {
+        let result = async {
+            self.driver.before(&self.node, step).await?;
+            let done = work.await?;
+            self.driver.after(&self.node, step).await?;
+            Ok(done)
+        }
+        .await;
+        match result {
+            Err(status) => Err(self.driver.on_error(&self.node, step, status).await),
+            done => done,
+        }
+    }
+
+    /// Whether the driver reports the Node capability `capability`.
+    fn reports(&self, capability: rpc::Type) -> bool {
+        self.driver.node_capabilities().contains(&capability)
     }
 
     async fn state(&self, path: &str) -> Result<MountState, Status> {
@@ -141,7 +184,7 @@ impl Plugin {
 
     /// The volume a stage or publish request names, checked against its
     /// capability.
-    async fn volume_of(&self, request: &VolumeRequest<'_>) -> Result<Volume, Status> {
+    async fn volume_of(&self, request: &VolumeRequest<'_>) -> Result<VolumeSource, Status> {
         check_access_type(request.capability)?;
         let volume = self.driver.volume(request).await?;
         self.check_capability(request.capability, &volume)?;
@@ -153,7 +196,7 @@ impl Plugin {
     fn check_capability(
         &self,
         cap: Option<&csi::VolumeCapability>,
-        volume: &Volume,
+        volume: &VolumeSource,
     ) -> Result<(), Status> {
         let cap = cap.ok_or_else(|| Status::invalid_argument("volume capability missing"))?;
         let Some(AccessType::Mount(mount)) = &cap.access_type else {
@@ -162,11 +205,7 @@ impl Plugin {
         self.driver.fs_type(volume, &mount.fs_type)?;
         self.driver.mount_flags(volume, &mount.mount_flags)?;
         if !mount.volume_mount_group.is_empty() {
-            let reported = self
-                .driver
-                .node_capabilities()
-                .contains(&rpc::Type::VolumeMountGroup);
-            if !reported {
+            if !self.reports(rpc::Type::VolumeMountGroup) {
                 return Err(Status::invalid_argument(
                     "volume mount group is not supported (capability VOLUME_MOUNT_GROUP not reported)",
                 ));
@@ -184,7 +223,7 @@ impl Plugin {
         require(&r.volume_id, "volume id")?;
         require(&r.staging_target_path, "staging target path")?;
         let request = VolumeRequest {
-            call: Call::Stage,
+            kind: RequestKind::Stage,
             volume_id: &r.volume_id,
             volume_context: &r.volume_context,
             publish_context: &r.publish_context,
@@ -193,44 +232,58 @@ impl Plugin {
             staging_target_path: &r.staging_target_path,
             target_path: "",
         };
+        check_access_type(request.capability)?;
+        if self.driver.stage_at_publish(&request) {
+            tracing::info!(volume_id = r.volume_id, "stage deferred to publish");
+            return Ok(csi::NodeStageVolumeResponse {});
+        }
         let volume = self.volume_of(&request).await?;
-        let credentials = match volume {
-            Volume::Smb(_) => Some(self.driver.smb_credentials(&request).await?),
-            Volume::Disk(_) => None,
-        };
         let create_dir = self.driver.create_missing_smb_dir(&request);
-        let _busy = self.claim(&r.volume_id)?;
+        let _busy = self.claim(&r.volume_id, &r.staging_target_path)?;
         let step = Step::Stage {
             request: &r,
             volume: &volume,
         };
-        self.driver.before(&self.node, step).await?;
         let path = &r.staging_target_path;
-        match (&volume, credentials) {
-            (Volume::Smb(source), Some(credentials)) => {
-                let stage = self
-                    .node
-                    .smb_stage(source, path, &credentials)
-                    .create_dir(create_dir);
-                self.op("smb_stage", stage).await.map_err(status_of)?
-            }
-            (Volume::Disk(selector), _) => {
-                let disk = self
-                    .op("find_disk", self.node.find_disk(selector.clone()))
-                    .await
-                    .map_err(status_of)?;
-                let mode = r.volume_capability.as_ref().and_then(|c| c.access_mode);
-                let reader = mode.is_some_and(|m| is_reader(m.mode()));
-                let mut stage = self.node.stage_disk(&disk, path);
-                if self.driver.grow_after_stage() && !reader {
-                    stage = stage.grow(MIN_GROWTH_AFTER_STAGE);
+        let work = async {
+            match &volume {
+                VolumeSource::Smb { share, credentials } => {
+                    self.stage_share(share, credentials, path, create_dir).await
                 }
-                self.op("stage_disk", stage).await.map_err(status_of)?;
+                VolumeSource::Disk(selector) => {
+                    let disk = self
+                        .op("find_disk", self.node.find_disk(selector.clone()))
+                        .await
+                        .map_err(status_of)?;
+                    let mode = r.volume_capability.as_ref().and_then(|c| c.access_mode);
+                    let reader = mode.is_some_and(|m| is_reader(m.mode()));
+                    let mut stage = self.node.stage_disk(&disk, path);
+                    if self.driver.grow_after_stage() && !reader {
+                        stage = stage.grow(MIN_GROWTH_AFTER_STAGE);
+                    }
+                    self.op("stage_disk", stage).await.map_err(status_of)?;
+                    Ok(())
+                }
             }
-            (Volume::Smb(_), None) => unreachable!("SMB credentials are read above"),
-        }
-        self.driver.after(&self.node, step).await?;
+        };
+        self.in_step(step, work).await?;
         Ok(csi::NodeStageVolumeResponse {})
+    }
+
+    /// Stages an SMB share at `path` (a staging path, or the target of a
+    /// publish that stages).
+    async fn stage_share(
+        &self,
+        share: &str,
+        credentials: &csi_proxy_client::node::SmbCredentials,
+        path: &str,
+        create_dir: bool,
+    ) -> Result<(), Status> {
+        let stage = self
+            .node
+            .smb_stage(share, path, credentials)
+            .create_dir(create_dir);
+        self.op("smb_stage", stage).await.map_err(status_of)
     }
 
     async fn unstage(
@@ -239,22 +292,24 @@ impl Plugin {
     ) -> Result<csi::NodeUnstageVolumeResponse, Status> {
         require(&r.volume_id, "volume id")?;
         require(&r.staging_target_path, "staging target path")?;
-        let _busy = self.claim(&r.volume_id)?;
+        let _busy = self.claim(&r.volume_id, &r.staging_target_path)?;
         let step = Step::Unstage { request: &r };
-        self.driver.before(&self.node, step).await?;
         let path = &r.staging_target_path;
         // A disk's volume or a share's link, unstaged by the one look that
-        // finds it. Nothing staged (any more): a plain directory is kubelet's.
+        // finds it. Nothing staged (any more, or a stage deferred to
+        // publish): a plain directory is kubelet's.
         let offline = self.driver.offline_at_unstage();
         let operation = if offline {
             "unstage_and_offline"
         } else {
             "unstage"
         };
-        self.op(operation, self.node.unstage(path).offline(offline))
-            .await
-            .map_err(status_of)?;
-        self.driver.after(&self.node, step).await?;
+        let work = async {
+            self.op(operation, self.node.unstage(path).offline(offline))
+                .await
+                .map_err(status_of)
+        };
+        self.in_step(step, work).await?;
         Ok(csi::NodeUnstageVolumeResponse {})
     }
 
@@ -269,7 +324,7 @@ impl Plugin {
         }
         require(&r.target_path, "target path")?;
         let request = VolumeRequest {
-            call: Call::Publish,
+            kind: RequestKind::Publish,
             volume_id: &r.volume_id,
             volume_context: &r.volume_context,
             publish_context: &r.publish_context,
@@ -280,61 +335,58 @@ impl Plugin {
         };
         let volume = self.volume_of(&request).await?;
         if ephemeral {
-            return self.publish_ephemeral(&r, &request, &volume).await;
+            let why = format!("an ephemeral inline volume ({EPHEMERAL})");
+            return self.stage_at_target(&r, &request, &volume, &why).await;
         }
-        let _busy = self.claim(&r.volume_id)?;
+        if self.driver.stage_at_publish(&request) {
+            let why = "a volume staged at publish".to_string();
+            return self.stage_at_target(&r, &request, &volume, &why).await;
+        }
+        let _busy = self.claim(&r.volume_id, &r.target_path)?;
         let step = Step::Publish {
             request: &r,
             volume: &volume,
         };
-        self.driver.before(&self.node, step).await?;
-        let publish = self.node.publish(&r.staging_target_path, &r.target_path);
-        match self.op("publish", publish).await {
-            Ok(()) => {}
-            Err(Error::NotStaged { .. }) => {
-                return Err(Status::failed_precondition(format!(
+        let work = async {
+            let publish = self.node.publish(&r.staging_target_path, &r.target_path);
+            match self.op("publish", publish).await {
+                Ok(()) => Ok(()),
+                Err(Error::NotStaged { .. }) => Err(Status::failed_precondition(format!(
                     "volume {} is not staged at {}",
                     r.volume_id, r.staging_target_path
-                )));
+                ))),
+                Err(e) => Err(status_of(e)),
             }
-            Err(e) => return Err(status_of(e)),
-        }
-        self.driver.after(&self.node, step).await?;
+        };
+        self.in_step(step, work).await?;
         Ok(csi::NodePublishVolumeResponse {})
     }
 
-    /// An ephemeral inline volume, staged at its target as csi-driver-smb
-    /// does (pkg/smb/nodeserver.go NodePublishVolume stages with the target
-    /// as staging path): its mapping is counted like any staged volume's,
-    /// and [`Node::unpublish`] drops the reference with the link.
-    async fn publish_ephemeral(
+    /// A share staged at its publish's target: an ephemeral inline volume,
+    /// as csi-driver-smb does (pkg/smb/nodeserver.go NodePublishVolume
+    /// stages with the target as staging path), or a volume whose stage
+    /// the driver defers to publish ([`Driver::stage_at_publish`]). Its
+    /// mapping is counted like any staged volume's, and [`Node::unpublish`]
+    /// drops the reference with the link. `what` names the kind of volume
+    /// in the error for a disk.
+    async fn stage_at_target(
         &self,
         r: &csi::NodePublishVolumeRequest,
         request: &VolumeRequest<'_>,
-        volume: &Volume,
+        volume: &VolumeSource,
+        what: &str,
     ) -> Result<csi::NodePublishVolumeResponse, Status> {
-        let Volume::Smb(source) = volume else {
+        let VolumeSource::Smb { share, credentials } = volume else {
             return Err(Status::invalid_argument(format!(
-                "volume {}: an ephemeral inline volume ({EPHEMERAL}) must be an SMB share; \
-                 a disk is staged first",
+                "volume {}: {what} must be an SMB share; a disk is staged first",
                 r.volume_id
             )));
         };
-        let credentials = self.driver.smb_credentials(request).await?;
         let create_dir = self.driver.create_missing_smb_dir(request);
-        let _busy = self.claim(&r.volume_id)?;
+        let _busy = self.claim(&r.volume_id, &r.target_path)?;
         let step = Step::Publish { request: r, volume };
-        self.driver.before(&self.node, step).await?;
-        let target = &r.target_path;
-        let staged = {
-            let work = self
-                .node
-                .smb_stage(source, target, &credentials)
-                .create_dir(create_dir);
-            self.op("smb_stage", work).await
-        };
-        staged.map_err(status_of)?;
-        self.driver.after(&self.node, step).await?;
+        let work = self.stage_share(share, credentials, &r.target_path, create_dir);
+        self.in_step(step, work).await?;
         Ok(csi::NodePublishVolumeResponse {})
     }
 
@@ -344,13 +396,14 @@ impl Plugin {
     ) -> Result<csi::NodeUnpublishVolumeResponse, Status> {
         require(&r.volume_id, "volume id")?;
         require(&r.target_path, "target path")?;
-        let _busy = self.claim(&r.volume_id)?;
+        let _busy = self.claim(&r.volume_id, &r.target_path)?;
         let step = Step::Unpublish { request: &r };
-        self.driver.before(&self.node, step).await?;
-        self.op("unpublish", self.node.unpublish(&r.target_path))
-            .await
-            .map_err(status_of)?;
-        self.driver.after(&self.node, step).await?;
+        let work = async {
+            self.op("unpublish", self.node.unpublish(&r.target_path))
+                .await
+                .map_err(status_of)
+        };
+        self.in_step(step, work).await?;
         Ok(csi::NodeUnpublishVolumeResponse {})
     }
 
@@ -360,7 +413,13 @@ impl Plugin {
     ) -> Result<csi::NodeGetVolumeStatsResponse, Status> {
         require(&r.volume_id, "volume id")?;
         require(&r.volume_path, "volume path")?;
-        let _busy = self.claim(&r.volume_id)?;
+        let ttl = self.driver.stats_cache_ttl();
+        if let Some(ttl) = ttl
+            && let Some(kept) = self.kept_stats(&r.volume_id, ttl)
+        {
+            return Ok(kept);
+        }
+        let _busy = self.claim(&r.volume_id, &r.volume_path)?;
         // A volume is the usual answer: its figures come in two calls (the
         // volume behind the path, its stats), and only a path without
         // them is looked at further. The "usage" operation is recorded
@@ -411,7 +470,7 @@ impl Plugin {
             })
             .into_iter()
             .collect();
-        let volume_condition = Some(match condition {
+        let volume_condition = match condition {
             Ok(message) => csi::VolumeCondition {
                 abnormal: false,
                 message,
@@ -420,11 +479,36 @@ impl Plugin {
                 abnormal: true,
                 message,
             },
-        });
-        Ok(csi::NodeGetVolumeStatsResponse {
+        };
+        let reply = csi::NodeGetVolumeStatsResponse {
             usage,
-            volume_condition,
-        })
+            volume_condition: self
+                .reports(rpc::Type::VolumeCondition)
+                .then_some(volume_condition),
+        };
+        if ttl.is_some() {
+            let mut cache = self.stats_cache.lock().unwrap_or_else(|p| p.into_inner());
+            cache.insert(r.volume_id.clone(), (CacheInstant::now(), reply.clone()));
+        }
+        Ok(reply)
+    }
+
+    /// The stats answer kept for `volume_id`, when it is younger than
+    /// `ttl`; an older one is dropped.
+    fn kept_stats(
+        &self,
+        volume_id: &str,
+        ttl: Duration,
+    ) -> Option<csi::NodeGetVolumeStatsResponse> {
+        let mut cache = self.stats_cache.lock().unwrap_or_else(|p| p.into_inner());
+        match cache.get(volume_id) {
+            Some((read, reply)) if read.elapsed() < ttl => Some(reply.clone()),
+            Some(_) => {
+                cache.remove(volume_id);
+                None
+            }
+            None => None,
+        }
     }
 
     /// The figures and condition of an SMB volume (a link to its share):
@@ -458,6 +542,11 @@ impl Plugin {
         &self,
         r: csi::NodeExpandVolumeRequest,
     ) -> Result<csi::NodeExpandVolumeResponse, Status> {
+        if !self.reports(rpc::Type::ExpandVolume) {
+            return Err(Status::unimplemented(
+                "NodeExpandVolume is not served: the driver does not report EXPAND_VOLUME",
+            ));
+        }
         require(&r.volume_id, "volume id")?;
         require(&r.volume_path, "volume path")?;
         if let Some(cap) = &r.volume_capability
@@ -465,7 +554,7 @@ impl Plugin {
         {
             return Err(block_unsupported());
         }
-        let _busy = self.claim(&r.volume_id)?;
+        let _busy = self.claim(&r.volume_id, &r.volume_path)?;
         // The required size is the disk's; the volume filling it is smaller
         // by what the partition table keeps.
         let required = r.capacity_range.map_or(0, |c| c.required_bytes);
@@ -670,21 +759,27 @@ impl Identity for Plugin {
     ) -> Result<Response<csi::GetPluginCapabilitiesResponse>, Status> {
         use csi::plugin_capability::{Service, Type, VolumeExpansion, service, volume_expansion};
         let start = Instant::now();
-        let online = VolumeExpansion {
-            r#type: volume_expansion::Type::Online.into(),
-        };
-        let mut capabilities = vec![Type::VolumeExpansion(online)];
-        if self.driver.controller_service() {
-            capabilities.push(Type::Service(Service {
-                r#type: service::Type::ControllerService.into(),
-            }));
-        }
-        let capabilities = csi::GetPluginCapabilitiesResponse {
-            capabilities: capabilities
-                .into_iter()
-                .map(|t| csi::PluginCapability { r#type: Some(t) })
-                .collect(),
-        };
+        let service = |t: service::Type| Type::Service(Service { r#type: t.into() });
+        let expansion =
+            |t: volume_expansion::Type| Type::VolumeExpansion(VolumeExpansion { r#type: t.into() });
+        let capabilities = self
+            .driver
+            .plugin_capabilities()
+            .into_iter()
+            .map(|c| match c {
+                PluginFeature::ControllerService => service(service::Type::ControllerService),
+                PluginFeature::VolumeAccessibilityConstraints => {
+                    service(service::Type::VolumeAccessibilityConstraints)
+                }
+                PluginFeature::GroupControllerService => {
+                    service(service::Type::GroupControllerService)
+                }
+                PluginFeature::OnlineExpansion => expansion(volume_expansion::Type::Online),
+                PluginFeature::OfflineExpansion => expansion(volume_expansion::Type::Offline),
+            })
+            .map(|t| csi::PluginCapability { r#type: Some(t) })
+            .collect();
+        let capabilities = csi::GetPluginCapabilitiesResponse { capabilities };
         self.finish("GetPluginCapabilities", "", start, Ok(capabilities))
     }
 

@@ -1,6 +1,8 @@
 //! Serving the plugin on the AF_UNIX socket kubelet dials, on Linux and on
 //! Windows (which has AF_UNIX sockets since Windows 10 1803, but tokio has
-//! no listener for them there: see the `windows` module).
+//! no listener for them there: on Windows builds only, this module has a
+//! `windows` submodule that accepts them with `uds_windows` and drives
+//! each connection with `async-io`).
 
 use std::future::Future;
 use std::io;

@@ -14,7 +14,7 @@ mod attacks;
 use std::path::Path;
 
 use attacks::{Answer, ENHANCE_YOUR_CALM, PROTOCOL_ERROR};
-use csi_node_server::{Driver, Plugin, Volume, VolumeRequest};
+use csi_node_server::{Driver, Plugin, VolumeRequest, VolumeSource};
 use csi_proxy_client::mock::MockHost;
 use csi_proxy_client::node::Node;
 use tokio::net::UnixStream;
@@ -36,7 +36,7 @@ impl Driver for TestDriver {
     fn node_id(&self) -> &str {
         "node-1"
     }
-    async fn volume(&self, _: &VolumeRequest<'_>) -> Result<Volume, Status> {
+    async fn volume(&self, _: &VolumeRequest<'_>) -> Result<VolumeSource, Status> {
         Err(Status::unimplemented("no volumes"))
     }
 }

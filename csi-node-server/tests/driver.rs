@@ -14,7 +14,7 @@ use csi_node_server::csi::v1::node_service_capability::rpc;
 use csi_node_server::csi::v1::volume_capability::access_mode::Mode;
 use csi_node_server::csi::v1::volume_capability::{AccessMode, AccessType, MountVolume};
 use csi_node_server::csi::v1::*;
-use csi_node_server::{Driver, Plugin, Step, Volume, VolumeRequest, async_trait, status_of};
+use csi_node_server::{Driver, Plugin, Step, VolumeRequest, VolumeSource, async_trait, status_of};
 use csi_proxy_client::mock::MockHost;
 use csi_proxy_client::node::{DiskSelector, MountState, Node};
 use tonic::{Code, Request, Status};
@@ -48,7 +48,7 @@ impl Driver for Configurable {
     fn node_id(&self) -> &str {
         "node-1"
     }
-    async fn volume(&self, r: &VolumeRequest<'_>) -> Result<Volume, Status> {
+    async fn volume(&self, r: &VolumeRequest<'_>) -> Result<VolumeSource, Status> {
         // Something async, as a cloud call is.
         tokio::task::yield_now().await;
         if let Some(key) = self.key
@@ -57,18 +57,18 @@ impl Driver for Configurable {
             return Err(Status::permission_denied("no key in the secrets"));
         }
         if let Some(source) = r.volume_context.get("source") {
-            return Ok(Volume::Smb(source.clone()));
+            return r.smb(source.as_str());
         }
         let lun = r.publish_context["lun"].parse().unwrap();
-        Ok(Volume::Disk(DiskSelector::Lun(lun)))
+        Ok(VolumeSource::Disk(DiskSelector::Lun(lun)))
     }
-    fn fs_type(&self, volume: &Volume, fs_type: &str) -> Result<(), Status> {
+    fn fs_type(&self, volume: &VolumeSource, fs_type: &str) -> Result<(), Status> {
         if self.refuse_ext4 && fs_type == "ext4" {
             return Err(Status::invalid_argument("this driver formats NTFS only"));
         }
         csi_node_server::default_fs_type(volume, fs_type)
     }
-    fn mount_flags(&self, _: &Volume, flags: &[String]) -> Result<(), Status> {
+    fn mount_flags(&self, _: &VolumeSource, flags: &[String]) -> Result<(), Status> {
         match self.refuse_flag {
             Some(bad) if flags.iter().any(|f| f == bad) => Err(Status::invalid_argument(format!(
                 "mount flag {bad} refused"
@@ -494,7 +494,7 @@ async fn hooks_run_in_order_around_the_node_work() {
         fn node_id(&self) -> &str {
             self.0.node_id()
         }
-        async fn volume(&self, r: &VolumeRequest<'_>) -> Result<Volume, Status> {
+        async fn volume(&self, r: &VolumeRequest<'_>) -> Result<VolumeSource, Status> {
             self.0.volume(r).await
         }
         async fn before(&self, node: &Node, step: Step<'_>) -> Result<(), Status> {
@@ -552,7 +552,7 @@ fn secrets(pairs: &[(&str, &str)]) -> HashMap<String, String> {
 #[test]
 fn smb_credentials_are_read_as_csi_driver_smb_reads_them() {
     let read = |pairs: &[(&str, &str)]| {
-        csi_node_server::smb_credentials(&secrets(pairs))
+        csi_node_server::default_smb_credentials(&secrets(pairs))
             .map(|c| c.username().to_string())
             .map_err(|e| e.code())
     };

@@ -13,7 +13,7 @@ use csi_node_server::csi::v1::volume_capability::{
     AccessMode, AccessType, BlockVolume, MountVolume,
 };
 use csi_node_server::csi::v1::*;
-use csi_node_server::{Driver, Plugin, Volume, VolumeRequest};
+use csi_node_server::{Driver, Plugin, VolumeRequest, VolumeSource};
 use csi_proxy_client::mock::MockHost;
 use csi_proxy_client::node::{DiskSelector, MountState, Node};
 use tonic::{Code, Request, Status};
@@ -37,9 +37,9 @@ impl Driver for TestDriver {
     fn node_id(&self) -> &str {
         "node-1"
     }
-    async fn volume(&self, r: &VolumeRequest<'_>) -> Result<Volume, Status> {
+    async fn volume(&self, r: &VolumeRequest<'_>) -> Result<VolumeSource, Status> {
         if let Some(source) = r.volume_context.get("source") {
-            return Ok(Volume::Smb(source.clone()));
+            return r.smb(source.as_str());
         }
         let lun = r.publish_context.get("lun").ok_or_else(|| {
             Status::invalid_argument("neither volume_context source nor publish_context lun")
@@ -47,7 +47,7 @@ impl Driver for TestDriver {
         let lun = lun
             .parse()
             .map_err(|_| Status::invalid_argument(format!("lun {lun:?} is not a number")))?;
-        Ok(Volume::Disk(DiskSelector::Lun(lun)))
+        Ok(VolumeSource::Disk(DiskSelector::Lun(lun)))
     }
 }
 

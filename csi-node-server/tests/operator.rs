@@ -12,7 +12,7 @@ use csi_node_server::csi::v1::volume_capability::access_mode::Mode;
 use csi_node_server::csi::v1::volume_capability::{AccessMode, AccessType, MountVolume};
 use csi_node_server::csi::v1::*;
 use csi_node_server::metrics::serve_metrics;
-use csi_node_server::{Driver, Plugin, Volume, VolumeRequest};
+use csi_node_server::{Driver, Plugin, VolumeRequest, VolumeSource};
 use csi_proxy_client::mock::MockHost;
 use csi_proxy_client::node::{DiskSelector, Node, NodeOptions};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -41,12 +41,12 @@ impl Driver for Zoned {
     fn max_volumes_per_node(&self) -> i64 {
         16
     }
-    async fn volume(&self, r: &VolumeRequest<'_>) -> Result<Volume, Status> {
+    async fn volume(&self, r: &VolumeRequest<'_>) -> Result<VolumeSource, Status> {
         if let Some(source) = r.volume_context.get("source") {
-            return Ok(Volume::Smb(source.clone()));
+            return r.smb(source.as_str());
         }
         let lun = r.publish_context.get("lun").and_then(|l| l.parse().ok());
-        lun.map(|l| Volume::Disk(DiskSelector::Lun(l)))
+        lun.map(|l| VolumeSource::Disk(DiskSelector::Lun(l)))
             .ok_or_else(|| Status::invalid_argument("no lun"))
     }
 }

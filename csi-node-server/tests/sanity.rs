@@ -6,7 +6,7 @@ use csi_node_server::csi::v1::identity_server::Identity;
 use csi_node_server::csi::v1::node_server::Node as _;
 use csi_node_server::csi::v1::plugin_capability::{Type, service};
 use csi_node_server::csi::v1::*;
-use csi_node_server::{Driver, Plugin, Volume, VolumeRequest};
+use csi_node_server::{Driver, Plugin, VolumeRequest, VolumeSource};
 use csi_proxy_client::mock::MockHost;
 use csi_proxy_client::node::{DiskSelector, Node};
 use tonic::{Code, Request, Status};
@@ -31,10 +31,10 @@ impl Driver for Disks {
     fn controller_service(&self) -> bool {
         self.controller
     }
-    async fn volume(&self, r: &VolumeRequest<'_>) -> Result<Volume, Status> {
+    async fn volume(&self, r: &VolumeRequest<'_>) -> Result<VolumeSource, Status> {
         let lun = r.publish_context.get("lun").and_then(|l| l.parse().ok());
         let lun = lun.ok_or_else(|| Status::invalid_argument("no publish_context lun"))?;
-        Ok(Volume::Disk(DiskSelector::Lun(lun)))
+        Ok(VolumeSource::Disk(DiskSelector::Lun(lun)))
     }
 }
 

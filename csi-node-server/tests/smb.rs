@@ -9,7 +9,7 @@ use csi_node_server::csi::v1::node_server::Node as _;
 use csi_node_server::csi::v1::volume_capability::access_mode::Mode;
 use csi_node_server::csi::v1::volume_capability::{AccessMode, AccessType, MountVolume};
 use csi_node_server::csi::v1::*;
-use csi_node_server::{Driver, Plugin, Volume, VolumeRequest, async_trait};
+use csi_node_server::{Driver, Plugin, VolumeRequest, VolumeSource, async_trait};
 use csi_proxy_client::mock::MockHost;
 use csi_proxy_client::node::{DiskSelector, MountState, Node};
 use tonic::{Code, Request, Status};
@@ -32,15 +32,15 @@ impl Driver for Smb {
     fn node_id(&self) -> &str {
         "node-1"
     }
-    async fn volume(&self, r: &VolumeRequest<'_>) -> Result<Volume, Status> {
+    async fn volume(&self, r: &VolumeRequest<'_>) -> Result<VolumeSource, Status> {
         if let Some(lun) = r.volume_context.get("lun") {
             let lun = lun
                 .parse()
                 .map_err(|_| Status::invalid_argument("bad lun"))?;
-            return Ok(Volume::Disk(DiskSelector::Lun(lun)));
+            return Ok(VolumeSource::Disk(DiskSelector::Lun(lun)));
         }
         match r.volume_context.get("source") {
-            Some(source) => Ok(Volume::Smb(source.clone())),
+            Some(source) => r.smb(source.as_str()),
             None => Err(Status::invalid_argument("no source")),
         }
     }

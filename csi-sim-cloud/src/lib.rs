@@ -8,8 +8,11 @@
 //!   [`MAX_SIZE`], and within what is left of [`POOL_SIZE`]);
 //!   `capacity_range.limit_bytes` is honoured. The same name gives the same
 //!   volume while its size fits the range; otherwise `ALREADY_EXISTS`. The
-//!   SMB profile makes the volume's subdirectory on the share and returns
-//!   `source` and `subDir` in the volume context.
+//!   share profiles (smb, azurefile) make the volume's subdirectory on the
+//!   share and return where it is in the volume context (`source` and
+//!   `subDir`; azurefile's `server`, `shareName`, `folderName`). The
+//!   request's parameters are in the volume context too, as the upstream
+//!   controllers pass them on, the profile's own keys over them.
 //! - `ControllerPublishVolume` attaches the disk to the node where and as
 //!   its cloud does ([`Profile::attach`]), read-only for a `readonly`
 //!   publish, and returns the cloud's publish context
@@ -293,29 +296,47 @@ impl Cloud {
         }
     }
 
-    /// The volume context CreateVolume returns for the `n`th volume: for
-    /// SMB the share and the subdirectory, written as a template the node
-    /// fills from the PV name (csi-driver-smb pkg/smb/nodeserver.go), so
-    /// that the node's templating is exercised too.
-    fn volume_context(&self, n: u64) -> HashMap<String, String> {
-        match self.inner.profile {
-            Profile::Smb => HashMap::from([
-                ("source".into(), format!("//{SMB_SERVER}/{SMB_SHARE}")),
-                ("subDir".into(), "${pv.metadata.name}".into()),
-                ("csi.storage.k8s.io/pv/name".into(), smb_dir(n)),
-            ]),
-            _ => HashMap::new(),
-        }
+    /// The volume context CreateVolume returns for the `n`th volume: the
+    /// request's parameters, as the upstream controllers pass their
+    /// StorageClass parameters on (so csi-sanity's
+    /// `--csi.testvolumeparameters` reach the node), with the profile's own
+    /// keys over them. For SMB the share and the subdirectory, written as a
+    /// template the node fills from the PV name (csi-driver-smb
+    /// pkg/smb/nodeserver.go), so that the node's templating is exercised
+    /// too; for azurefile the server, the share and the directory.
+    fn volume_context(
+        &self,
+        n: u64,
+        parameters: &HashMap<String, String>,
+    ) -> HashMap<String, String> {
+        let own: Vec<(&str, String)> = match self.inner.profile {
+            Profile::Smb => vec![
+                ("source", format!("//{SMB_SERVER}/{SMB_SHARE}")),
+                ("subDir", "${pv.metadata.name}".into()),
+                ("csi.storage.k8s.io/pv/name", smb_dir(n)),
+            ],
+            Profile::Azurefile => vec![
+                (AZUREFILE_SERVER, SMB_SERVER.into()),
+                (AZUREFILE_SHARE_NAME, SMB_SHARE.into()),
+                (AZUREFILE_FOLDER_NAME, smb_dir(n)),
+            ],
+            _ => vec![],
+        };
+        let mut context = parameters.clone();
+        context.extend(own.into_iter().map(|(k, v)| (k.to_string(), v)));
+        context
     }
 
     /// Attaches `volume` as its cloud does (again with its contents, if it
     /// was attached before).
     fn attach(&self, volume: &mut CloudVolume, read_only: bool) -> Result<Attached, Status> {
         let profile = self.inner.profile;
-        let used: Vec<String> = self
-            .inner
-            .host
-            .run(|s| s.storage.all_disks().map(|d| d.location.clone()).collect());
+        let used: Vec<String> = self.inner.host.run(|s| {
+            s.storage
+                .all_disks()
+                .flat_map(|d| [d.location.clone(), d.device_path.clone()])
+                .collect()
+        });
         let (mut attach, slot) =
             profile
                 .attach(volume.seq, volume.size, &used)
@@ -421,12 +442,12 @@ impl Controller for Cloud {
                     )));
                 }
                 let seq = volumes.created + 1;
-                if self.inner.profile == Profile::Smb {
+                if self.inner.profile.shares() {
                     self.make_smb_dir(&smb_dir(seq))?;
                 }
                 volumes.created = seq;
                 let id = self.inner.profile.volume_id(seq);
-                let context = self.volume_context(seq);
+                let context = self.volume_context(seq, &r.parameters);
                 volumes.by_id.insert(
                     id.clone(),
                     CloudVolume {
@@ -466,7 +487,7 @@ impl Controller for Cloud {
                     r.volume_id, self.inner.node_id
                 )));
             }
-            if self.inner.profile == Profile::Smb {
+            if self.inner.profile.shares() {
                 self.remove_smb_dir(&smb_dir(v.seq))?;
             }
             volumes.by_id.remove(&r.volume_id);

@@ -8,6 +8,10 @@
 //! the controller attaches shows on the proxy's disk API after a rescan. `csi-sim-cloud path
 //! create|remove|check PATH` works on the simulated node's files through the
 //! proxy, for csi-sanity's `--csi.createmountpathcmd` and friends.
+//! `csi-sim-cloud sanity --cloud NAME -- PLUGIN ARGS...` does all of it at
+//! once: the node and the cloud, the plugin, csi-sanity ([`sanity`]).
+
+mod sanity;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -31,6 +35,10 @@ struct Args {
 enum Command {
     /// Serve the CSI Proxy and the CSI controller over one simulated node.
     Serve(Serve),
+    /// Run csi-sanity against a node plugin: start the simulated node and
+    /// cloud, start the plugin, run csi-sanity, stop everything; the exit
+    /// status is csi-sanity's.
+    Sanity(sanity::Sanity),
     /// Create, remove or check a path on the simulated node (for csi-sanity).
     Path {
         /// What to do: `create` prints the path made, `check` prints
@@ -85,9 +93,9 @@ struct Serve {
     #[arg(long, value_name = "NAME", conflicts_with = "seed")]
     layout: Option<csi_proxy_client::host::Layout>,
 
-    /// The cloud to play: generic, azure, gcp, aws, vsphere or smb (its
-    /// node layout, volume ids, where and how a disk attaches, what
-    /// ControllerPublishVolume returns).
+    /// The cloud to play: generic, azure, azure-nvme, gcp, gcp-nvme, aws,
+    /// vsphere, smb or azurefile (its node layout, volume ids, where and how
+    /// a disk attaches, what ControllerPublishVolume returns).
     #[arg(long, value_name = "NAME", default_value = "generic")]
     cloud: Profile,
 
@@ -107,6 +115,15 @@ fn main() -> ExitCode {
     };
     let result = match args.command {
         Command::Serve(serve) => runtime.block_on(run(serve)),
+        Command::Sanity(args) => {
+            return match runtime.block_on(sanity::run(args)) {
+                Ok(code) => ExitCode::from(code),
+                Err(message) => {
+                    eprintln!("csi-sim-cloud sanity: {message}");
+                    ExitCode::from(sanity::SETUP_FAILURE)
+                }
+            };
+        }
         Command::Path {
             action,
             path,
@@ -153,18 +170,64 @@ async fn run(args: Serve) -> Result<(), String> {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .init();
+    let running = start(args).await?;
+    println!(
+        "ready: {} proxy endpoints, controller at {}",
+        running.server.addresses().len(),
+        running.endpoint
+    );
+    running.run_until(shutdown_signal()).await
+}
+
+/// The simulated node's proxy and the cloud's controller, serving.
+struct Running {
+    server: Server,
+    controller: tokio::task::JoinHandle<Result<(), String>>,
+    endpoint: String,
+    /// The node's files when no `--sandbox` was given (removed on drop).
+    _sandbox: Option<tempfile::TempDir>,
+}
+
+impl Running {
+    /// Serves until `stop` completes or a server fails, then shuts down.
+    async fn run_until(self, stop: impl std::future::Future<Output = ()>) -> Result<(), String> {
+        let Running {
+            mut server,
+            controller,
+            endpoint,
+            _sandbox,
+        } = self;
+        let failure = tokio::select! {
+            () = stop => None,
+            result = server.wait_for_failure() => Some(result.map_err(|e| e.to_string())),
+            result = controller => Some(result.map_err(|e| e.to_string()).and_then(|r| r)),
+        };
+        tracing::info!("shutting down");
+        let _ = std::fs::remove_file(socket_path(&endpoint));
+        let shutdown = server.shutdown().await.map_err(|e| e.to_string());
+        match failure {
+            Some(Err(e)) => Err(e),
+            _ => shutdown,
+        }
+    }
+}
+
+/// Builds the node as `args` say and starts the proxy and the controller.
+async fn start(args: Serve) -> Result<Running, String> {
     let seed = match &args.seed {
         Some(path) => Some(
             NodeSeed::from_file(path).map_err(|e| format!("seed file {}: {e}", path.display()))?,
         ),
         None => args.layout.unwrap_or(args.cloud.layout()).seed(),
     };
-    let temp_sandbox;
+    let mut temp_sandbox = None;
     let sandbox = match args.sandbox {
         Some(dir) => dir,
         None => {
-            temp_sandbox = temporary_sandbox().map_err(|e| e.to_string())?;
-            temp_sandbox.path().to_path_buf()
+            let dir = temporary_sandbox().map_err(|e| e.to_string())?;
+            let path = dir.path().to_path_buf();
+            temp_sandbox = Some(dir);
+            path
         }
     };
     let mut config = HostConfig::new(sandbox);
@@ -172,7 +235,7 @@ async fn run(args: Serve) -> Result<(), String> {
     config.seed = seed;
     let host = Host::new(config).map_err(|e| e.to_string())?;
 
-    let mut server = Server::builder()
+    let server = Server::builder()
         .socket_dir(&args.socket_dir)
         .host(host.clone())
         .start()
@@ -182,25 +245,12 @@ async fn run(args: Serve) -> Result<(), String> {
     let cloud = Cloud::with_profile(host, node_id.clone(), args.cloud);
     let controller = serve_controller(cloud, &args.endpoint)?;
     tracing::info!(node_id, endpoint = args.endpoint, cloud = %args.cloud, "controller serving");
-    let signal = shutdown_signal();
-    println!(
-        "ready: {} proxy endpoints, controller at {}",
-        server.addresses().len(),
-        args.endpoint
-    );
-
-    let failure = tokio::select! {
-        () = signal => None,
-        result = server.wait_for_failure() => Some(result.map_err(|e| e.to_string())),
-        result = controller => Some(result.map_err(|e| e.to_string()).and_then(|r| r)),
-    };
-    tracing::info!("shutting down");
-    let _ = std::fs::remove_file(socket_path(&args.endpoint));
-    let shutdown = server.shutdown().await.map_err(|e| e.to_string());
-    match failure {
-        Some(Err(e)) => Err(e),
-        _ => shutdown,
-    }
+    Ok(Running {
+        server,
+        controller,
+        endpoint: args.endpoint,
+        _sandbox: temp_sandbox,
+    })
 }
 
 fn socket_path(endpoint: &str) -> PathBuf {

@@ -35,6 +35,38 @@ pub const GENERIC_LUN: &str = "lun";
 pub const SMB_SERVER: &str = "fileserver";
 /// The SMB profile's share name.
 pub const SMB_SHARE: &str = "share";
+/// The account of the default simulated node's share: csi-sanity's stage
+/// secrets give it (`username` for smb, the storage account name for
+/// azurefile).
+pub const SMB_USER: &str = "smbuser";
+/// The password of [`SMB_USER`] (the storage account key for azurefile).
+pub const SMB_PASSWORD: &str = "Sm8-Passw0rd!";
+
+/// azurefile-csi-driver's volume context key of the SMB server
+/// (pkg/azurefile/azurefile.go `serverNameField`; the node builds the
+/// source `\\server\share[\folder]` from it in pkg/azurefile/nodeserver.go
+/// NodeStageVolume, `<account>.file.<suffix>` without it). The node reads
+/// the keys of the volume context in any case.
+pub const AZUREFILE_SERVER: &str = "server";
+/// azurefile-csi-driver's volume context key of the share name
+/// (`shareNameField`, read in `GetAccountInfo`; the volume id's third
+/// field otherwise).
+pub const AZUREFILE_SHARE_NAME: &str = "shareName";
+/// azurefile-csi-driver's volume context key of the directory in the share
+/// the volume is (`folderNameField`).
+pub const AZUREFILE_FOLDER_NAME: &str = "folderName";
+/// The azurefile profile's resource group, the first field of its ids.
+pub const AZUREFILE_RESOURCE_GROUP: &str = "sim-rg";
+
+/// The publish context key under which the gcp-nvme profile hands over a
+/// Hyperdisk's NVMe namespace identifier (decimal). On GCE the node reads
+/// it from the metadata server (`instance/disks/?recursive=true`, field
+/// `nvmeNamespaceIdentifier`, by device name:
+/// gcp-compute-persistent-disk-csi-driver
+/// pkg/mount-manager/safe-mounter-v1_windows.go `GetDiskNumber`); the
+/// simulated cloud has no metadata server, so it puts the same value here,
+/// and a plugin under test reads it in place of the metadata query.
+pub const GCE_NVME_NAMESPACE_ID: &str = "nvmeNamespaceIdentifier";
 
 /// Which cloud the simulated cloud plays.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -69,17 +101,42 @@ pub enum Profile {
     /// made at CreateVolume, as csi-driver-smb's controller makes it;
     /// no ControllerPublishVolume.
     Smb,
+    /// Azure Files (azurefile-csi-driver, `file.csi.azure.com`): no disks;
+    /// a volume is a subdirectory of the same share, with azurefile's ids
+    /// `rg#account#share#diskName#uuid#secretNamespace` (an empty disk
+    /// name: not a VHD; pkg/azurefile/azurefile.go `volumeIDTemplate`,
+    /// made in pkg/azurefile/controllerserver.go CreateVolume) and the
+    /// volume context keys its node reads: `server`, `shareName`,
+    /// `folderName`. The account is [`SMB_USER`], its key [`SMB_PASSWORD`].
+    Azurefile,
+    /// Azure on an NVMe VM size: the `azure-nvme` layout; a data disk is an
+    /// NVMe namespace of the data controller whose id is LUN + 1
+    /// (azuredisk-csi-driver pkg/os/disk/disk.go `getNVMeLunFromPath`), its
+    /// location without a LUN; `publish_context {"LUN": N}` as for Azure.
+    /// The namespace shows only in the device path, which the CSI Proxy
+    /// does not report: a node plugin finds these disks in HostProcess mode
+    /// only, as azuredisk-csi-driver does.
+    AzureNvme,
+    /// GCE Hyperdisk on NVMe: the `gce` layout; a disk is an NVMe namespace
+    /// whose page 83 id is `eui.` + its 64-bit namespace identifier + 16
+    /// zeros (gcp-compute-persistent-disk-csi-driver#2114); the publish
+    /// context carries that identifier under [`GCE_NVME_NAMESPACE_ID`], in
+    /// place of GCE's metadata server.
+    GcpNvme,
 }
 
 impl Profile {
     /// Every profile.
-    pub const ALL: [Profile; 6] = [
+    pub const ALL: [Profile; 9] = [
         Profile::Generic,
         Profile::Azure,
         Profile::Gcp,
         Profile::Aws,
         Profile::Vsphere,
         Profile::Smb,
+        Profile::Azurefile,
+        Profile::AzureNvme,
+        Profile::GcpNvme,
     ];
 
     /// The profile's name, as `--cloud` takes it.
@@ -91,15 +148,19 @@ impl Profile {
             Profile::Aws => "aws",
             Profile::Vsphere => "vsphere",
             Profile::Smb => "smb",
+            Profile::Azurefile => "azurefile",
+            Profile::AzureNvme => "azure-nvme",
+            Profile::GcpNvme => "gcp-nvme",
         }
     }
 
     /// The node layout the cloud's nodes have.
     pub fn layout(self) -> Layout {
         match self {
-            Profile::Generic | Profile::Smb => Layout::Default,
+            Profile::Generic | Profile::Smb | Profile::Azurefile => Layout::Default,
             Profile::Azure => Layout::Azure,
-            Profile::Gcp => Layout::Gce,
+            Profile::AzureNvme => Layout::AzureNvme,
+            Profile::Gcp | Profile::GcpNvme => Layout::Gce,
             Profile::Aws => Layout::Aws,
             Profile::Vsphere => Layout::Vsphere,
         }
@@ -109,33 +170,53 @@ impl Profile {
     pub fn driver_name(self) -> &'static str {
         match self {
             Profile::Generic => crate::DRIVER_NAME,
-            Profile::Azure => "disk.csi.azure.com",
-            Profile::Gcp => "pd.csi.storage.gke.io",
+            Profile::Azure | Profile::AzureNvme => "disk.csi.azure.com",
+            Profile::Gcp | Profile::GcpNvme => "pd.csi.storage.gke.io",
             Profile::Aws => "ebs.csi.aws.com",
             Profile::Vsphere => "csi.vsphere.vmware.com",
             Profile::Smb => "smb.csi.k8s.io",
+            Profile::Azurefile => "file.csi.azure.com",
         }
     }
 
-    /// Whether volumes are disks the controller attaches (all but SMB).
+    /// Whether volumes are disks the controller attaches (all but the
+    /// share profiles).
     pub fn attaches(self) -> bool {
-        self != Profile::Smb
+        !self.shares()
+    }
+
+    /// Whether volumes are directories of the node's SMB share (smb,
+    /// azurefile).
+    pub fn shares(self) -> bool {
+        matches!(self, Profile::Smb | Profile::Azurefile)
+    }
+
+    /// Whether disks attach as NVMe namespaces of one controller, told
+    /// apart by the device path (azure-nvme, gcp-nvme).
+    fn nvme(self) -> bool {
+        matches!(self, Profile::AzureNvme | Profile::GcpNvme)
     }
 
     /// The id of the cloud's `n`th volume (from 1).
     pub fn volume_id(self, n: u64) -> String {
         match self {
             Profile::Generic => format!("sim-disk-{n}"),
-            Profile::Azure => format!(
+            Profile::Azure | Profile::AzureNvme => format!(
                 "/subscriptions/00000000-0000-0000-0000-000000000000/resourceGroups/sim/providers/Microsoft.Compute/disks/sim-disk-{n}"
             ),
-            Profile::Gcp => format!(
+            Profile::Gcp | Profile::GcpNvme => format!(
                 "projects/sim-project/zones/sim-zone-a/disks/{}",
                 gce_name(n)
             ),
             Profile::Aws => format!("vol-{n:017x}"),
             Profile::Vsphere => format!("{n:08x}-0000-4000-8000-{n:012x}"),
             Profile::Smb => format!("{SMB_SERVER}/{SMB_SHARE}#{}#", smb_dir(n)),
+            // The uuid field is the volume's name in azurefile when the
+            // share is given (its CreateVolume), here the directory.
+            Profile::Azurefile => format!(
+                "{AZUREFILE_RESOURCE_GROUP}#{SMB_USER}#{SMB_SHARE}##{}#default",
+                smb_dir(n)
+            ),
         }
     }
 
@@ -144,7 +225,14 @@ impl Profile {
     /// the LUN to the node).
     fn location(self, slot: u32) -> Option<String> {
         match self {
-            Profile::Generic | Profile::Smb => None,
+            Profile::Generic | Profile::Smb | Profile::Azurefile => None,
+            // One NVMe controller for every data disk, as the layouts have.
+            Profile::AzureNvme => {
+                Some("Integrated : Bus 0 : Device 31 : Function 0 : Adapter 2".into())
+            }
+            Profile::GcpNvme => {
+                Some("PCI Slot 4 : Bus 0 : Device 0 : Function 0 : Adapter 1".into())
+            }
             Profile::Azure => Some(format!(
                 "Integrated : Adapter 3 : Port 0 : Target 0 : LUN {slot}"
             )),
@@ -162,21 +250,47 @@ impl Profile {
         }
     }
 
-    /// How the `n`th volume attaches: its location is the first slot whose
-    /// location no disk of the node has (`used`), and its ids the cloud's.
-    /// `None` when every slot is taken.
+    /// The NVMe device path of the disk at `slot` (NVMe profiles): the
+    /// namespace id after `&0&`, LUN + 1 on Azure (azuredisk-csi-driver
+    /// pkg/os/disk/disk.go), after the layout's own Hyperdisk (namespace 1)
+    /// on GCE.
+    fn device_path(self, slot: u32) -> Option<String> {
+        let (product, instance, namespace) = match self {
+            Profile::AzureNvme => ("msft_nvme_accele", "5e6f7a8b", slot + 1),
+            Profile::GcpNvme => ("google_nvme", "7c8d9e0f", slot + 2),
+            _ => return None,
+        };
+        Some(format!(
+            r"\\?\scsi#disk&ven_nvme&prod_{product}#6&{instance}&0&{namespace:06}#{}",
+            csi_proxy_client::host::storage::DISK_INTERFACE_GUID
+        ))
+    }
+
+    /// How the `n`th volume attaches: its slot is the first whose location
+    /// (NVMe profiles: device path) no disk of the node has (`used`: every
+    /// disk's location and device path), and its ids the cloud's. `None`
+    /// when every slot is taken.
     pub fn attach(self, n: u64, size: u64, used: &[String]) -> Option<(HotAttach, u32)> {
         let mut attach = HotAttach::new(size);
+        let taken = |key: Option<String>| used.iter().any(|u| Some(u) == key.as_ref());
         let slot = match self {
-            Profile::Generic | Profile::Smb => 0,
-            _ => (0..crate::SLOTS).find(|s| {
-                let l = self.location(*s).unwrap_or_default();
-                !used.iter().any(|u| u == &l)
-            })?,
+            Profile::Generic | Profile::Smb | Profile::Azurefile => 0,
+            _ if self.nvme() => (0..crate::SLOTS).find(|s| !taken(self.device_path(*s)))?,
+            _ => (0..crate::SLOTS).find(|s| !taken(self.location(*s)))?,
         };
         attach.location = self.location(slot);
+        attach.device_path = self.device_path(slot);
         match self {
-            Profile::Generic | Profile::Azure | Profile::Smb => {}
+            Profile::Generic | Profile::Azure | Profile::Smb | Profile::Azurefile => {}
+            Profile::AzureNvme => {}
+            // Both forms the layout's Hyperdisk shows: the EUI-64 in page 83
+            // and the serial number in groups of four hex digits.
+            Profile::GcpNvme => {
+                let hex = format!("{:016X}{:016X}", gce_nvme_namespace_id(n), 0);
+                attach.page83 = Some(Page83::Ascii(format!("eui.{hex}").into_bytes()));
+                let groups: Vec<&str> = (0..8).map(|i| &hex[4 * i..4 * i + 4]).collect();
+                attach.serial_number = Some(format!("{}.", groups.join("_")));
+            }
             Profile::Gcp => {
                 attach.page83 = Some(Page83::Ascii(
                     format!("Google  {}", gce_name(n)).into_bytes(),
@@ -206,8 +320,9 @@ impl Profile {
     pub fn publish_context(self, n: u64, slot: u32, lun: Option<u32>) -> HashMap<String, String> {
         let pairs: Vec<(&str, String)> = match self {
             Profile::Generic => vec![(GENERIC_LUN, lun.unwrap_or_default().to_string())],
-            Profile::Azure => vec![(AZURE_LUN, slot.to_string())],
-            Profile::Gcp | Profile::Smb => vec![],
+            Profile::Azure | Profile::AzureNvme => vec![(AZURE_LUN, slot.to_string())],
+            Profile::Gcp | Profile::Smb | Profile::Azurefile => vec![],
+            Profile::GcpNvme => vec![(GCE_NVME_NAMESPACE_ID, gce_nvme_namespace_id(n).to_string())],
             Profile::Aws => vec![(AWS_DEVICE_PATH, aws_device_name(slot))],
             Profile::Vsphere => vec![
                 (VSPHERE_DISK_UUID, vsphere_uuid(n)),
@@ -221,6 +336,12 @@ impl Profile {
 /// The GCE disk name (and device name) of the `n`th volume.
 pub fn gce_name(n: u64) -> String {
     format!("sim-disk-{n}")
+}
+
+/// The NVMe namespace identifier of the gcp-nvme profile's `n`th volume
+/// (the first 16 hex digits of its `eui.` page 83 id).
+pub fn gce_nvme_namespace_id(n: u64) -> u64 {
+    0x6E56_0000_0000_0000 | n
 }
 
 /// The subdirectory of the share that holds the SMB profile's `n`th volume.

@@ -329,6 +329,23 @@ async fn get_capacity_is_what_is_left_of_the_pool() {
     assert_eq!(capacity(&f, vec![many]).await, 0, "a disk serves one node");
 }
 
+/// A share profile's volume: its directory `dir` on the node's share,
+/// made at CreateVolume and removed at DeleteVolume; never published.
+async fn a_share_volume_is_its_directory_until_deleted(f: &Fixture, id: &str, dir: &str) {
+    let dir = f
+        .host
+        .run(|s| s.smb.share_dir("fileserver", "share").unwrap().join(dir));
+    assert!(dir.is_dir());
+    let refused = f.publish(id, false).await.unwrap_err();
+    assert_eq!(refused.code(), Code::Unimplemented);
+    let delete = csi::DeleteVolumeRequest {
+        volume_id: id.into(),
+        ..Default::default()
+    };
+    f.cloud.delete_volume(Request::new(delete)).await.unwrap();
+    assert!(!dir.exists());
+}
+
 #[tokio::test]
 async fn smb_volumes_are_subdirectories_of_the_share_and_are_not_published() {
     let f = fixture(Profile::Smb);
@@ -340,19 +357,114 @@ async fn smb_volumes_are_subdirectories_of_the_share_and_are_not_published() {
         volume.volume_context["csi.storage.k8s.io/pv/name"],
         "sim-vol-1"
     );
-    let dir = f.host.run(|s| {
-        s.smb
-            .share_dir("fileserver", "share")
-            .unwrap()
-            .join("sim-vol-1")
-    });
-    assert!(dir.is_dir());
-    let refused = f.publish(&volume.volume_id, false).await.unwrap_err();
-    assert_eq!(refused.code(), Code::Unimplemented);
-    let delete = csi::DeleteVolumeRequest {
-        volume_id: volume.volume_id.clone(),
-        ..Default::default()
-    };
-    f.cloud.delete_volume(Request::new(delete)).await.unwrap();
-    assert!(!dir.exists());
+    a_share_volume_is_its_directory_until_deleted(&f, &volume.volume_id, "sim-vol-1").await;
+}
+
+#[tokio::test]
+async fn azurefile_volumes_have_azurefiles_ids_and_context_keys() {
+    let f = fixture(Profile::Azurefile);
+    let volume = f.create("pv").await;
+    // rg#account#share#diskName#uuid#secretNamespace, as azurefile's
+    // GetFileShareInfo splits it
+    let fields: Vec<&str> = volume.volume_id.split('#').collect();
+    assert_eq!(
+        fields,
+        ["sim-rg", "smbuser", "share", "", "sim-vol-1", "default"]
+    );
+    let context = &volume.volume_context;
+    assert_eq!(context["server"], "fileserver");
+    assert_eq!(context["shareName"], "share");
+    assert_eq!(context["folderName"], "sim-vol-1");
+    a_share_volume_is_its_directory_until_deleted(&f, &volume.volume_id, "sim-vol-1").await;
+}
+
+#[tokio::test]
+async fn create_volume_parameters_reach_the_volume_context_under_the_profiles_keys() {
+    for profile in [Profile::Generic, Profile::Smb, Profile::Azurefile] {
+        let f = fixture(profile);
+        let request = csi::CreateVolumeRequest {
+            name: "pv".into(),
+            volume_capabilities: vec![capability(Mode::SingleNodeWriter)],
+            parameters: HashMap::from([
+                ("mountPermissions".to_string(), "0777".to_string()),
+                ("folderName".to_string(), "elsewhere".to_string()),
+                ("subDir".to_string(), "elsewhere".to_string()),
+            ]),
+            ..Default::default()
+        };
+        let created = f.cloud.create_volume(Request::new(request)).await;
+        let context = created.unwrap().into_inner().volume.unwrap().volume_context;
+        assert_eq!(context["mountPermissions"], "0777", "{profile}");
+        let own = match profile {
+            Profile::Smb => ("subDir", "${pv.metadata.name}"),
+            Profile::Azurefile => ("folderName", "sim-vol-1"),
+            _ => ("folderName", "elsewhere"),
+        };
+        assert_eq!(
+            context[own.0], own.1,
+            "{profile}: the volume's place is the cloud's"
+        );
+    }
+}
+
+#[tokio::test]
+async fn gcp_nvme_disks_are_found_by_their_namespace_identifier_only() {
+    published_disk_is_found_by_the_clouds_selector(Profile::GcpNvme, |id, context| {
+        assert!(
+            id.starts_with("projects/sim-project/zones/sim-zone-a/disks/"),
+            "{id}"
+        );
+        assert_eq!(
+            context.keys().collect::<Vec<_>>(),
+            ["nvmeNamespaceIdentifier"]
+        );
+        DiskSelector::GceNvmeNamespace(context["nvmeNamespaceIdentifier"].parse().unwrap())
+    })
+    .await;
+    let f = fixture(Profile::GcpNvme);
+    let id = f.create("pv").await.volume_id;
+    f.publish(&id, false).await.unwrap();
+    let (node, server) = f.node().await;
+    let name = id.rsplit('/').next().unwrap().to_string();
+    let namespace = csi_sim_cloud::gce_nvme_namespace_id(1);
+    let disk = &node
+        .find_disk(DiskSelector::GceNvmeNamespace(namespace))
+        .await
+        .unwrap();
+    assert_eq!(disk.eui64(), Some(namespace));
+    assert!(disk.lun.is_none(), "NVMe: no LUN");
+    assert!(
+        !DiskSelector::GceDeviceName(name).matches(disk),
+        "no device name in an NVMe page 83"
+    );
+    server.shutdown().await.unwrap();
+}
+
+#[tokio::test]
+async fn azure_nvme_disks_are_namespaces_lun_plus_one_of_the_data_controller() {
+    let f = fixture(Profile::AzureNvme);
+    let mut luns = Vec::new();
+    for name in ["pv-1", "pv-2"] {
+        let id = f.create(name).await.volume_id;
+        assert!(id.starts_with("/subscriptions/"), "{id}");
+        let context = f.publish(&id, false).await.unwrap();
+        assert_eq!(context.keys().collect::<Vec<_>>(), ["LUN"]);
+        luns.push(context["LUN"].parse::<u32>().unwrap());
+    }
+    // the azure-nvme layout's data controller holds namespaces 1 and 2
+    assert_eq!(luns, [2, 3]);
+    f.host.run(|s| s.rescan()).unwrap();
+    let snapshot = f.host.snapshot();
+    for lun in luns {
+        let namespace = format!("&0&{:06}#", lun + 1);
+        let disk = snapshot
+            .disks
+            .iter()
+            .find(|d| d.device_path.contains(&namespace) && d.device_path.contains("ven_nvme"))
+            .unwrap_or_else(|| panic!("no namespace {} for LUN {lun}", lun + 1));
+        assert_eq!(
+            disk.location,
+            "Integrated : Bus 0 : Device 31 : Function 0 : Adapter 2"
+        );
+    }
 }

@@ -66,13 +66,26 @@ struct Args {
     #[arg(long, value_name = "SECONDS", default_value = "300", value_parser = parse_period)]
     idle_timeout: Duration,
 
-    /// Seconds without a frame from a client after which an HTTP/2 PING is sent.
-    #[arg(long, value_name = "SECONDS", default_value = "60", value_parser = parse_period)]
+    /// Seconds without a frame from a client after which an HTTP/2 PING is
+    /// sent (grpc-go's default, as csi-proxy: 2 hours).
+    #[arg(long, value_name = "SECONDS", default_value = "7200", value_parser = parse_period)]
     keepalive_interval: Duration,
 
     /// Seconds to wait for the PING's answer before the connection is closed.
     #[arg(long, value_name = "SECONDS", default_value = "20", value_parser = parse_period)]
     keepalive_timeout: Duration,
+
+    /// Seconds a client must leave between its PINGs, as grpc-go's default
+    /// keepalive policy enforces at csi-proxy: the third PING sooner than
+    /// that after the one before (sooner than 2 hours while no call is in
+    /// flight) gets GOAWAY ENHANCE_YOUR_CALM "too_many_pings" and the
+    /// connection closed.
+    #[arg(long, value_name = "SECONDS", default_value = "300", value_parser = parse_seconds)]
+    keepalive_min_time: Duration,
+
+    /// Allow PINGs as often while no call is in flight.
+    #[arg(long)]
+    keepalive_permit_without_stream: bool,
 
     /// Concurrent calls per connection.
     #[arg(long, value_name = "N", default_value_t = 256)]
@@ -228,6 +241,10 @@ async fn run(args: Args) -> Result<(), String> {
         .shutdown_grace(args.shutdown_grace)
         .idle_timeout(args.idle_timeout)
         .keepalive(args.keepalive_interval, args.keepalive_timeout)
+        .keepalive_enforcement(
+            args.keepalive_min_time,
+            args.keepalive_permit_without_stream,
+        )
         .max_concurrent_streams(args.max_concurrent_streams)
         .max_connections(args.max_connections);
     for (rpc, delay) in args.latency {
@@ -340,5 +357,21 @@ mod tests {
         );
         let error = parse("--latency", "MountVolume=1e19").unwrap_err();
         assert!(error.contains("out of range"), "{error}");
+    }
+
+    #[test]
+    fn the_keepalive_policy_defaults_to_grpc_gos_and_may_be_shrunk() {
+        let defaults = Args::try_parse_from(["csi-proxy-server"]).unwrap();
+        assert_eq!(defaults.keepalive_min_time, Duration::from_secs(300));
+        assert!(!defaults.keepalive_permit_without_stream);
+        assert_eq!(defaults.keepalive_interval, Duration::from_secs(7200));
+        let shrunk = Args::try_parse_from([
+            "csi-proxy-server",
+            "--keepalive-min-time=0.5",
+            "--keepalive-permit-without-stream",
+        ])
+        .unwrap();
+        assert_eq!(shrunk.keepalive_min_time, Duration::from_millis(500));
+        assert!(shrunk.keepalive_permit_without_stream);
     }
 }

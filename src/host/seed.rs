@@ -96,7 +96,10 @@
 //! ```
 //! An absent section gives that group the default node's data
 //! ([`SmbSeed::default_node`], [`IscsiSeed::default_node`],
-//! [`SystemSeed::default_node`]); a present section is taken as written (an
+//! [`SystemSeed::default_node`]), and a seed with neither `[[disks]]` nor
+//! `[[volumes]]` gets the default node's disks (its system disk with `C:`,
+//! where the kubelet path lies, and the two blank data disks); a present
+//! section is taken as written (an
 //! empty `[system]` has no BIOS and no services, so with no `MSiSCSI`
 //! service every iSCSI call fails).
 
@@ -216,6 +219,13 @@ impl Host {
             iscsi_disks: BTreeMap::new(),
         };
         match &config.seed {
+            // A seed without storage (only `[smb]`, say) still needs the
+            // system disk: without `C:` no kubelet path exists and every
+            // stage fails at its first mkdir. It gets the default node's
+            // disks, as an absent group section gets the default node's.
+            Some(seed) if seed.disks.is_empty() && seed.volumes.is_empty() => {
+                build_default(&mut node)?
+            }
             Some(seed) => seed.apply(&mut node)?,
             None => build_default(&mut node)?,
         }
@@ -279,7 +289,8 @@ fn build_default(node: &mut HostState) -> HostResult<()> {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NodeSeed {
-    /// Disks, attached in order.
+    /// Disks, attached in order; none (and no volumes) = the default
+    /// node's disks, so that the node has its system volume `C:`.
     #[serde(default)]
     pub disks: Vec<DiskSeed>,
     /// Partitions/volumes, created in order.

@@ -500,8 +500,8 @@ impl Node {
     // ------------------------------------------------------------ disks
 
     /// Finds an attached disk: rescans once, then looks every
-    /// [interval](NodeOptions::find_disk_interval) until the
-    /// [timeout](NodeOptions::find_disk_timeout); [`Error::DiskNotFound`]
+    /// [interval](super::NodeOptions::find_disk_interval) until the
+    /// [timeout](super::NodeOptions::find_disk_timeout); [`Error::DiskNotFound`]
     /// lists what the node showed at the last look.
     ///
     /// A selector by location or number ([`DiskSelector::Lun`],

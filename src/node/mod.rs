@@ -29,7 +29,7 @@
 //!
 //! Each CSI node call is one method; what varies between drivers is an
 //! option set on the call before `.await` (the method returns a builder
-//! that implements [`IntoFuture`](std::future::IntoFuture)):
+//! that implements [`std::future::IntoFuture`]):
 //!
 //! ```no_run
 //! # use csi_proxy_client::node::{Node, SmbCredentials};

@@ -137,7 +137,7 @@ impl Node {
     /// NodeStageVolume of a share: stages the SMB share path `remote` (`\\server\share\dir`, `/` accepted)
     /// at `path`: maps the share root with `credentials` and links `path`
     /// to `remote`, recording one reference for the share root in the
-    /// [store](NodeOptions::smb_store). Already staged: Ok, once the
+    /// [store](super::NodeOptions::smb_store). Already staged: Ok, once the
     /// mapping is checked (a stale one, `Disconnected` after a restart, is
     /// made again).
     ///
@@ -519,7 +519,7 @@ impl Node {
     /// crash between removing the link and the mapping, or a volume
     /// unstaged while the references were lost) is dropped, and the
     /// mapping goes with the last one. A mapping a linked path still uses
-    /// is never removed. Only mappings the [store](NodeOptions::smb_store)
+    /// is never removed. Only mappings the [store](super::NodeOptions::smb_store)
     /// records are known: with a store in memory there is nothing to do.
     /// Returns the share roots whose mappings were removed.
     pub async fn smb_reconcile(&self) -> Result<Vec<String>, Error> {

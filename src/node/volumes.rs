@@ -35,7 +35,7 @@ impl Node {
     /// ([`Error::NotEmpty`]): nothing is changed.
     ///
     /// The disk that holds Windows is never touched: [`Error::OsDisk`],
-    /// before any call that changes it (see [`DiskInfo::os_disk`] for how
+    /// before any call that changes it (see [`DiskInfo::os_disk`](super::DiskInfo::os_disk) for how
     /// it is found). Where it cannot be known (a proxy without volume
     /// v2alpha1), a disk showing volumes this node did not stage is
     /// [`Error::OsDiskUnknown`] unless

@@ -13,7 +13,7 @@
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU8, AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, AtomicU64, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -28,6 +28,7 @@ use tonic::service::Routes;
 use super::deadline;
 use super::host_time::{self, Whole};
 use super::listen::Limits;
+use super::ping_strikes::{Enforced, Strikes};
 use crate::h2io::{RecvBody, Silence, Watched, watch_silence};
 
 /// hyper's server defaults, kept when the server moved onto h2 directly:
@@ -73,7 +74,10 @@ where
             .max_send_buffer_size(MAX_SEND_BUFFER)
             .max_local_error_reset_streams(Some(MAX_LOCAL_ERROR_RESETS))
             .max_concurrent_streams(limits.max_concurrent_streams)
-            .handshake::<_, Bytes>(Watched::new(io, reads.clone()));
+            .handshake::<_, Bytes>(Watched::new(
+                Enforced::new(io, Strikes::new(limits.keepalive_policy, activity.clone())),
+                reads.clone(),
+            ));
         tokio::select! {
             handshake = handshake => match handshake {
                 Ok(connection) => connection,
@@ -228,6 +232,9 @@ async fn call(
         }
     };
     let Ok(response) = response;
+    // Headers, data and trailers each forgive the client's PING strikes,
+    // as in grpc-go (its `setResetPingStrikes`).
+    activity.answer();
     let (head, mut body) = response.into_parts();
     let head = http::Response::from_parts(head, ());
     if body.is_end_stream() {
@@ -240,6 +247,7 @@ async fn call(
     };
     loop {
         let frame = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx)).await;
+        activity.answer();
         let sent = match frame {
             Some(Ok(frame)) => match frame.into_data() {
                 Ok(data) => send.send_data(data, false),
@@ -394,8 +402,11 @@ pub(super) async fn stopped(stop: &mut watch::Receiver<bool>) {
 /// the count fell to zero a new idle timer was armed.) The idle timer
 /// instead sleeps until the earliest moment the connection could be idle
 /// and looks again.
-struct Activity {
+pub(super) struct Activity {
     in_flight: AtomicUsize,
+    /// Set when a call sends its response's headers, data or trailers:
+    /// grpc-go then forgives the client's PING strikes (`ping_strikes`).
+    answered: AtomicBool,
     /// When the connection was opened: `last_end` counts from it.
     opened: Instant,
     /// Nanoseconds from `opened` to the end of the latest call.
@@ -406,9 +417,25 @@ impl Activity {
     fn new() -> Self {
         Self {
             in_flight: AtomicUsize::new(0),
+            answered: AtomicBool::new(false),
             opened: Instant::now(),
             last_end: AtomicU64::new(0),
         }
+    }
+
+    /// How many calls are in flight.
+    pub(super) fn calls(&self) -> usize {
+        self.in_flight.load(Ordering::SeqCst)
+    }
+
+    /// Whether a response frame was sent since the last look.
+    pub(super) fn take_answered(&self) -> bool {
+        self.answered.swap(false, Ordering::Relaxed)
+    }
+
+    /// Notes that a call sent a frame of its response.
+    fn answer(&self) {
+        self.answered.store(true, Ordering::Relaxed);
     }
 
     /// Completes once no call has been in flight for `timeout`.

@@ -15,6 +15,7 @@ use tokio::task::JoinSet;
 use tonic::service::Routes;
 
 use super::connection::{self, stopped};
+use super::ping_strikes::KeepalivePolicy;
 use crate::authority::LocalAuthority;
 use crate::transport::Address;
 
@@ -27,6 +28,8 @@ pub(super) struct Limits {
     pub keepalive_interval: Duration,
     /// ... and the connection closed if the ACK does not come within this.
     pub keepalive_timeout: Duration,
+    /// How often the client may send PINGs (grpc-go's enforcement).
+    pub keepalive_policy: KeepalivePolicy,
     /// Concurrent streams (calls) per connection.
     pub max_concurrent_streams: u32,
     /// Open connections over all endpoints of the server; beyond it a new
@@ -86,6 +89,11 @@ impl Limits {
             ("idle timeout", self.idle_timeout, MIN_PERIOD),
             ("keepalive interval", self.keepalive_interval, MIN_PERIOD),
             ("keepalive timeout", self.keepalive_timeout, MIN_PERIOD),
+            (
+                "keepalive minimum time",
+                self.keepalive_policy.min_time,
+                Duration::ZERO,
+            ),
             ("shutdown grace", self.shutdown_grace, Duration::ZERO),
         ]
         .into_iter()
@@ -114,8 +122,12 @@ impl Limits {
 
 /// Default of [`Limits::idle_timeout`]: 5 minutes.
 pub(super) const IDLE_TIMEOUT: Duration = Duration::from_secs(300);
-/// Default of [`Limits::keepalive_interval`]: 60 s.
-pub(super) const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(60);
+/// Default of [`Limits::keepalive_interval`]: 2 hours, grpc-go's server
+/// default (`defaultServerKeepaliveTime`, grpc/grpc-go
+/// `internal/transport/defaults.go`), which csi-proxy keeps. A server that
+/// PINGs sooner hides from its suites how often a client PINGs: the client
+/// hears the server's PINGs and has no silence to PING into.
+pub(super) const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(2 * 60 * 60);
 /// Default of [`Limits::keepalive_timeout`]: 20 s.
 pub(super) const KEEPALIVE_TIMEOUT: Duration = Duration::from_secs(20);
 /// Default of [`Limits::max_concurrent_streams`]: 256.
@@ -131,6 +143,7 @@ impl Default for Limits {
             idle_timeout: IDLE_TIMEOUT,
             keepalive_interval: KEEPALIVE_INTERVAL,
             keepalive_timeout: KEEPALIVE_TIMEOUT,
+            keepalive_policy: KeepalivePolicy::default(),
             max_concurrent_streams: MAX_CONCURRENT_STREAMS,
             connections: Arc::new(Semaphore::new(MAX_CONNECTIONS)),
             shutdown_grace: SHUTDOWN_GRACE,

@@ -22,6 +22,7 @@ pub(crate) mod host_time;
 mod iscsi;
 mod listen;
 mod message;
+mod ping_strikes;
 #[cfg(windows)]
 mod pipe;
 mod run;

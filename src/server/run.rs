@@ -120,14 +120,39 @@ impl ServerBuilder {
     /// HTTP/2 keepalive: every `interval`, if nothing has come from the
     /// client since the last look, a PING (also while no call is in
     /// flight), and the connection closed if the answer takes longer than
-    /// `timeout` (defaults 60 s and 20 s). A client that has gone silent is
-    /// noticed one to two intervals after its last frame, plus the timeout.
-    /// Both from [`MIN_PERIOD`](crate::MIN_PERIOD) to
+    /// `timeout` (defaults 2 hours and 20 s, grpc-go's server defaults,
+    /// which csi-proxy keeps). A client that has gone silent is noticed one
+    /// to two intervals after its last frame, plus the timeout. Both from
+    /// [`MIN_PERIOD`](crate::MIN_PERIOD) to
     /// [`MAX_DURATION`](crate::MAX_DURATION), or [`start`](Self::start) fails.
     #[must_use]
     pub fn keepalive(mut self, interval: Duration, timeout: Duration) -> Self {
         self.limits.keepalive_interval = interval;
         self.limits.keepalive_timeout = timeout;
+        self
+    }
+
+    /// How often a client may PING, enforced as grpc-go's server enforces
+    /// its default keepalive policy, which csi-proxy has: a PING sooner
+    /// than `min_time` after the client's previous one is a strike (while
+    /// no call is in flight, sooner than two hours, unless
+    /// `permit_without_stream`); a response sent forgives the strikes; at
+    /// the third strike the server answers GOAWAY `ENHANCE_YOUR_CALM` with
+    /// debug data `too_many_pings` and closes the connection, failing its
+    /// calls in flight. Defaults: 5 minutes, false (grpc-go's). `min_time`
+    /// at most [`MAX_DURATION`](crate::MAX_DURATION), or
+    /// [`start`](Self::start) fails; tests shrink it to see the policy in
+    /// seconds.
+    #[must_use]
+    pub fn keepalive_enforcement(
+        mut self,
+        min_time: Duration,
+        permit_without_stream: bool,
+    ) -> Self {
+        self.limits.keepalive_policy = super::ping_strikes::KeepalivePolicy {
+            min_time,
+            permit_without_stream,
+        };
         self
     }
 
@@ -443,6 +468,26 @@ mod tests {
         out
     }
 
+    /// The header block of a `ListDiskLocations` call to `authority`, each
+    /// field a literal without indexing (RFC 7541, 6.2.2).
+    fn list_disk_locations(authority: &str) -> Vec<u8> {
+        let mut block = Vec::new();
+        for (name, value) in [
+            (":method", "POST"),
+            (":scheme", "http"),
+            (":path", "/v1.Disk/ListDiskLocations"),
+            (":authority", authority),
+            ("content-type", "application/grpc"),
+            ("te", "trailers"),
+        ] {
+            block.extend_from_slice(&[0x00, name.len() as u8]);
+            block.extend_from_slice(name.as_bytes());
+            block.push(value.len() as u8);
+            block.extend_from_slice(value.as_bytes());
+        }
+        block
+    }
+
     /// A raw HTTP/2 client: connects, sends the preface and `SETTINGS`.
     async fn raw_client(server: &Server) -> UnixStream {
         let Address::Unix(path) = server.address("disk", "v1").unwrap() else {
@@ -520,6 +565,10 @@ mod tests {
             ),
             ("shutdown grace", Server::builder().shutdown_grace(over)),
             (
+                "keepalive minimum time",
+                Server::builder().keepalive_enforcement(over, false),
+            ),
+            (
                 "injected latency",
                 Server::builder().latency("MountVolume", over),
             ),
@@ -590,6 +639,107 @@ mod tests {
         );
     }
 
+    /// Sends `pings` PINGs, `apart` from each other, and reads what the
+    /// server sends until it closes (or an hour has passed).
+    async fn ping(server: &Server, pings: u8, apart: Duration) -> Vec<(u8, u8, u32, Vec<u8>)> {
+        let mut client = raw_client(server).await;
+        for n in 0..pings {
+            if n > 0 {
+                tokio::time::sleep(apart).await;
+            }
+            client.write_all(&frame(PING, 0, 0, &[n; 8])).await.unwrap();
+        }
+        let mut frames = Vec::new();
+        let _ = tokio::time::timeout(Duration::from_secs(3600), async {
+            while let Some(frame) = next_frame(&mut client).await {
+                frames.push(frame);
+            }
+        })
+        .await;
+        frames
+    }
+
+    const GOAWAY: u8 = 0x7;
+
+    /// grpc-go's default policy (`handlePing`, grpc/grpc-go
+    /// internal/transport/http2_server.go): with no call in flight, PINGs
+    /// must come 2 hours apart; the first is free, three strikes are
+    /// allowed, the fourth PING in a row gets GOAWAY ENHANCE_YOUR_CALM
+    /// `too_many_pings` and the connection closed.
+    #[tokio::test(start_paused = true)]
+    async fn the_fourth_ping_too_soon_gets_goaway_too_many_pings_and_the_connection_closed() {
+        let (_dir, server) = disk_server(Server::builder()).await;
+        let frames = ping(&server, 4, Duration::from_secs(60)).await;
+        let last = frames.last().expect("frames from the server");
+        assert_eq!(last.0, GOAWAY, "{frames:?}");
+        let (_, _, stream, payload) = last;
+        assert_eq!(*stream, 0);
+        assert_eq!(payload[..4], [0, 0, 0, 0], "no stream was opened");
+        assert_eq!(payload[4..8], [0, 0, 0, 0xb], "ENHANCE_YOUR_CALM");
+        assert_eq!(&payload[8..], b"too_many_pings");
+        let acks = frames.iter().filter(|f| f.0 == PING && f.1 == 1).count();
+        assert!(acks >= 3, "{frames:?}");
+    }
+
+    /// How many PINGs `frames` acknowledge, and whether they include a
+    /// GOAWAY `ENHANCE_YOUR_CALM`.
+    fn answered(frames: &[(u8, u8, u32, Vec<u8>)]) -> (usize, bool) {
+        let acks = frames.iter().filter(|f| f.0 == PING && f.1 == 1).count();
+        let calm = frames
+            .iter()
+            .any(|f| f.0 == GOAWAY && f.3[4..8] == [0, 0, 0, 0xb]);
+        (acks, calm)
+    }
+
+    /// A call the client sent right behind the PING that was one too many
+    /// is not processed, and the GOAWAY does not cover it: the client may
+    /// send it again, and it is done once.
+    #[tokio::test(start_paused = true)]
+    async fn a_call_behind_the_ping_one_too_many_is_not_processed_nor_covered() {
+        let (_dir, server) = disk_server(Server::builder()).await;
+        let mut client = raw_client(&server).await;
+        for n in 0..3 {
+            client.write_all(&frame(PING, 0, 0, &[n; 8])).await.unwrap();
+            tokio::time::sleep(Duration::from_secs(60)).await;
+        }
+        let mut burst = frame(PING, 0, 0, &[3; 8]);
+        burst.extend(frame(0x1, 0x4, 1, &list_disk_locations("csi-proxy")));
+        burst.extend(frame(0x0, 0x1, 1, &[0; 5]));
+        client.write_all(&burst).await.unwrap();
+        let mut frames = Vec::new();
+        while let Some(frame) = next_frame(&mut client).await {
+            frames.push(frame);
+        }
+        let (kind, _, _, payload) = frames.last().expect("frames from the server");
+        assert_eq!(*kind, GOAWAY, "{frames:?}");
+        assert_eq!(payload[..4], [0, 0, 0, 0], "the GOAWAY covers stream 1");
+        assert!(
+            frames.iter().all(|f| f.2 != 1),
+            "stream 1 was answered: {frames:?}"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn three_pings_too_soon_are_tolerated() {
+        let builder = Server::builder().idle_timeout(Duration::from_secs(600));
+        let (_dir, server) = disk_server(builder).await;
+        let frames = ping(&server, 3, Duration::from_secs(60)).await;
+        // Closed by the idle timeout, not by the policy.
+        assert_eq!(answered(&frames), (3, false), "{frames:?}");
+    }
+
+    /// The policy's minimum shrunk, and PINGs without calls permitted:
+    /// PINGs that far apart are never strikes.
+    #[tokio::test(start_paused = true)]
+    async fn pings_at_the_minimum_time_are_no_strikes_where_permitted() {
+        let builder = Server::builder()
+            .idle_timeout(Duration::from_secs(3600))
+            .keepalive_enforcement(Duration::from_secs(10), true);
+        let (_dir, server) = disk_server(builder).await;
+        let frames = ping(&server, 8, Duration::from_secs(10)).await;
+        assert_eq!(answered(&frames), (8, false), "{frames:?}");
+    }
+
     #[tokio::test]
     async fn the_stream_limit_is_announced_in_the_servers_settings() {
         let (_dir, server) = disk_server(Server::builder().max_concurrent_streams(3)).await;
@@ -641,20 +791,7 @@ mod tests {
     async fn a_socket_path_as_authority_is_accepted() {
         let (_dir, server) = disk_server(Server::builder()).await;
         let mut client = raw_client(&server).await;
-        let mut block = Vec::new();
-        for (name, value) in [
-            (":method", "POST"),
-            (":scheme", "http"),
-            (":path", "/v1.Disk/ListDiskLocations"),
-            (":authority", "tmp%2Fdir%2Fcsi-proxy-disk-v1.sock"),
-            ("content-type", "application/grpc"),
-            ("te", "trailers"),
-        ] {
-            block.extend_from_slice(&[0x00, name.len() as u8]);
-            block.extend_from_slice(name.as_bytes());
-            block.push(value.len() as u8);
-            block.extend_from_slice(value.as_bytes());
-        }
+        let block = list_disk_locations("tmp%2Fdir%2Fcsi-proxy-disk-v1.sock");
         client.write_all(&frame(0x1, 0x4, 1, &block)).await.unwrap();
         client
             .write_all(&frame(0x0, 0x1, 1, &[0; 5]))

@@ -34,10 +34,10 @@ type Stream = tokio::net::windows::named_pipe::NamedPipeClient;
 /// let options = ConnectOptions::default()
 ///     .with_connect_timeout(Duration::from_secs(2))
 ///     .with_request_timeout(Duration::from_secs(30))
-///     .with_keepalive_interval(Some(Duration::from_secs(20)));
+///     .with_keepalive_interval(Some(Duration::from_secs(10 * 60)));
 /// assert_eq!(options.connect_timeout(), Duration::from_secs(2));
 /// assert_eq!(options.request_timeout(), Some(Duration::from_secs(30)));
-/// assert_eq!(options.keepalive_interval(), Some(Duration::from_secs(20)));
+/// assert_eq!(options.keepalive_interval(), Some(Duration::from_secs(600)));
 /// ```
 ///
 /// # Liveness
@@ -59,14 +59,37 @@ type Stream = tokio::net::windows::named_pipe::NamedPipeClient;
 /// dials again. A server that falls silent is so noticed between one and two
 /// intervals after its last frame, plus the timeout.
 ///
-/// The defaults (PING after 60 s of silence during a call, 20 s to answer,
-/// no PING while no call is in flight) suit csi-proxy, whose grpc-go server
-/// by default closes the connection of a client that sends PINGs more often
-/// than every 5 minutes without calls in between, or while no call is in
-/// flight: a 60 s interval reaches that limit only after a call has been
-/// silent for 4 minutes, longer than the node layer's default deadline. Idle
-/// PINGs ([`with_keepalive_while_idle`](Self::with_keepalive_while_idle))
-/// suit servers that allow them (the crate's reference server does).
+/// # The default keepalive and csi-proxy
+///
+/// csi-proxy's grpc-go server enforces grpc-go's default keepalive policy
+/// (grpc/grpc-go `keepalive/keepalive.go`, `handlePing` in
+/// `internal/transport/http2_server.go`): a PING that comes less than 5
+/// minutes after the client's previous one (less than 2 hours while no
+/// call is in flight) is a strike, a response the server sends forgives
+/// them, and the third strike gets GOAWAY `ENHANCE_YOUR_CALM`
+/// `too_many_pings` and the connection closed, with the calls on it. So
+/// the defaults PING only while a call is in flight and only after
+/// [`DEFAULT_KEEPALIVE_INTERVAL`] (6 minutes: the 5 of the policy and a
+/// minute of margin) of silence, with 20 s to answer; two PINGs are never
+/// closer than the interval. However long a call runs at the proxy (a
+/// `FormatVolume` of a large disk, a host under load), its connection
+/// stays open and it is sent once. (With PINGs every 60 s, this crate's
+/// default before, a call the proxy held for 5 minutes lost its connection
+/// at the fourth PING: a read was sent again, a change lost its outcome.)
+///
+/// The price: a proxy that hangs without closing its pipe is noticed 6 to
+/// 12 minutes (plus the 20 s) into a call. A caller that needs to know
+/// sooner sets a [request timeout](Self::with_request_timeout), which
+/// bounds every call whatever the peer does (the node layer gives each of
+/// its operations a deadline); a proxy that exits is noticed at once, as
+/// its pipe or socket closes. A shorter interval is for servers whose
+/// policy allows it: against csi-proxy, an interval under 5 minutes gets a
+/// call cut off once it has been silent for about four intervals.
+///
+/// Idle PINGs ([`with_keepalive_while_idle`](Self::with_keepalive_while_idle))
+/// suit servers that allow them; csi-proxy closes (harmlessly, the next
+/// call dials again) the connection of an idle client that PINGs more
+/// often than every 2 hours.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConnectOptions {
     connect_timeout: Duration,
@@ -78,16 +101,22 @@ pub struct ConnectOptions {
     retry: RetryPolicy,
 }
 
+/// The default [keepalive interval](ConnectOptions::with_keepalive_interval):
+/// 6 minutes, more than the 5 minutes csi-proxy's grpc-go server requires
+/// between a client's PINGs.
+pub const DEFAULT_KEEPALIVE_INTERVAL: Duration = Duration::from_secs(6 * 60);
+
 impl Default for ConnectOptions {
     /// A 5 s connect timeout, 1 s for the first handshake, no request
-    /// timeout, keepalive PINGs after 60 s of silence during a call with 20 s
-    /// to answer, and [`RetryPolicy::default`]'s safe retries.
+    /// timeout, keepalive PINGs after [`DEFAULT_KEEPALIVE_INTERVAL`] of
+    /// silence during a call with 20 s to answer, and
+    /// [`RetryPolicy::default`]'s safe retries.
     fn default() -> Self {
         Self {
             connect_timeout: Duration::from_secs(5),
             handshake_timeout: Duration::from_secs(1),
             request_timeout: None,
-            keepalive_interval: Some(Duration::from_secs(60)),
+            keepalive_interval: Some(DEFAULT_KEEPALIVE_INTERVAL),
             keepalive_timeout: Duration::from_secs(20),
             keepalive_while_idle: false,
             retry: RetryPolicy::default(),
@@ -128,7 +157,8 @@ impl ConnectOptions {
     }
 
     /// After how long without a frame from the server a PING is sent (none:
-    /// no keepalive PINGs; default 60 s; clamped to
+    /// no keepalive PINGs; default [`DEFAULT_KEEPALIVE_INTERVAL`], see
+    /// [the default keepalive and csi-proxy](Self#the-default-keepalive-and-csi-proxy); clamped to
     /// [`MIN_PERIOD`](crate::MIN_PERIOD) ..= [`MAX_DURATION`](crate::MAX_DURATION)).
     #[must_use]
     pub fn with_keepalive_interval(mut self, interval: Option<Duration>) -> Self {

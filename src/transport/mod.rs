@@ -34,6 +34,6 @@ mod unary;
 
 pub use address::{Address, SOCKET_DIR_ENV};
 #[cfg(feature = "client")]
-pub use connection::{ConnectOptions, Connection, IN_PROCESS};
+pub use connection::{ConnectOptions, Connection, DEFAULT_KEEPALIVE_INTERVAL, IN_PROCESS};
 #[cfg(feature = "client")]
 pub use retry::{RetryPolicy, RpcEffect, rpc_effect};

@@ -37,6 +37,7 @@ mod field_time;
 mod flows;
 mod host_process;
 mod identity_safety;
+mod keepalive_policy;
 mod mock;
 mod mockall;
 mod node;

@@ -1,4 +1,4 @@
-use csi_node_server::{Driver, Plugin, Step, Volume, VolumeRequest, async_trait, serve, stop_signal};
+use csi_node_server::{Driver, Plugin, Step, VolumeRequest, VolumeSource, async_trait, serve, stop_signal};
 use csi_proxy_client::node::{DiskSelector, Node, NodeOptions};
 use tonic::{Status, transport::Server};
 use tower::limit::ConcurrencyLimitLayer;
@@ -12,14 +12,14 @@ impl Driver for CloudDisks {
     fn node_id(&self) -> &str { "node-1" }
     // Async, with the request's contexts and secrets: no LUN in the publish
     // context, so read the attachment record the cloud's agent writes.
-    async fn volume(&self, r: &VolumeRequest<'_>) -> Result<Volume, Status> {
+    async fn volume(&self, r: &VolumeRequest<'_>) -> Result<VolumeSource, Status> {
         let lun = match r.publish_context.get("lun") {
             Some(lun) => lun.clone(),
             None => tokio::fs::read_to_string(format!(r"C:\k\attached\{}", r.volume_id)).await
                 .map_err(|e| Status::not_found(format!("{} is not attached: {e}", r.volume_id)))?,
         };
         let lun = lun.trim().parse().map_err(|_| Status::invalid_argument("bad LUN"))?;
-        Ok(Volume::Disk(DiskSelector::Lun(lun)))
+        Ok(VolumeSource::Disk(DiskSelector::Lun(lun)))
     }
     // Before each stage, with the volume's lock held; an error ends the call.
     async fn before(&self, _node: &Node, step: Step<'_>) -> Result<(), Status> {

@@ -1,4 +1,4 @@
-use csi_node_server::{Driver, Plugin, Volume, VolumeRequest, async_trait, serve, stop_signal};
+use csi_node_server::{Driver, Plugin, VolumeRequest, VolumeSource, async_trait, serve, stop_signal};
 use csi_proxy_client::node::{DiskSelector, Node, NodeOptions};
 use tonic::Status;
 
@@ -9,11 +9,11 @@ impl Driver for MyDriver {
     fn name(&self) -> &str { "disk.csi.example.com" }
     fn version(&self) -> &str { env!("CARGO_PKG_VERSION") }
     fn node_id(&self) -> &str { "node-1" }
-    async fn volume(&self, r: &VolumeRequest<'_>) -> Result<Volume, Status> {
+    async fn volume(&self, r: &VolumeRequest<'_>) -> Result<VolumeSource, Status> {
         match r.volume_context.get("source") {
-            Some(share) => Ok(Volume::Smb(share.clone())),   // credentials: secrets username/password[/domain]
+            Some(share) => r.smb(share.as_str()),   // account: secrets username/password[/domain]
             None => r.publish_context.get("lun").and_then(|l| l.parse().ok())
-                .map(|lun| Volume::Disk(DiskSelector::Lun(lun)))
+                .map(|lun| VolumeSource::Disk(DiskSelector::Lun(lun)))
                 .ok_or_else(|| Status::invalid_argument("publish_context lun missing")),
         }
     }

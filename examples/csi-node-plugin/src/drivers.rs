@@ -12,7 +12,9 @@ use std::str::FromStr;
 use csi_node_server::csi::v1::node_service_capability::rpc;
 use csi_node_server::csi::v1::volume_capability::access_mode::Mode;
 use csi_node_server::driver::CAPABILITIES;
-use csi_node_server::{Volume, default_access_mode, default_fs_type};
+use csi_node_server::{
+    LockScope, VolumeSource, default_access_mode, default_fs_type, default_smb_credentials,
+};
 use csi_proxy_client::node::{DiskSelector, SmbCredentials};
 use tonic::Status;
 
@@ -33,17 +35,20 @@ pub enum Flavor {
     Vsphere,
     /// csi-driver-smb (`smb.csi.k8s.io`).
     Smb,
+    /// azurefile-csi-driver (`file.csi.azure.com`), its SMB shares.
+    Azurefile,
 }
 
 impl Flavor {
     /// Every flavor.
-    pub const ALL: [Flavor; 6] = [
+    pub const ALL: [Flavor; 7] = [
         Flavor::Example,
         Flavor::Azuredisk,
         Flavor::GcpPd,
         Flavor::AwsEbs,
         Flavor::Vsphere,
         Flavor::Smb,
+        Flavor::Azurefile,
     ];
 
     /// The name `--driver` takes.
@@ -55,6 +60,7 @@ impl Flavor {
             Flavor::AwsEbs => "aws-ebs",
             Flavor::Vsphere => "vsphere",
             Flavor::Smb => "smb",
+            Flavor::Azurefile => "azurefile",
         }
     }
 
@@ -68,25 +74,36 @@ impl Flavor {
             Flavor::AwsEbs => "ebs.csi.aws.com",
             Flavor::Vsphere => "csi.vsphere.vmware.com",
             Flavor::Smb => "smb.csi.k8s.io",
+            Flavor::Azurefile => "file.csi.azure.com",
         }
     }
 
-    /// The volume a stage or publish names, as the upstream driver reads it.
+    /// The volume a stage or publish names, as the upstream driver reads
+    /// it, with a share's account from `secrets`.
     pub fn resolve(
         self,
         volume_id: &str,
         volume_context: &HashMap<String, String>,
         publish_context: &HashMap<String, String>,
-    ) -> Result<Volume, Status> {
+        secrets: &HashMap<String, String>,
+    ) -> Result<VolumeSource, Status> {
+        let share = |share| {
+            Ok(VolumeSource::Smb {
+                share,
+                credentials: self.smb_credentials(secrets)?,
+            })
+        };
         match self {
-            Flavor::Example => example(volume_context, publish_context),
+            Flavor::Example => match example(volume_context, publish_context)? {
+                Named::Share(source) => share(source),
+                Named::Disk(disk) => Ok(VolumeSource::Disk(disk)),
+            },
             Flavor::Azuredisk => azure_lun(publish_context),
-            Flavor::GcpPd => {
-                gce_device_name(volume_id).map(|n| Volume::Disk(DiskSelector::GceDeviceName(n)))
-            }
+            Flavor::GcpPd => gce_disk(volume_id, publish_context),
             Flavor::AwsEbs => ebs(volume_id, publish_context),
             Flavor::Vsphere => vsphere(publish_context),
-            Flavor::Smb => smb_source(volume_context).map(Volume::Smb),
+            Flavor::Smb => share(smb_source(volume_context)?),
+            Flavor::Azurefile => share(azurefile_source(volume_id, volume_context)?),
         }
     }
 
@@ -97,7 +114,7 @@ impl Flavor {
     /// `GetVolumeCapabilityFsType`; others FAILED_PRECONDITION). aws-ebs
     /// (`ext3`, `ext4`, `xfs`, `ntfs`, pkg/driver/node.go), SMB and the
     /// example: the library's default, which is the same.
-    pub fn fs_type(self, volume: &Volume, fs_type: &str) -> Result<(), Status> {
+    pub fn fs_type(self, volume: &VolumeSource, fs_type: &str) -> Result<(), Status> {
         let lower = fs_type.to_ascii_lowercase();
         match self {
             Flavor::Azuredisk => Ok(()),
@@ -120,7 +137,7 @@ impl Flavor {
     /// `isValidVolumeCapabilities`; the multi-node writer mode is for block
     /// volumes). GCE, SMB and the example: the library's default (GCE serves
     /// MULTI_NODE_READER_ONLY; a share serves every mode).
-    pub fn access_mode(self, volume: &Volume, mode: Mode) -> Result<(), Status> {
+    pub fn access_mode(self, volume: &VolumeSource, mode: Mode) -> Result<(), Status> {
         let single_node = matches!(
             mode,
             Mode::SingleNodeWriter
@@ -184,7 +201,10 @@ impl Flavor {
             // reports GET_VOLUME_STATS (the share's size and free space);
             // csi-node-server reports no usage for an SMB volume yet, which
             // csi-sanity refuses, so the flavor leaves stats out until it does.
-            Flavor::Smb => vec![
+            // azurefile-csi-driver pkg/azurefile/azurefile.go NewDriver: the
+            // same, its stats (on by default) left out for the same reason;
+            // its NodeExpandVolume answers UNIMPLEMENTED.
+            Flavor::Smb | Flavor::Azurefile => vec![
                 T::StageUnstageVolume,
                 T::SingleNodeMultiWriter,
                 T::VolumeMountGroup,
@@ -205,6 +225,17 @@ impl Flavor {
         matches!(self, Flavor::GcpPd | Flavor::AwsEbs | Flavor::Vsphere)
     }
 
+    /// How calls on one volume are kept apart: csi-driver-smb locks its
+    /// stage and unstage per volume id and staging path and takes no lock
+    /// at publish (pkg/smb/nodeserver.go), so two pods publish one share
+    /// at once; the disk drivers, per volume id.
+    pub fn lock_scope(self) -> LockScope {
+        match self {
+            Flavor::Smb => LockScope::VolumeAndPath,
+            _ => LockScope::Volume,
+        }
+    }
+
     /// SMB credentials from the secrets: the library's default, except that
     /// csi-driver-smb on Windows puts a user without a domain in `AZURE`
     /// (pkg/smb/smb.go `defaultDomainName`, pkg/smb/nodeserver.go).
@@ -212,8 +243,11 @@ impl Flavor {
         self,
         secrets: &HashMap<String, String>,
     ) -> Result<SmbCredentials, Status> {
+        if self == Flavor::Azurefile {
+            return azurefile_credentials(secrets);
+        }
         if self != Flavor::Smb {
-            return csi_node_server::smb_credentials(secrets);
+            return default_smb_credentials(secrets);
         }
         let has = |key: &str| {
             secrets
@@ -223,10 +257,16 @@ impl Flavor {
         if has("username") && !has("domain") {
             let mut with_domain = secrets.clone();
             with_domain.insert("domain".into(), "AZURE".into());
-            return csi_node_server::smb_credentials(&with_domain);
+            return default_smb_credentials(&with_domain);
         }
-        csi_node_server::smb_credentials(secrets)
+        default_smb_credentials(secrets)
     }
+}
+
+/// What the example's rule names: a share's path or a disk.
+enum Named {
+    Share(String),
+    Disk(DiskSelector),
 }
 
 /// The example's rule: an SMB share by `volume_context["source"]`, else a
@@ -234,15 +274,15 @@ impl Flavor {
 fn example(
     volume_context: &HashMap<String, String>,
     publish_context: &HashMap<String, String>,
-) -> Result<Volume, Status> {
+) -> Result<Named, Status> {
     if let Some(source) = volume_context.get("source").filter(|s| !s.is_empty()) {
-        return Ok(Volume::Smb(source.clone()));
+        return Ok(Named::Share(source.clone()));
     }
     match publish_context.get("lun") {
         Some(lun) => lun
             .trim()
             .parse()
-            .map(|n| Volume::Disk(DiskSelector::Lun(n)))
+            .map(|n| Named::Disk(DiskSelector::Lun(n)))
             .map_err(|_| {
                 Status::invalid_argument(format!("publish_context lun {lun:?} is not a LUN number"))
             }),
@@ -255,7 +295,7 @@ fn example(
 /// azuredisk: `publish_context["LUN"]`, a number or a device path ending in
 /// `lunN` (pkg/azuredisk/nodeserver.go, pkg/azureutils/azure_disk_utils.go
 /// `GetDiskLUN`), matched as Azure matches LUNs ([`DiskSelector::AzureLun`]).
-fn azure_lun(publish_context: &HashMap<String, String>) -> Result<Volume, Status> {
+fn azure_lun(publish_context: &HashMap<String, String>) -> Result<VolumeSource, Status> {
     let Some(value) = publish_context.get("LUN") else {
         return Err(Status::invalid_argument("publish_context LUN is missing"));
     };
@@ -266,7 +306,7 @@ fn azure_lun(publish_context: &HashMap<String, String>) -> Result<Volume, Status
     digits
         .trim()
         .parse()
-        .map(|lun| Volume::Disk(DiskSelector::AzureLun(lun)))
+        .map(|lun| VolumeSource::Disk(DiskSelector::AzureLun(lun)))
         .map_err(|_| {
             Status::invalid_argument(format!("publish_context LUN {value:?} is not a LUN"))
         })
@@ -288,11 +328,35 @@ pub fn gce_device_name(volume_id: &str) -> Result<String, Status> {
     }
 }
 
+/// GCE: a Hyperdisk on NVMe by its namespace identifier when the publish
+/// context carries one (`nvmeNamespaceIdentifier`, the key csi-sim-cloud's
+/// gcp-nvme profile sets in place of GCE's metadata server, which the
+/// upstream node asks by device name: pkg/mount-manager/safe-mounter-v1_windows.go
+/// `GetDiskNumber`), else a persistent disk by its device name.
+fn gce_disk(
+    volume_id: &str,
+    publish_context: &HashMap<String, String>,
+) -> Result<VolumeSource, Status> {
+    let name = gce_device_name(volume_id)?;
+    match publish_context.get("nvmeNamespaceIdentifier") {
+        Some(id) => id
+            .trim()
+            .parse()
+            .map(|id| VolumeSource::Disk(DiskSelector::GceNvmeNamespace(id)))
+            .map_err(|_| {
+                Status::invalid_argument(format!(
+                    "nvmeNamespaceIdentifier {id:?} of disk {name} is not a number"
+                ))
+            }),
+        None => Ok(VolumeSource::Disk(DiskSelector::GceDeviceName(name))),
+    }
+}
+
 /// aws-ebs: `publish_context["devicePath"]` must be there (pkg/driver/node.go,
 /// unused on Windows); the disk is the one whose NVMe serial holds the
 /// volume id ([`DiskSelector::EbsVolumeId`]), for a node-local volume
 /// (`local-ebs://`) the id in `publish_context["volumeID"]`.
-fn ebs(volume_id: &str, publish_context: &HashMap<String, String>) -> Result<Volume, Status> {
+fn ebs(volume_id: &str, publish_context: &HashMap<String, String>) -> Result<VolumeSource, Status> {
     if !publish_context.contains_key("devicePath") {
         return Err(Status::invalid_argument(
             "publish_context devicePath is missing",
@@ -302,17 +366,19 @@ fn ebs(volume_id: &str, publish_context: &HashMap<String, String>) -> Result<Vol
         Some(real) if volume_id.starts_with("local-ebs://") && !real.is_empty() => real,
         _ => volume_id,
     };
-    Ok(Volume::Disk(DiskSelector::EbsVolumeId(id.to_string())))
+    Ok(VolumeSource::Disk(DiskSelector::EbsVolumeId(
+        id.to_string(),
+    )))
 }
 
 /// vSphere: `publish_context["diskUUID"]` (pkg/csi/service/osutils/os_utils.go
 /// `GetDiskID`), the disk whose page 83 id it is.
-fn vsphere(publish_context: &HashMap<String, String>) -> Result<Volume, Status> {
+fn vsphere(publish_context: &HashMap<String, String>) -> Result<VolumeSource, Status> {
     match publish_context
         .get("diskUUID")
         .filter(|u| !u.trim().is_empty())
     {
-        Some(uuid) => Ok(Volume::Disk(DiskSelector::VsphereUuid(uuid.clone()))),
+        Some(uuid) => Ok(VolumeSource::Disk(DiskSelector::VsphereUuid(uuid.clone()))),
         None => Err(Status::invalid_argument(
             "publish_context diskUUID is missing",
         )),
@@ -325,31 +391,13 @@ fn vsphere(publish_context: &HashMap<String, String>) -> Result<Volume, Status> 
 /// `.../pvc/namespace` and `.../pv/name` keys (pkg/smb/nodeserver.go);
 /// `/` written `\`; a `..` component refused.
 pub fn smb_source(volume_context: &HashMap<String, String>) -> Result<String, Status> {
-    let get = |key: &str| {
-        volume_context
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(key))
-            .map(|(_, v)| v.as_str())
-    };
+    let get = |key: &str| context_value(volume_context, key);
     let Some(source) = get("source").filter(|s| !s.is_empty()) else {
         return Err(Status::invalid_argument("volume_context source is missing"));
     };
     let mut path = source.trim_end_matches(['/', '\\']).to_string();
     if let Some(sub) = get("subDir").filter(|s| !s.is_empty()) {
-        let mut sub = sub.to_string();
-        for (template, key) in [
-            ("${pvc.metadata.name}", "csi.storage.k8s.io/pvc/name"),
-            (
-                "${pvc.metadata.namespace}",
-                "csi.storage.k8s.io/pvc/namespace",
-            ),
-            ("${pv.metadata.name}", "csi.storage.k8s.io/pv/name"),
-        ] {
-            if let Some(value) = get(key) {
-                sub = sub.replace(template, value);
-            }
-        }
-        path = format!("{path}/{sub}");
+        path = format!("{path}/{}", fill_templates(sub, volume_context));
     }
     let path = path.replace('/', "\\");
     if path.split('\\').any(|c| c == "..") {
@@ -358,6 +406,122 @@ pub fn smb_source(volume_context: &HashMap<String, String>) -> Result<String, St
         )));
     }
     Ok(path)
+}
+
+/// The volume context's value of `key`, the key in any case (as
+/// csi-driver-smb and azurefile-csi-driver read their keys).
+fn context_value<'a>(volume_context: &'a HashMap<String, String>, key: &str) -> Option<&'a str> {
+    volume_context
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case(key))
+        .map(|(_, v)| v.as_str())
+}
+
+/// `s` with `${pvc.metadata.name}`, `${pvc.metadata.namespace}` and
+/// `${pv.metadata.name}` filled from the volume context's
+/// `csi.storage.k8s.io/pvc/name`, `.../pvc/namespace` and `.../pv/name`
+/// (csi-driver-smb pkg/smb/nodeserver.go, azurefile-csi-driver
+/// pkg/azurefile/nodeserver.go `replaceWithMap`).
+fn fill_templates(s: &str, volume_context: &HashMap<String, String>) -> String {
+    let mut s = s.to_string();
+    for (template, key) in [
+        ("${pvc.metadata.name}", "csi.storage.k8s.io/pvc/name"),
+        (
+            "${pvc.metadata.namespace}",
+            "csi.storage.k8s.io/pvc/namespace",
+        ),
+        ("${pv.metadata.name}", "csi.storage.k8s.io/pv/name"),
+    ] {
+        if let Some(value) = context_value(volume_context, key) {
+            s = s.replace(template, value);
+        }
+    }
+    s
+}
+
+/// azurefile: `\\server\share[\folder]` from the volume context keys
+/// `server`, `shareName` and `folderName` (any case), the share and the
+/// storage account otherwise from the volume id
+/// `rg#account#share#diskName#uuid#secretNamespace`, the server otherwise
+/// `<account>.file.<storageEndpointSuffix>` (`core.windows.net` by
+/// default); `${pvc.metadata.name}`, `${pvc.metadata.namespace}` and
+/// `${pv.metadata.name}` filled in the share and folder names
+/// (pkg/azurefile/nodeserver.go NodeStageVolume,
+/// pkg/azurefile/azurefile.go `GetFileShareInfo`, `GetAccountInfo`); a `..`
+/// component refused.
+pub fn azurefile_source(
+    volume_id: &str,
+    volume_context: &HashMap<String, String>,
+) -> Result<String, Status> {
+    let get = |key: &str| {
+        context_value(volume_context, key)
+            .map(str::trim)
+            .filter(|v| !v.is_empty())
+    };
+    let segments: Vec<&str> = volume_id.split('#').collect();
+    let from_id = |i: usize| segments.get(i).copied().filter(|s| !s.is_empty());
+    let account = get("storageAccount").or(from_id(1));
+    let Some(share) = get("shareName").or(from_id(2)) else {
+        return Err(Status::invalid_argument(format!(
+            "no share name in the volume context or the volume id {volume_id:?}"
+        )));
+    };
+    let server = match (get("server"), account) {
+        (Some(server), _) => server.to_string(),
+        (None, Some(account)) => format!(
+            "{account}.file.{}",
+            get("storageEndpointSuffix").unwrap_or("core.windows.net")
+        ),
+        (None, None) => {
+            return Err(Status::invalid_argument(format!(
+                "no server and no storage account in the volume context or the volume id {volume_id:?}"
+            )));
+        }
+    };
+    let fill = |s: &str| fill_templates(s, volume_context);
+    let mut path = format!(r"\\{server}\{}", fill(share));
+    if let Some(folder) = get("folderName").map(|f| fill(f.trim_matches('/')))
+        && !folder.is_empty()
+    {
+        path = format!(r"{path}\{folder}");
+    }
+    let path = path.replace('/', "\\");
+    if path.split('\\').any(|c| c == "..") {
+        return Err(Status::invalid_argument(format!(
+            "share path {path:?} holds a .. component"
+        )));
+    }
+    Ok(path)
+}
+
+/// azurefile on Windows: the storage account name and key from the
+/// secrets (`azurestorageaccountname`/`accountname`,
+/// `azurestorageaccountkey`/`accountkey`, any case; pkg/azurefile/azurefile.go
+/// `getStorageAccount`), the account as user `AZURE\<account>`
+/// (pkg/azurefile/nodeserver.go NodeStageVolume on Windows).
+fn azurefile_credentials(secrets: &HashMap<String, String>) -> Result<SmbCredentials, Status> {
+    let get = |keys: [&str; 2]| {
+        secrets
+            .iter()
+            .find(|(k, v)| {
+                keys.iter().any(|key| k.eq_ignore_ascii_case(key)) && !v.trim().is_empty()
+            })
+            .map(|(_, v)| v.trim().to_string())
+    };
+    // Neither: the node's own identity, as the library's default reads
+    // secrets without a user (a publish of a staged volume carries no
+    // stage secrets, and only the kind of volume is used there).
+    match (
+        get(["azurestorageaccountname", "accountname"]),
+        get(["azurestorageaccountkey", "accountkey"]),
+    ) {
+        (Some(account), Some(key)) => Ok(SmbCredentials::new(format!(r"AZURE\{account}"), key)),
+        (None, None) => Ok(SmbCredentials::none()),
+        _ => Err(Status::invalid_argument(
+            "secrets must hold both azurestorageaccountname and azurestorageaccountkey \
+             (or accountname and accountkey), or neither",
+        )),
+    }
 }
 
 impl fmt::Display for Flavor {
@@ -392,8 +556,8 @@ mod tests {
     }
 
     fn disk(flavor: Flavor, id: &str, publish: &[(&str, &str)]) -> Result<DiskSelector, Code> {
-        match flavor.resolve(id, &map(&[]), &map(publish)) {
-            Ok(Volume::Disk(s)) => Ok(s),
+        match flavor.resolve(id, &map(&[]), &map(publish), &map(&[])) {
+            Ok(VolumeSource::Disk(s)) => Ok(s),
             Ok(other) => panic!("{other:?}"),
             Err(e) => Err(e.code()),
         }
@@ -475,10 +639,14 @@ mod tests {
             ("csi.storage.k8s.io/pvc/namespace", "ns"),
             ("csi.storage.k8s.io/pv/name", "pv-1"),
         ]);
-        assert_eq!(
-            Flavor::Smb.resolve("v", &context, &map(&[])).unwrap(),
-            Volume::Smb(r"\\fileserver\share\ns\data-pv-1".into())
-        );
+        let secrets = map(&[("username", "smbuser"), ("password", "pw")]);
+        match Flavor::Smb.resolve("v", &context, &map(&[]), &secrets) {
+            Ok(VolumeSource::Smb { share, credentials }) => {
+                assert_eq!(share, r"\\fileserver\share\ns\data-pv-1");
+                assert_eq!(credentials.username(), r"AZURE\smbuser");
+            }
+            other => panic!("{other:?}"),
+        }
         let plain = map(&[("source", r"\\fileserver\share")]);
         assert_eq!(smb_source(&plain).unwrap(), r"\\fileserver\share");
         let escape = map(&[("source", "//fileserver/share"), ("subDir", "../other")]);
@@ -489,6 +657,90 @@ mod tests {
         assert_eq!(
             smb_source(&map(&[])).unwrap_err().code(),
             Code::InvalidArgument
+        );
+    }
+
+    #[test]
+    fn azurefile_reads_server_share_and_folder_or_the_volume_id() {
+        let context = map(&[
+            ("Server", "fileserver"),
+            ("shareName", "share"),
+            ("foldername", "/${pvc.metadata.namespace}/sim-vol-1/"),
+            ("csi.storage.k8s.io/pvc/namespace", "ns"),
+        ]);
+        let id = "sim-rg#smbuser#share##sim-vol-1#default";
+        let secrets = map(&[
+            ("azurestorageaccountname", "smbuser"),
+            ("azurestorageaccountkey", "key"),
+        ]);
+        match Flavor::Azurefile.resolve(id, &context, &map(&[]), &secrets) {
+            Ok(VolumeSource::Smb { share, credentials }) => {
+                assert_eq!(share, r"\\fileserver\share\ns\sim-vol-1");
+                assert_eq!(credentials.username(), r"AZURE\smbuser");
+            }
+            other => panic!("{other:?}"),
+        }
+        // no context: the account's server and the share of the id
+        assert_eq!(
+            azurefile_source(id, &map(&[])).unwrap(),
+            r"\\smbuser.file.core.windows.net\share"
+        );
+        let escape = map(&[("server", "s"), ("shareName", "a"), ("folderName", "../b")]);
+        assert_eq!(
+            azurefile_source("", &escape).unwrap_err().code(),
+            Code::InvalidArgument
+        );
+        assert_eq!(
+            azurefile_source("rg", &map(&[])).unwrap_err().code(),
+            Code::InvalidArgument
+        );
+    }
+
+    #[test]
+    fn azurefile_logs_on_as_the_storage_account() {
+        let secrets = map(&[
+            ("azurestorageaccountname", "acct"),
+            ("azurestorageaccountkey", "key=="),
+        ]);
+        let c = Flavor::Azurefile.smb_credentials(&secrets).unwrap();
+        assert_eq!(c.username(), r"AZURE\acct");
+        let plain = map(&[("accountname", "acct"), ("accountkey", "k")]);
+        assert_eq!(
+            Flavor::Azurefile
+                .smb_credentials(&plain)
+                .unwrap()
+                .username(),
+            r"AZURE\acct"
+        );
+        let name_only = map(&[("azurestorageaccountname", "acct")]);
+        assert_eq!(
+            Flavor::Azurefile
+                .smb_credentials(&name_only)
+                .unwrap_err()
+                .code(),
+            Code::InvalidArgument
+        );
+        let none = Flavor::Azurefile.smb_credentials(&map(&[])).unwrap();
+        assert_eq!(none.username(), SmbCredentials::none().username());
+    }
+
+    #[test]
+    fn gcp_pd_takes_an_nvme_namespace_identifier_when_published_with_one() {
+        assert_eq!(
+            disk(
+                Flavor::GcpPd,
+                "projects/p/zones/z/disks/hd-1",
+                &[("nvmeNamespaceIdentifier", "7950104167470284801")]
+            ),
+            Ok(DiskSelector::GceNvmeNamespace(7950104167470284801))
+        );
+        assert_eq!(
+            disk(
+                Flavor::GcpPd,
+                "projects/p/zones/z/disks/hd-1",
+                &[("nvmeNamespaceIdentifier", "x")]
+            ),
+            Err(Code::InvalidArgument)
         );
     }
 
@@ -508,7 +760,7 @@ mod tests {
 
     #[test]
     fn policies_follow_the_upstream_drivers() {
-        let d = Volume::Disk(DiskSelector::Number(1));
+        let d = VolumeSource::Disk(DiskSelector::Number(1));
         assert!(Flavor::Azuredisk.fs_type(&d, "btrfs").is_ok());
         assert!(Flavor::GcpPd.fs_type(&d, "ext4").is_err());
         assert!(Flavor::Vsphere.fs_type(&d, "ext4").is_ok());
@@ -548,6 +800,11 @@ mod tests {
             .collect();
         assert_eq!(offline, [Flavor::GcpPd, Flavor::AwsEbs, Flavor::Vsphere]);
         assert!(!Flavor::Vsphere.grow_after_stage());
+        let per_path: Vec<Flavor> = Flavor::ALL
+            .into_iter()
+            .filter(|f| f.lock_scope() == LockScope::VolumeAndPath)
+            .collect();
+        assert_eq!(per_path, [Flavor::Smb]);
         assert!(
             !Flavor::Smb
                 .node_capabilities()

@@ -3,7 +3,7 @@
 //! Node services on `--endpoint unix://PATH`, doing the host work through the
 //! CSI Proxy, or with `--host-process` on the Windows host itself (a
 //! HostProcess container: WMI and Win32, no proxy). With `--driver
-//! azuredisk|gcp-pd|aws-ebs|vsphere|smb` it plays that upstream driver's
+//! azuredisk|gcp-pd|aws-ebs|vsphere|smb|azurefile` it plays that upstream driver's
 //! node side ([`drivers`]).
 
 mod drivers;
@@ -17,9 +17,10 @@ use csi_node_server::csi::v1::node_service_capability::rpc;
 use csi_node_server::csi::v1::volume_capability::access_mode::Mode;
 use csi_node_server::metrics::serve_metrics;
 use csi_node_server::{
-    Driver, Plugin, Volume, VolumeRequest, host_name, serve, socket_path, stop_signal,
+    Driver, LockScope, Plugin, VolumeRequest, VolumeSource, host_name, serve, socket_path,
+    stop_signal,
 };
-use csi_proxy_client::node::{Node, NodeOptions, SmbCredentials, SmbStore};
+use csi_proxy_client::node::{Node, NodeOptions, SmbStore};
 use drivers::Flavor;
 use tonic::Status;
 
@@ -42,7 +43,7 @@ struct Args {
     node_id: Option<String>,
     /// The upstream driver whose node side the plugin plays: example (a
     /// disk by publish_context lun, a share by volume_context source),
-    /// azuredisk, gcp-pd, aws-ebs, vsphere or smb.
+    /// azuredisk, gcp-pd, aws-ebs, vsphere, smb or azurefile.
     #[arg(long, value_name = "NAME", default_value = "example")]
     driver: Flavor,
     /// The driver name the plugin registers under (default: the --driver's
@@ -121,24 +122,20 @@ impl Driver for Example {
         self.controller_service
     }
 
-    async fn volume(&self, r: &VolumeRequest<'_>) -> Result<Volume, Status> {
+    async fn volume(&self, r: &VolumeRequest<'_>) -> Result<VolumeSource, Status> {
         self.flavor
-            .resolve(r.volume_id, r.volume_context, r.publish_context)
+            .resolve(r.volume_id, r.volume_context, r.publish_context, r.secrets)
     }
 
-    async fn smb_credentials(&self, r: &VolumeRequest<'_>) -> Result<SmbCredentials, Status> {
-        self.flavor.smb_credentials(r.secrets)
-    }
-
-    fn fs_type(&self, volume: &Volume, fs_type: &str) -> Result<(), Status> {
+    fn fs_type(&self, volume: &VolumeSource, fs_type: &str) -> Result<(), Status> {
         self.flavor.fs_type(volume, fs_type)
     }
 
-    fn mount_flags(&self, _: &Volume, flags: &[String]) -> Result<(), Status> {
+    fn mount_flags(&self, _: &VolumeSource, flags: &[String]) -> Result<(), Status> {
         self.flavor.mount_flags(flags)
     }
 
-    fn access_mode(&self, volume: &Volume, mode: Mode) -> Result<(), Status> {
+    fn access_mode(&self, volume: &VolumeSource, mode: Mode) -> Result<(), Status> {
         self.flavor.access_mode(volume, mode)
     }
 
@@ -152,6 +149,10 @@ impl Driver for Example {
 
     fn offline_at_unstage(&self) -> bool {
         self.flavor.offline_at_unstage()
+    }
+
+    fn lock_scope(&self) -> LockScope {
+        self.flavor.lock_scope()
     }
 }
 

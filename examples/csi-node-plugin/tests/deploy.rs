@@ -384,20 +384,36 @@ fn proxy_mode_runs_the_plugin_as_container_administrator() {
     assert_eq!(user, Some("ContainerAdministrator"));
 }
 
-/// The images documented beside the manifests: nanoserver for Windows
-/// Server 2019 (1809) and 2022 (ltsc2022) in proxy mode, run as
+/// The images documented beside the manifests, both targets of one
+/// Dockerfile: nanoserver of the node's version in proxy mode, run as
 /// ContainerAdministrator; Microsoft's HostProcess base image otherwise.
 #[test]
 fn the_images_are_built_on_the_documented_bases() {
-    let proxy = include_str!("../Dockerfile.windows");
-    assert!(proxy.contains("FROM mcr.microsoft.com/windows/nanoserver:${OSVERSION}"));
+    let dockerfile = include_str!("../Dockerfile");
+    let stage = |name: &str| {
+        let start = dockerfile
+            .find(&format!(" AS {name}\n"))
+            .unwrap_or_else(|| panic!("no {name} stage"));
+        let from = dockerfile[..start].rfind("FROM ").unwrap();
+        let end = dockerfile[start..]
+            .find("\nFROM ")
+            .map_or(dockerfile.len(), |e| start + e);
+        &dockerfile[from..end]
+    };
+    let proxy = stage("nanoserver");
+    assert!(proxy.starts_with("FROM mcr.microsoft.com/windows/nanoserver:${OSVERSION}"));
     assert!(proxy.contains("USER ContainerAdministrator"));
-    let host_process = include_str!("../Dockerfile.hostprocess");
-    assert!(host_process.contains(
+    let host_process = stage("hostprocess");
+    assert!(host_process.starts_with(
         "FROM mcr.microsoft.com/oss/kubernetes/windows-host-process-containers-base-image:"
     ));
+    assert!(!host_process.contains("USER "));
     let readme = include_str!("../README.md");
-    for base in ["nanoserver:1809", "nanoserver:ltsc2022"] {
+    for base in [
+        "nanoserver:1809",
+        "nanoserver:ltsc2022",
+        "nanoserver:ltsc2025",
+    ] {
         assert!(readme.contains(base), "{base} is not documented");
     }
 }

@@ -282,6 +282,36 @@ status = "Running"
     }
 
     #[test]
+    fn a_seed_of_shares_only_has_the_system_volume() {
+        // Issue 38 item 8: a seed with only `[smb]` used to build a node
+        // with no disk at all, where every stage failed with
+        // "mkdir C:\var: The system cannot find the path specified".
+        let dir = tempfile::tempdir().unwrap();
+        let seed = NodeSeed::from_toml_str(
+            "[[smb.shares]]\nserver = \"files\"\nshare = \"data\"\nusername = \"u\"\npassword = \"p\"\n",
+        )
+        .unwrap();
+        let h = Host::new(HostConfig {
+            seed: Some(seed),
+            ..HostConfig::new(dir.path())
+        })
+        .unwrap();
+        let staging = r"C:\var\lib\kubelet\plugins\kubernetes.io\csi\smb\pv\globalmount";
+        h.run(|node| node.mkdir(staging)).unwrap();
+        assert!(h.run(|node| node.path_exists(staging)).unwrap());
+        let system: Vec<u32> = h.run(|s| {
+            s.storage
+                .disks()
+                .filter(|d| d.is_system)
+                .map(|d| d.number)
+                .collect()
+        });
+        assert_eq!(system, [0]);
+        assert!(h.lock().smb.server("files").is_some());
+        assert!(h.lock().smb.server("fileserver").is_none());
+    }
+
+    #[test]
     fn group_seed_errors_name_the_field() {
         let parse = |s: &str| {
             NodeSeed::from_toml_str(s)

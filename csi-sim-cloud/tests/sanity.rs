@@ -1,0 +1,169 @@
+//! `csi-sim-cloud sanity` as a driver author runs it: the installed binary,
+//! a plugin command with placeholders, csi-sanity from the flag or nowhere.
+//! A stand-in csi-sanity (a shell script) records what it was given and
+//! uses the path commands on the simulated node; a stand-in plugin (Python)
+//! serves a socket at `{endpoint}`.
+#![cfg(unix)]
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::Path;
+use std::process::Command;
+
+const BIN: &str = env!("CARGO_BIN_EXE_csi-sim-cloud");
+
+fn script(path: &Path, body: &str) {
+    std::fs::write(path, format!("#!/bin/sh\n{body}\n")).unwrap();
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+#[test]
+fn runs_the_plugin_and_csi_sanity_and_reports_its_status() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path();
+    let plugin = out.join("plugin");
+    script(
+        &plugin,
+        &format!(
+            "echo $$ > {o}/plugin.pid\necho \"$@\" > {o}/plugin.args\n\
+             exec python3 -c 'import socket,sys,time; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(1); time.sleep(600)' \"${{2#unix://}}\"",
+            o = out.display()
+        ),
+    );
+    let sanity = out.join("csi-sanity");
+    script(
+        &sanity,
+        &format!(
+            "printf '%s\\n' \"$@\" > {o}/sanity.args\n\
+             while [ $# -gt 0 ]; do case \"$1\" in\n\
+               --csi.createmountpathcmd) create=$2;; --csi.checkpathcmd) check=$2;;\n\
+               --csi.removemountpathcmd) remove=$2;; --csi.secrets) secrets=$2;;\n\
+               --csi.testvolumeparameters) parameters=$2;; esac; shift; done\n\
+             \"$create\" /var/lib/kubelet/csi-sanity/mount/x > {o}/created\n\
+             \"$check\" /var/lib/kubelet/csi-sanity/mount/x > {o}/checked\n\
+             \"$remove\" /var/lib/kubelet/csi-sanity/mount/x\n\
+             \"$check\" /var/lib/kubelet/csi-sanity/mount/x > {o}/removed\n\
+             cat \"$secrets\" > {o}/secrets\ncat \"$parameters\" > {o}/parameters\n\
+             echo 'Ran 1 of 2 Specs in 0.100 seconds'\nexit 3",
+            o = out.display()
+        ),
+    );
+    let status = Command::new(BIN)
+        .args(["sanity", "--cloud", "azurefile", "--csi-sanity"])
+        .arg(&sanity)
+        .args([
+            "--volume-parameter",
+            "mountPermissions=0777",
+            "--sanity-arg=--ginkgo.focus",
+            "--sanity-arg=Controller Service",
+            "--",
+        ])
+        .arg(&plugin)
+        .args([
+            "--endpoint",
+            "{endpoint}",
+            "--csi-proxy-socket-dir",
+            "{proxy}",
+            "--node-id",
+            "{node-id}",
+        ])
+        .env_remove("CSI_SANITY_LOGS")
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(3), "csi-sanity's own status");
+
+    let args = read(&out.join("plugin.args"));
+    let words: Vec<&str> = args.split_whitespace().collect();
+    assert_eq!(words[0], "--endpoint");
+    assert!(
+        words[1].starts_with("unix:///") && words[1].ends_with("/csi.sock"),
+        "{args}"
+    );
+    assert_eq!(words[2], "--csi-proxy-socket-dir");
+    assert!(words[3].ends_with("/proxy"), "{args}");
+    assert_eq!(words[4..], ["--node-id", "sanity-node"]);
+
+    let flags = read(&out.join("sanity.args"));
+    let flags: Vec<&str> = flags.lines().collect();
+    let after = |flag: &str| flags[flags.iter().position(|f| *f == flag).unwrap() + 1];
+    assert_eq!(after("--csi.endpoint"), words[1]);
+    assert_eq!(after("--csi.mountdir"), "/var/lib/kubelet/csi-sanity/mount");
+    assert_eq!(
+        after("--csi.stagingdir"),
+        "/var/lib/kubelet/csi-sanity/staging"
+    );
+    assert_eq!(
+        flags[flags.len() - 2..],
+        ["--ginkgo.focus", "Controller Service"]
+    );
+
+    // the path commands work on the simulated node, through its proxy
+    assert_eq!(
+        read(&out.join("created")).trim(),
+        "/var/lib/kubelet/csi-sanity/mount/x"
+    );
+    assert_eq!(read(&out.join("checked")).trim(), "other");
+    assert_eq!(read(&out.join("removed")).trim(), "not_found");
+    // azurefile's stage secrets: the storage account and its key
+    let secrets = read(&out.join("secrets"));
+    assert!(secrets.starts_with("NodeStageVolumeSecret:\n"), "{secrets}");
+    assert!(
+        secrets.contains("  azurestorageaccountname: \"smbuser\"\n"),
+        "{secrets}"
+    );
+    assert_eq!(
+        read(&out.join("parameters")),
+        "\"mountPermissions\": \"0777\"\n"
+    );
+
+    // the plugin was stopped (and reaped) before the command returned
+    let pid = read(&out.join("plugin.pid"));
+    assert!(
+        !Path::new(&format!("/proc/{}", pid.trim())).exists(),
+        "plugin {pid} still runs"
+    );
+}
+
+#[test]
+fn without_csi_sanity_it_stops_at_once_naming_the_three_ways() {
+    let empty = tempfile::tempdir().unwrap();
+    let output = Command::new(BIN)
+        .args(["sanity", "--cloud", "smb", "--", "/nonexistent/plugin"])
+        .env_remove("CSI_SANITY")
+        .env("PATH", empty.path())
+        .output()
+        .unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    for way in [
+        "--csi-sanity PATH",
+        "CSI_SANITY=PATH",
+        "go install github.com/kubernetes-csi/csi-test/v5/cmd/csi-sanity@v5.3.1",
+    ] {
+        assert!(stderr.contains(way), "{way} missing from: {stderr}");
+    }
+}
+
+#[test]
+fn csi_sanity_that_runs_no_spec_is_a_failure() {
+    let dir = tempfile::tempdir().unwrap();
+    let sanity = dir.path().join("csi-sanity");
+    script(&sanity, "echo 'flag provided but not defined'\nexit 0");
+    let plugin = dir.path().join("plugin");
+    script(
+        &plugin,
+        "exec python3 -c 'import socket,sys,time; s=socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(1); time.sleep(600)' \"${2#unix://}\"",
+    );
+    let status = Command::new(BIN)
+        .args(["sanity", "--csi-sanity"])
+        .arg(&sanity)
+        .arg("--")
+        .arg(&plugin)
+        .args(["--endpoint", "{endpoint}"])
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(1));
+}
