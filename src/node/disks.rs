@@ -247,6 +247,7 @@ pub(super) enum OsDisk {
     /// of `C:\`'s volume).
     Known(Vec<u32>),
     /// HostProcess mode, some disks' flags Null: those cannot be told.
+    #[cfg_attr(not(feature = "host-process"), allow(dead_code))]
     Unreadable {
         /// The disks known to hold Windows.
         os: Vec<u32>,

@@ -27,7 +27,6 @@ pub struct NodeRecords {
 }
 
 #[derive(Clone, Debug)]
-#[cfg_attr(not(test), allow(dead_code))]
 enum Kind {
     Memory(Arc<Mutex<BTreeMap<(String, String), String>>>),
     Directory(PathBuf),
@@ -40,12 +39,10 @@ impl Default for NodeRecords {
 }
 
 /// A key as stored: lower case, and for a file name hex of that.
-#[cfg_attr(not(test), allow(dead_code))]
 fn normal(key: &str) -> String {
     key.to_lowercase()
 }
 
-#[cfg_attr(not(test), allow(dead_code))]
 fn file_name(key: &str) -> String {
     normal(key)
         .bytes()
@@ -54,9 +51,6 @@ fn file_name(key: &str) -> String {
         + ".rec"
 }
 
-// The reads and writes are the node operations' (the format, partition
-// and stage records); until those land only the tests call them.
-#[cfg_attr(not(test), allow(dead_code))]
 impl NodeRecords {
     /// Records in this process's memory.
     pub fn memory() -> Self {
@@ -168,7 +162,6 @@ impl NodeRecords {
     }
 }
 
-#[cfg_attr(not(test), allow(dead_code))]
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
