@@ -327,23 +327,25 @@ node_tests!(
 
 // ------------------------------------------------------------ case 7, seeded
 
+/// The seeds' OS disk (`C:`, 64 GiB, GPT), at the place `$place` says
+/// (its `location` line, and a `device_path` line where it has one).
+macro_rules! os_disk {
+    ($place:literal) => {
+        concat!(
+            "[[disks]]\nnumber = 0\n",
+            $place,
+            "\nsize = 68719476736\npartition_style = \"gpt\"\nsystem = true\n\n",
+            "[[volumes]]\ndisk = 0\nfs = \"ntfs\"\ndrive_letter = \"C\"\nsystem = true\n",
+        )
+    };
+}
+
 /// An OS disk, a formatted data disk at LUN 1, another disk at LUN 1 of a
 /// second data controller, and a file-backed virtual disk (containerd's
 /// `sandbox.vhdx`) at LUN 5.
-const SELECTORS: &str = r#"
-[[disks]]
-number = 0
-location = "Integrated : Adapter 0 : Port 0 : Target 0 : LUN 0"
-size = 68719476736
-partition_style = "gpt"
-system = true
-
-[[volumes]]
-disk = 0
-fs = "ntfs"
-drive_letter = "C"
-system = true
-
+const SELECTORS: &str = concat!(
+    os_disk!(r#"location = "Integrated : Adapter 0 : Port 0 : Target 0 : LUN 0""#),
+    r#"
 [[disks]]
 number = 1
 location = "Integrated : Adapter 3 : Port 0 : Target 0 : LUN 1"
@@ -364,7 +366,8 @@ number = 3
 location = "Integrated : Adapter 5 : Port 0 : Target 0 : LUN 5"
 bus_type = 15
 size = 21474836480
-"#;
+"#
+);
 
 /// Found case 7: `find_disk` returned the first of several matches.
 async fn an_ambiguous_selector_names_the_candidates(f: &Fixture) {
@@ -460,21 +463,12 @@ mod host_process_only {
 
     /// Azure NVMe: two remote data disks (namespaces 1, 2: LUN 0, 1) and a
     /// local NVMe temporary disk, namespace 1 of its own controller.
-    const AZURE_NVME: &str = r#"
-[[disks]]
-number = 0
-location = "Integrated : Bus 0 : Device 30 : Function 0 : Adapter 1"
-device_path = '\\?\scsi#disk&ven_nvme&prod_msft_nvme_accele#6&4a1b2c3d&0&000001#{53f56307-b6bf-11d0-94f2-00a0c91efb8b}'
-size = 68719476736
-partition_style = "gpt"
-system = true
-
-[[volumes]]
-disk = 0
-fs = "ntfs"
-drive_letter = "C"
-system = true
-
+    const AZURE_NVME: &str = concat!(
+        os_disk!(
+            r#"location = "Integrated : Bus 0 : Device 30 : Function 0 : Adapter 1"
+device_path = '\\?\scsi#disk&ven_nvme&prod_msft_nvme_accele#6&4a1b2c3d&0&000001#{53f56307-b6bf-11d0-94f2-00a0c91efb8b}'"#
+        ),
+        r#"
 [[disks]]
 number = 1
 location = "Integrated : Bus 0 : Device 29 : Function 0 : Adapter 3"
@@ -486,7 +480,8 @@ number = 2
 location = "Integrated : Bus 0 : Device 31 : Function 0 : Adapter 2"
 device_path = '\\?\scsi#disk&ven_nvme&prod_msft_nvme_accele#6&5e6f7a8b&0&000001#{53f56307-b6bf-11d0-94f2-00a0c91efb8b}'
 size = 34359738368
-"#;
+"#
+    );
 
     /// Found case 7: `AzureLun` on NVMe took any NVMe namespace, a local
     /// NVMe temporary disk's included.
