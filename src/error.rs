@@ -286,6 +286,60 @@ pub enum Error {
         cause: String,
     },
 
+    /// The OS disk cannot be known on this node (a csi-proxy that serves no
+    /// volume v2alpha1, before v1.1, or a lookup that failed), and nothing
+    /// shows that disk `disk` is not it: a call that changes a disk is
+    /// refused rather than risk Windows' own. Nothing was changed.
+    #[error(
+        "refusing to {operation} disk {disk}: the OS disk cannot be known on this node ({why}) and nothing shows disk {disk} is not it; serve csi-proxy v1.1 or later (volume v2alpha1), or accept the risk with NodeOptions::allow_unknown_os_disk"
+    )]
+    OsDiskUnknown {
+        /// The disk number.
+        disk: u32,
+        /// What was asked (`stage`, `unstage`, `expand`).
+        operation: &'static str,
+        /// Why the OS disk cannot be known.
+        why: String,
+    },
+
+    /// The staging path was staged from another disk than the one the call
+    /// reaches now (a LUN reused after a detach, a stale attachment):
+    /// nothing was changed.
+    #[error(
+        "refusing to {operation} {path}: it was staged from {recorded}, but the call reaches {found}"
+    )]
+    DifferentDisk {
+        /// The staging path.
+        path: String,
+        /// What was asked (`stage`, `unstage`, `expand`).
+        operation: &'static str,
+        /// The disk and volume the path was staged from.
+        recorded: String,
+        /// The disk or volume the call reaches now.
+        found: String,
+    },
+
+    /// The disk's volume is already staged at another path: one volume is
+    /// never staged at two paths. Nothing was changed.
+    #[error("refusing to stage disk {disk} at {path}: it is already staged at {other}")]
+    StagedElsewhere {
+        /// The disk number.
+        disk: u32,
+        /// The staging path asked for.
+        path: String,
+        /// The path it is staged at.
+        other: String,
+    },
+
+    /// More than one disk matches the selector: none is chosen.
+    #[error("more than one disk matches {selector}: {candidates}")]
+    AmbiguousDisk {
+        /// The selector.
+        selector: String,
+        /// The disks that match, described.
+        candidates: String,
+    },
+
     /// A text is not an API version (`v1`, `v1beta2`, ...).
     #[error(
         "invalid API version {input:?}: expected v<major>, v<major>alpha<n> or v<major>beta<n> with numbers from 1 and no leading zeros"
@@ -441,9 +495,13 @@ impl Error {
             Error::NoVolume { .. } | Error::SmbStore { .. } | Error::Store { .. } => {
                 ErrorKind::Other
             }
-            Error::OsDisk { .. } | Error::ReadOnlyDisk { .. } | Error::MayHoldData { .. } => {
-                ErrorKind::FailedPrecondition
-            }
+            Error::OsDisk { .. }
+            | Error::ReadOnlyDisk { .. }
+            | Error::MayHoldData { .. }
+            | Error::OsDiskUnknown { .. }
+            | Error::DifferentDisk { .. }
+            | Error::StagedElsewhere { .. }
+            | Error::AmbiguousDisk { .. } => ErrorKind::FailedPrecondition,
             Error::FormatPending { .. } => ErrorKind::Unavailable,
         }
     }

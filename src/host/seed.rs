@@ -56,7 +56,7 @@
 //! ```
 //!
 //! Disk fields: `number` (default: next free), `location`, `page83`,
-//! `serial`, `device_path`, `size` (required), `sector_size` (512), `partition_style`
+//! `serial`, `device_path`, `bus_type` (`MSFT_Disk.BusType`), `size` (required), `sector_size` (512), `partition_style`
 //! (`raw`), `auto_msr` (true), `online` (true), `read_only` (false), `system`
 //! (false), `needs_rescan` (false), `rescan_delay_ms` (0: with `needs_rescan`,
 //! the disk shows that long after the `Rescan`). Volume fields: `disk` (required), `kind`,
@@ -324,6 +324,8 @@ pub struct DiskSeed {
     pub serial: Option<String>,
     /// Device interface path.
     pub device_path: Option<String>,
+    /// `MSFT_Disk.BusType` (default 17 for an NVMe device path, else 1).
+    pub bus_type: Option<u16>,
     /// Capacity in bytes.
     pub size: u64,
     /// Sector size (512 or 4096).
@@ -490,6 +492,7 @@ impl NodeSeed {
                 page83,
                 serial_number: d.serial.clone(),
                 device_path: d.device_path.clone(),
+                bus_type: d.bus_type,
                 sector_size,
                 partition_style: if bare { PartitionStyle::Raw } else { style },
                 system: d.system.unwrap_or(false),

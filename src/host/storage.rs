@@ -246,6 +246,16 @@ pub struct Partition {
     pub volume: Option<String>,
 }
 
+/// `MSFT_Disk.BusType` of a SCSI disk.
+pub const BUS_TYPE_SCSI: u16 = 1;
+/// `MSFT_Disk.BusType` of a file-backed virtual disk (a mounted VHD/VHDX,
+/// such as containerd's `sandbox.vhdx` scratch disks).
+pub const BUS_TYPE_FILE_BACKED_VIRTUAL: u16 = 15;
+/// `MSFT_Disk.BusType` of a Storage Spaces virtual disk.
+pub const BUS_TYPE_SPACES: u16 = 16;
+/// `MSFT_Disk.BusType` of an NVMe disk.
+pub const BUS_TYPE_NVME: u16 = 17;
+
 /// A disk.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Disk {
@@ -255,6 +265,9 @@ pub struct Disk {
     pub number: u32,
     /// Device interface path.
     pub device_path: String,
+    /// `MSFT_Disk.BusType` (1 SCSI, 10 SAS, 11 SATA, 15 file-backed
+    /// virtual, 16 Storage Spaces, 17 NVMe, ...).
+    pub bus_type: u16,
     /// `MSFT_Disk.Location`.
     pub location: String,
     /// Page 0x83 identifier.
@@ -436,6 +449,9 @@ pub struct DiskSpec {
     pub serial_number: Option<String>,
     /// Device path; default a Hyper-V SCSI path.
     pub device_path: Option<String>,
+    /// `MSFT_Disk.BusType`; default 17 (NVMe) for an NVMe device path
+    /// (`ven_nvme`), else 1 (SCSI).
+    pub bus_type: Option<u16>,
     /// Capacity in bytes.
     pub size: u64,
     /// Sector size (default 512).
@@ -463,6 +479,7 @@ impl DiskSpec {
             page83: None,
             serial_number: None,
             device_path: None,
+            bus_type: None,
             size,
             sector_size: 512,
             partition_style: PartitionStyle::Raw,
@@ -639,9 +656,16 @@ impl Storage {
                 handle.0 as u32 & 0xff_ffff
             )
         });
+        let bus_type = spec.bus_type.unwrap_or_else(|| {
+            match device_path.to_ascii_lowercase().contains("ven_nvme") {
+                true => BUS_TYPE_NVME,
+                false => BUS_TYPE_SCSI,
+            }
+        });
         let mut disk = Disk {
             handle,
             number,
+            bus_type,
             device_path,
             location,
             page83,

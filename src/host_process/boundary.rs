@@ -151,10 +151,15 @@ pub struct DiskObject {
     pub partition_style: u16,
     /// `IsReadOnly` (a SAN policy or `SetAttributes` made the disk read-only).
     pub is_read_only: bool,
-    /// `IsSystem`: the disk holds the system partition (EFI / System Reserved).
-    pub is_system: bool,
-    /// `IsBoot`: the disk holds the Windows installation.
-    pub is_boot: bool,
+    /// `IsSystem`: the disk holds the system partition (EFI / System
+    /// Reserved); `None` when WMI gave Null, which the node layer takes as
+    /// "cannot tell", never as false.
+    pub is_system: Option<bool>,
+    /// `IsBoot`: the disk holds the Windows installation; `None` for Null.
+    pub is_boot: Option<bool>,
+    /// `BusType` (1 SCSI, 10 SAS, 11 SATA, 15 file-backed virtual, 16
+    /// Storage Spaces, 17 NVMe; 0 unknown or Null).
+    pub bus_type: u16,
 }
 
 /// The page 0x83 identifier of a disk (`IOCTL_STORAGE_QUERY_PROPERTY`,

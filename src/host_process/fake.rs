@@ -64,6 +64,7 @@ pub struct FakeWindows {
     calls: Arc<Mutex<HashMap<&'static str, usize>>>,
     refused_opens: Arc<Mutex<Vec<String>>>,
     latency: Arc<Mutex<HashMap<&'static str, Duration>>>,
+    null_flags: Arc<Mutex<Vec<u32>>>,
 }
 
 impl FakeWindows {
@@ -75,7 +76,18 @@ impl FakeWindows {
             calls: Arc::default(),
             refused_opens: Arc::default(),
             latency: Arc::default(),
+            null_flags: Arc::default(),
         }
+    }
+
+    /// From now on, `MSFT_Disk.IsSystem` and `IsBoot` of disk `number` read
+    /// as Null, as WMI may answer for a disk whose storage provider does
+    /// not fill them.
+    pub fn null_system_flags(&self, number: u32) {
+        self.null_flags
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(number);
     }
 
     /// How many times the WMI method `name` (as for
@@ -322,6 +334,11 @@ impl WindowsHost for FakeWindows {
     }
 
     fn disks(&self) -> Result<Vec<DiskObject>> {
+        let null_flags = self
+            .null_flags
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
         self.run(|s| {
             Ok(s.storage
                 .disks()
@@ -340,8 +357,9 @@ impl WindowsHost for FakeWindows {
                     is_read_only: d.is_read_only,
                     // The model has one flag for the disk that boots the
                     // node and holds Windows.
-                    is_system: d.is_system,
-                    is_boot: d.is_system,
+                    is_system: (!null_flags.contains(&d.number)).then_some(d.is_system),
+                    is_boot: (!null_flags.contains(&d.number)).then_some(d.is_system),
+                    bus_type: d.bus_type,
                 })
                 .collect())
         })

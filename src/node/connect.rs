@@ -105,8 +105,16 @@ impl Node {
             Some(_) => Self::dial_os_volume(&options).await,
             None => None,
         };
+        if os_volume.is_none() {
+            tracing::warn!(
+                "csi-proxy serves no volume v2alpha1 (before v1.1), or it did not answer: the OS disk cannot be known; \
+                 a call that changes a disk showing volumes this node did not stage is refused \
+                 (NodeOptions::allow_unknown_os_disk accepts the risk); asked again when next needed"
+            );
+        }
         let mut node = Self::assemble(disk, volume, filesystem, smb, iscsi, system, tried, options);
-        node.inner_mut().os_volume = os_volume;
+        node.inner_mut().os_volume = Mutex::new(os_volume);
+        node.inner_mut().dials_os_volume = true;
         // A plugin on Windows sees the host's kubelet directory itself.
         #[cfg(windows)]
         {
@@ -118,7 +126,7 @@ impl Node {
 
     /// Volume v2alpha1 for the OS disk lookup alone, whatever version the
     /// volume group speaks otherwise; `None` when the proxy does not serve it.
-    async fn dial_os_volume(options: &NodeOptions) -> Option<VolumeGroup> {
+    pub(super) async fn dial_os_volume(options: &NodeOptions) -> Option<VolumeGroup> {
         let version = "v2alpha1";
         let address = match &options.socket_dir {
             Some(dir) => crate::transport::Address::socket_in(dir, VolumeGroup::GROUP, version),
@@ -176,7 +184,8 @@ impl Node {
                 options,
                 view: smb_view::HostView::default(),
                 host_key,
-                os_volume: None,
+                os_volume: Mutex::new(None),
+                dials_os_volume: false,
                 os_disk: tokio::sync::OnceCell::new(),
                 data_volumes: Mutex::default(),
                 #[cfg(feature = "host-process")]
@@ -233,12 +242,15 @@ impl Node {
         let smb = wrap!(SmbGroup, smb);
         let iscsi = wrap!(IscsiGroup, iscsi);
         let system = wrap!(SystemGroup, system);
+        // csi-proxy serves volume v2alpha1 from v1.1 on, beside volume v1:
+        // a mock at an older volume version plays a proxy without it
+        // (v0.2's v1beta1, v1.0's betas), whose OS disk cannot be known.
         let os_volume = match versions.volume {
-            Some(_) => Some(VolumeGroup::mock("v2alpha1", host)?),
-            None => None,
+            Some(v) if v.to_string() == "v1" => Some(VolumeGroup::mock("v2alpha1", host)?),
+            _ => None,
         };
         let mut node = Self::assemble(disk, volume, filesystem, smb, iscsi, system, tried, options);
-        node.inner_mut().os_volume = os_volume;
+        node.inner_mut().os_volume = Mutex::new(os_volume);
         node.inner_mut().view = smb_view::HostView::Simulated(host.host().clone());
         node.inner_mut().host_key = format!("mock {}", host.host().identity());
         Ok(node)

@@ -68,12 +68,23 @@ pub struct DiskInfo {
     /// Partition style (`MSFT_Disk.PartitionStyle`). HostProcess mode only.
     pub partition_style: Option<PartitionStyle>,
     /// Whether this disk holds Windows or boots the node. HostProcess mode:
-    /// `MSFT_Disk.IsSystem` or `IsBoot`. Through the proxy: the disk of the
-    /// volume holding `C:\` (volume v2alpha1's
-    /// `GetClosestVolumeIDFromTargetPath`, then `GetDiskNumberFromVolumeID`);
-    /// `None` when the proxy serves no volume v2alpha1. A lookup that
-    /// fails fails the operation: the rule is never skipped on an error.
+    /// `MSFT_Disk.IsSystem` or `IsBoot` (`None` when neither is true and
+    /// one is Null). Through the proxy: the disk of the volume holding
+    /// `C:\` (volume v2alpha1's `GetClosestVolumeIDFromTargetPath`, then
+    /// `GetDiskNumberFromVolumeID`); `None` when the proxy serves no volume
+    /// v2alpha1 (before v1.1). `None` is "cannot tell": a selector may
+    /// return such a disk, but a call that changes it is refused unless it
+    /// shows no volume or holds one this node staged
+    /// ([`Error::OsDiskUnknown`]). A lookup that fails fails the
+    /// operation: the rule is never skipped on an error.
     pub os_disk: Option<bool>,
+    /// The bus the disk sits on (`MSFT_Disk.BusType`). HostProcess mode
+    /// only: no proxy version reports it. A file-backed virtual disk (a
+    /// mounted VHDX, such as containerd's `sandbox.vhdx` scratch disks)
+    /// and a Storage Spaces disk are never selected.
+    pub bus_type: Option<BusType>,
+    /// The device path (`MSFT_Disk.Path`). HostProcess mode only.
+    pub device_path: Option<String>,
     /// Whether this is a cloud's temporary (resource) disk: another LUN of
     /// the OS disk's SCSI adapter and target, as Azure places its resource
     /// disk (`D:`, adapter 0, LUN 1; azuredisk-csi-driver skips adapter 0
@@ -99,6 +110,8 @@ impl DiskInfo {
             read_only: None,
             partition_style: None,
             os_disk: None,
+            bus_type: None,
+            device_path: None,
             temporary: false,
         }
     }
@@ -124,9 +137,12 @@ impl DiskInfo {
     }
 
     /// Whether a selector may return this disk: never the OS disk, never
-    /// the temporary disk.
+    /// the temporary disk, never a file-backed virtual or Storage Spaces
+    /// disk ([`BusType::is_host_made`]).
     pub fn selectable(&self) -> bool {
-        self.os_disk != Some(true) && !self.temporary
+        self.os_disk != Some(true)
+            && !self.temporary
+            && !self.bus_type.is_some_and(BusType::is_host_made)
     }
 
     pub(crate) fn describe(&self) -> String {
@@ -154,8 +170,103 @@ impl DiskInfo {
         if self.temporary {
             parts.push("temporary disk, never selected".into());
         }
+        match self.bus_type {
+            Some(b) if b.is_host_made() => parts.push(format!("{b:?} disk, never selected")),
+            Some(b) => parts.push(format!("bus {b:?}")),
+            None => {}
+        }
         s.push_str(&format!(" ({})", parts.join(", ")));
         s
+    }
+}
+
+/// The bus a disk sits on (`MSFT_Disk.BusType`, whose values are those of
+/// `STORAGE_BUS_TYPE`/`VDS_STORAGE_BUS_TYPE` in Microsoft's
+/// documentation of vdslun.h: 1 SCSI, 9 iSCSI, 10 SAS, 11 SATA, 15
+/// file-backed virtual, 16 Storage Spaces, 17 NVMe).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BusType {
+    /// SCSI (1).
+    Scsi,
+    /// iSCSI (9).
+    Iscsi,
+    /// Serial Attached SCSI (10).
+    Sas,
+    /// SATA (11).
+    Sata,
+    /// A file-backed virtual disk (15): a VHD or VHDX file the host
+    /// mounted, such as containerd's `sandbox.vhdx` container scratch disk.
+    FileBackedVirtual,
+    /// A Storage Spaces virtual disk (16), built from other disks.
+    StorageSpaces,
+    /// NVMe (17).
+    Nvme,
+    /// Any other value.
+    Other(u16),
+}
+
+impl BusType {
+    /// The bus of an `MSFT_Disk.BusType` value; `None` for 0 (unknown).
+    pub fn from_msft(value: u16) -> Option<BusType> {
+        Some(match value {
+            0 => return None,
+            1 => BusType::Scsi,
+            9 => BusType::Iscsi,
+            10 => BusType::Sas,
+            11 => BusType::Sata,
+            15 => BusType::FileBackedVirtual,
+            16 => BusType::StorageSpaces,
+            17 => BusType::Nvme,
+            n => BusType::Other(n),
+        })
+    }
+
+    /// Whether the host itself made the disk out of files or other disks
+    /// (file-backed virtual, Storage Spaces): never a cloud's disk, never
+    /// selected.
+    pub fn is_host_made(self) -> bool {
+        matches!(self, BusType::FileBackedVirtual | BusType::StorageSpaces)
+    }
+}
+
+/// Whether a device path is of a disk of Azure's remote NVMe controller
+/// (`prod_msft_nvme_accele`, the product azuredisk-csi-driver's tests of
+/// pkg/os/disk/disk.go show, its CIM listing keeping the model
+/// `Virtual_Disk NVME Premium`): never a local NVMe temporary disk, whose
+/// product differs.
+pub(crate) fn is_azure_remote_nvme(path: &str) -> bool {
+    path.to_ascii_lowercase().contains("prod_msft_nvme_accele")
+}
+
+/// What the node knows of the OS disk ([`Node::os_disk`]).
+#[derive(Debug, Clone)]
+pub(super) enum OsDisk {
+    /// The disks holding Windows or booting the node (HostProcess mode:
+    /// every disk with `IsSystem` or `IsBoot`; through the proxy: the disk
+    /// of `C:\`'s volume).
+    Known(Vec<u32>),
+    /// HostProcess mode, some disks' flags Null: those cannot be told.
+    #[cfg_attr(not(feature = "host-process"), allow(dead_code))]
+    Unreadable {
+        /// The disks known to hold Windows.
+        os: Vec<u32>,
+        /// The disks whose flags are Null.
+        unreadable: Vec<u32>,
+    },
+    /// Nothing tells (why).
+    Unknown(String),
+}
+
+/// Whether a disk holds Windows or boots the node by its `MSFT_Disk`
+/// flags: either flag true is enough; `None` when neither is true and
+/// one is Null (never read as false).
+#[cfg(feature = "host-process")]
+fn os_flag(o: &crate::host_process::boundary::DiskObject) -> Option<bool> {
+    match (o.is_system, o.is_boot) {
+        (Some(true), _) | (_, Some(true)) => Some(true),
+        (Some(false), Some(false)) => Some(false),
+        _ => None,
     }
 }
 
@@ -250,9 +361,11 @@ pub enum DiskSelector {
     Lun(u32),
     /// Azure's LUN: the SCSI LUN of a data disk (an adapter other than 0,
     /// where Azure puts the OS and resource disks), or on NVMe VM sizes the
-    /// disk whose NVMe namespace id is LUN + 1 (azuredisk-csi-driver
-    /// pkg/os/disk/disk.go, its commit f890cd269 and #3632). The namespace
-    /// is known in HostProcess mode only.
+    /// disk of Azure's remote NVMe controller (`prod_msft_nvme_accele` in
+    /// its device path, never a local NVMe temporary disk) whose namespace
+    /// id is LUN + 1 (azuredisk-csi-driver pkg/os/disk/disk.go, its commit
+    /// f890cd269 and #3632). The namespace and device path are known in
+    /// HostProcess mode only.
     AzureLun(u32),
     /// GCE's device name: the last word of the page 83 id
     /// (`Google  <device name>`, gcp-compute-persistent-disk-csi-driver
@@ -262,10 +375,11 @@ pub enum DiskSelector {
     /// instance metadata: equal to [`DiskInfo::eui64`]
     /// (gcp-compute-persistent-disk-csi-driver#2114).
     GceNvmeNamespace(u64),
-    /// An EBS volume id (`vol-0123...` or `vol0123...`): the id without
-    /// its `-` inside the serial number, whatever follows it (Windows shows
-    /// `vol0123456789abcdef0_00000001.`; aws-ebs-csi-driver
-    /// pkg/mounter/mount_windows_proxyV1.go matches the same way).
+    /// An EBS volume id (`vol-0123...` or `vol0123...`): the serial number
+    /// up to its `_` suffix equals the id without its `-` (Windows shows
+    /// `vol0123456789abcdef0_00000001.`). aws-ebs-csi-driver
+    /// pkg/mounter/mount_windows_proxyV1.go finds the id anywhere in the
+    /// serial; here a part of an id never matches.
     EbsVolumeId(String),
     /// vSphere's disk UUID: the page 83 id equal to it, case and `-`
     /// ignored (vsphere-csi-driver pkg/csi/service/mounter/mounter_windows.go).
@@ -298,7 +412,15 @@ impl DiskSelector {
             DiskSelector::Lun(lun) => disk.lun == Some(*lun),
             DiskSelector::AzureLun(lun) => match (disk.lun, disk.nvme_namespace) {
                 (Some(l), _) => l == *lun && disk.adapter != Some(0),
-                (None, Some(ns)) => u64::from(ns) == u64::from(*lun) + 1,
+                // Only Azure's remote-disk controller: a local NVMe temp
+                // disk has namespaces too.
+                (None, Some(ns)) => {
+                    u64::from(ns) == u64::from(*lun) + 1
+                        && disk
+                            .device_path
+                            .as_deref()
+                            .is_some_and(is_azure_remote_nvme)
+                }
                 (None, None) => false,
             },
             DiskSelector::GceDeviceName(name) => disk
@@ -308,12 +430,18 @@ impl DiskSelector {
                 .is_some_and(|w| !name.trim().is_empty() && w == name.trim()),
             DiskSelector::GceNvmeNamespace(id) => disk.eui64() == Some(*id),
             DiskSelector::EbsVolumeId(id) => {
+                // The whole id, never a part of it: aws-ebs-csi-driver
+                // (pkg/mounter/mount_windows_proxyV1.go and
+                // mount_windows_proxyV2.go) tests `strings.Contains`, so
+                // `vol-0` matches every volume; here the serial's text up
+                // to its `_` suffix must equal the id without its `-`.
                 let id = id.trim().replace('-', "").to_ascii_lowercase();
                 id.len() > 3
-                    && disk
-                        .serial_number
-                        .as_deref()
-                        .is_some_and(|s| s.to_ascii_lowercase().contains(&id))
+                    && id.starts_with("vol")
+                    && disk.serial_number.as_deref().is_some_and(|s| {
+                        let s = s.trim().trim_end_matches('.').to_ascii_lowercase();
+                        s.split_once('_').map_or(s.as_str(), |(base, _)| base) == id
+                    })
             }
             DiskSelector::VsphereUuid(uuid) => {
                 let plain = |s: &str| s.trim().replace('-', "").to_ascii_lowercase();
@@ -414,9 +542,25 @@ impl Node {
         };
         let mut disks = self.within_deadline("find_disk", first).await?;
         loop {
-            if let Some(found) = disks.iter().find(|d| d.selectable() && selector.matches(d)) {
-                tracing::debug!(%selector, number = found.number, "found disk");
-                return Ok(found.clone());
+            let found: Vec<&DiskInfo> = disks
+                .iter()
+                .filter(|d| d.selectable() && selector.matches(d))
+                .collect();
+            match found.as_slice() {
+                [] => {}
+                [one] => {
+                    tracing::debug!(%selector, number = one.number, "found disk");
+                    return Ok((*one).clone());
+                }
+                // Never the first of several: the wrong one may be another
+                // pod's, or Windows' own where the OS disk is unknown.
+                many => {
+                    let candidates: Vec<String> = many.iter().map(|d| d.describe()).collect();
+                    return Err(Error::AmbiguousDisk {
+                        selector: selector.to_string(),
+                        candidates: candidates.join("; "),
+                    });
+                }
             }
             let waited = start.elapsed();
             if waited >= timeout {
@@ -488,13 +632,15 @@ impl Node {
                 info.size = Some(o.size);
                 info.online = Some(!o.is_offline);
                 info.read_only = Some(o.is_read_only);
+                info.bus_type = BusType::from_msft(o.bus_type);
+                info.device_path = Some(o.path.clone()).filter(|p| !p.is_empty());
                 info.partition_style = match o.partition_style {
                     b::PARTITION_STYLE_RAW => Some(PartitionStyle::Raw),
                     b::PARTITION_STYLE_MBR => Some(PartitionStyle::Mbr),
                     b::PARTITION_STYLE_GPT => Some(PartitionStyle::Gpt),
                     _ => None,
                 };
-                info.os_disk = Some(o.is_system || o.is_boot);
+                info.os_disk = os_flag(o);
             }
             mark_temporary(&mut out);
             return Ok(out);
@@ -505,39 +651,74 @@ impl Node {
                 info.online = disk.is_online(info.number).await?;
             }
         }
-        if let Some(os) = self.os_disk().await? {
+        if let OsDisk::Known(os) = self.os_disk().await? {
             for info in &mut out {
-                info.os_disk = Some(info.number == os);
+                info.os_disk = Some(os.contains(&info.number));
             }
         }
         mark_temporary(&mut out);
         Ok(out)
     }
 
-    /// The number of the disk holding Windows, looked up once per node
-    /// (callers at once share the one lookup); `None` when this mode or
-    /// proxy cannot tell (see [`DiskInfo::os_disk`]). A lookup that fails is
-    /// not kept: the next caller asks again.
-    async fn os_disk(&self) -> Result<Option<u32>, Error> {
-        self.inner
-            .os_disk
-            .get_or_try_init(|| self.look_up_os_disk())
-            .await
-            .copied()
-    }
-
-    async fn look_up_os_disk(&self) -> Result<Option<u32>, Error> {
+    /// What the node knows of the OS disk. HostProcess mode reads every
+    /// disk's flags at each call (a disk attached later has its own).
+    /// Through the proxy the disk of `C:\`'s volume is looked up once
+    /// known (callers at once share the one lookup); while it is unknown
+    /// (no volume v2alpha1, or a lookup that failed) it is asked again,
+    /// the endpoint dialled again, at the next call that needs it.
+    pub(super) async fn os_disk(&self) -> Result<OsDisk, Error> {
         #[cfg(feature = "host-process")]
         if let Some(backend) = &self.inner.host_process {
-            return Ok(backend
-                .disk_objects()
-                .await?
-                .into_iter()
-                .find(|o| o.is_system || o.is_boot)
-                .map(|o| o.number));
+            let objects = backend.disk_objects().await?;
+            let mut os = Vec::new();
+            let mut unreadable = Vec::new();
+            for o in &objects {
+                match os_flag(o) {
+                    Some(true) => os.push(o.number),
+                    Some(false) => {}
+                    None => unreadable.push(o.number),
+                }
+            }
+            return Ok(match unreadable.is_empty() {
+                true => OsDisk::Known(os),
+                false => OsDisk::Unreadable { os, unreadable },
+            });
         }
-        let Some(volume) = &self.inner.os_volume else {
-            return Ok(None);
+        let looked_up = self
+            .inner
+            .os_disk
+            .get_or_try_init(|| async {
+                match self.look_up_os_disk().await {
+                    Ok(Some(n)) => Ok(n),
+                    Ok(None) => Err(None),
+                    Err(e) => Err(Some(e)),
+                }
+            })
+            .await;
+        match looked_up {
+            Ok(n) => Ok(OsDisk::Known(vec![*n])),
+            Err(None) => Ok(OsDisk::Unknown(
+                "csi-proxy serves no volume v2alpha1 (it came with v1.1), or it did not answer"
+                    .into(),
+            )),
+            Err(Some(e)) => Err(e),
+        }
+    }
+
+    /// The disk of `C:\`'s volume through volume v2alpha1, dialled again
+    /// when it was not reached before; `None` when it cannot be reached.
+    async fn look_up_os_disk(&self) -> Result<Option<u32>, Error> {
+        let known = self.os_volume_group().clone();
+        let volume = match known {
+            Some(v) => v,
+            None if self.inner.dials_os_volume => {
+                let Some(v) = Self::dial_os_volume(&self.inner.options).await else {
+                    return Ok(None);
+                };
+                *self.os_volume_group() = Some(v.clone());
+                v
+            }
+            None => return Ok(None),
         };
         let Some(id) = volume.closest_volume(r"C:\").await? else {
             return Ok(None);
@@ -545,20 +726,36 @@ impl Node {
         Ok(Some(volume.disk_of(&id).await?))
     }
 
-    /// Refuses any change to volume `id` when it lies on the OS disk, as
-    /// [`Node::refuse_os_disk`]; asks the volume's disk only the first
-    /// time (see `Inner::data_volumes`), and not at all when the OS disk
-    /// cannot be known.
+    fn os_volume_group(&self) -> std::sync::MutexGuard<'_, Option<super::groups::VolumeGroup>> {
+        self.inner
+            .os_volume
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Refuses a change to volume `id` when it lies on the OS disk, as
+    /// [`Node::refuse_os_disk`]. A volume this node staged (or checked
+    /// before) needs no call. When the OS disk cannot be known, only a
+    /// call that `changes_disk` (offline, resize) is refused, unless the
+    /// volume is one this node staged: removing a mount point and
+    /// flushing change no disk.
     pub(super) async fn refuse_os_volume(
         &self,
         id: &str,
         operation: &'static str,
+        changes_disk: bool,
     ) -> Result<(), Error> {
-        if self.known_data_volume(id) || self.os_disk().await?.is_none() {
+        if self.known_data_volume(id)? {
+            return Ok(());
+        }
+        let os = self.os_disk().await?;
+        if let OsDisk::Unknown(_) = os
+            && !changes_disk
+        {
             return Ok(());
         }
         let n = self.volume()?.disk_of(id).await?;
-        self.refuse_os_disk(n, operation).await?;
+        self.judge_os_disk(os, n, operation).await?;
         self.remember_data_volume(id);
         Ok(())
     }
@@ -570,8 +767,17 @@ impl Node {
             .unwrap_or_else(|p| p.into_inner())
     }
 
-    fn known_data_volume(&self, id: &str) -> bool {
-        self.data_volumes().contains(&id.to_lowercase())
+    /// Whether volume `id` is known to lie on a data disk: this node
+    /// checked it, or staged it (its stage records, which outlive the
+    /// process with [`NodeRecords::directory`](super::NodeRecords::directory)).
+    fn known_data_volume(&self, id: &str) -> Result<bool, Error> {
+        if self.data_volumes().contains(&id.to_lowercase()) {
+            return Ok(true);
+        }
+        Ok(self
+            .stage_records()?
+            .iter()
+            .any(|(_, r)| r.volume.eq_ignore_ascii_case(id)))
     }
 
     pub(super) fn remember_data_volume(&self, id: &str) {
@@ -579,24 +785,63 @@ impl Node {
     }
 
     /// Refuses any change to the OS disk: [`Error::OsDisk`] for disk `n`
-    /// when it holds Windows, before any call that changes it.
+    /// when it holds Windows, before any call that changes it. When the
+    /// OS disk cannot be known, [`Error::OsDiskUnknown`] unless disk `n`
+    /// shows no volume (a blank or offline disk never holds the running
+    /// Windows), holds a volume this node staged, or the caller accepted
+    /// the risk ([`NodeOptions::allow_unknown_os_disk`](super::NodeOptions::allow_unknown_os_disk)).
     pub(super) async fn refuse_os_disk(
         &self,
         n: u32,
         operation: &'static str,
     ) -> Result<(), Error> {
-        match self.os_disk().await? {
-            Some(os) if os == n => Err(Error::OsDisk {
-                disk: n,
-                operation,
-                why: if self.is_host_process() {
-                    "MSFT_Disk.IsSystem/IsBoot".into()
-                } else {
-                    r"it holds the volume of C:\".into()
-                },
-            }),
-            _ => Ok(()),
+        let os = self.os_disk().await?;
+        self.judge_os_disk(os, n, operation).await
+    }
+
+    async fn judge_os_disk(
+        &self,
+        os: OsDisk,
+        n: u32,
+        operation: &'static str,
+    ) -> Result<(), Error> {
+        let why = match os {
+            OsDisk::Known(os) | OsDisk::Unreadable { os, .. } if os.contains(&n) => {
+                return Err(Error::OsDisk {
+                    disk: n,
+                    operation,
+                    why: if self.is_host_process() {
+                        "MSFT_Disk.IsSystem/IsBoot".into()
+                    } else {
+                        r"it holds the volume of C:\".into()
+                    },
+                });
+            }
+            OsDisk::Unreadable { unreadable, .. } if unreadable.contains(&n) => {
+                format!("MSFT_Disk.IsSystem or IsBoot of disk {n} is Null")
+            }
+            OsDisk::Unknown(why) => why,
+            OsDisk::Known(_) | OsDisk::Unreadable { .. } => return Ok(()),
+        };
+        if self.inner.options.allow_unknown_os_disk {
+            tracing::warn!(disk = n, operation, %why, "the OS disk cannot be known: going on, as NodeOptions::allow_unknown_os_disk accepts");
+            return Ok(());
         }
+        let volumes = self.volume()?.volumes_on_disk(n).await?;
+        let volumes: Vec<&String> = volumes.iter().filter(|v| !v.is_empty()).collect();
+        if volumes.is_empty() {
+            return Ok(());
+        }
+        for v in volumes {
+            if self.known_data_volume(v)? {
+                return Ok(());
+            }
+        }
+        Err(Error::OsDiskUnknown {
+            disk: n,
+            operation,
+            why,
+        })
     }
 
     fn is_host_process(&self) -> bool {
@@ -622,12 +867,25 @@ mod tests {
     fn azure_lun_skips_adapter_0_and_maps_nvme_namespaces() {
         let os = disk(|d| (d.adapter, d.lun) = (Some(0), Some(0)));
         let data = disk(|d| (d.adapter, d.lun) = (Some(3), Some(0)));
-        let nvme = disk(|d| (d.adapter, d.nvme_namespace) = (Some(2), Some(1)));
+        let path = r"\\?\scsi#disk&ven_nvme&prod_msft_nvme_accele#6&ca10229&0&000001#{53f56307-b6bf-11d0-94f2-00a0c91efb8b}";
+        let nvme = disk(|d| {
+            (d.adapter, d.nvme_namespace) = (Some(2), Some(1));
+            d.device_path = Some(path.into());
+        });
         assert!(!DiskSelector::AzureLun(0).matches(&os));
         assert!(DiskSelector::AzureLun(0).matches(&data));
         assert!(DiskSelector::AzureLun(0).matches(&nvme));
         assert!(!DiskSelector::AzureLun(1).matches(&nvme));
         assert!(!DiskSelector::Lun(0).matches(&nvme));
+        // A local NVMe disk (not Azure's remote controller), or one whose
+        // device path is unknown, is never an Azure LUN.
+        let local = disk(|d| {
+            d.nvme_namespace = Some(1);
+            d.device_path = Some(path.replace("prod_msft_nvme_accele", "prod_microsoft_nvme_d"));
+        });
+        assert!(!DiskSelector::AzureLun(0).matches(&local));
+        let unknown = disk(|d| d.nvme_namespace = Some(1));
+        assert!(!DiskSelector::AzureLun(0).matches(&unknown));
     }
 
     #[test]
@@ -645,6 +903,22 @@ mod tests {
         assert!(DiskSelector::EbsVolumeId("vol0123456789abcdef0".into()).matches(&d));
         assert!(!DiskSelector::EbsVolumeId("vol-0123456789abcdef1".into()).matches(&d));
         assert!(!DiskSelector::SerialNumber("vol0123456789abcdef0".into()).matches(&d));
+        // Never a part of an id (aws-ebs-csi-driver's strings.Contains
+        // matches both).
+        assert!(!DiskSelector::EbsVolumeId("vol-0".into()).matches(&d));
+        assert!(!DiskSelector::EbsVolumeId("vol-01234567".into()).matches(&d));
+        assert!(!DiskSelector::EbsVolumeId("56789abcdef0".into()).matches(&d));
+        let bare = disk(|d| d.serial_number = Some("vol0123456789abcdef0".into()));
+        assert!(DiskSelector::EbsVolumeId("vol-0123456789abcdef0".into()).matches(&bare));
+    }
+
+    #[test]
+    fn host_made_disks_are_never_selectable() {
+        for (value, host_made) in [(15, true), (16, true), (17, false), (1, false)] {
+            let d = disk(|d| d.bus_type = BusType::from_msft(value));
+            assert_eq!(d.selectable(), !host_made, "bus type {value}");
+        }
+        assert_eq!(BusType::from_msft(0), None);
     }
 
     #[test]

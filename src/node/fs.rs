@@ -1,7 +1,7 @@
 //! Paths: what is at a path, and directories made and removed.
 
 use super::{MountState, Node, path};
-use crate::Error;
+use crate::{Error, ErrorKind};
 
 fn is_not_empty(e: &Error) -> bool {
     e.windows_code() == Some(145) || e.to_string().to_lowercase().contains("not empty")
@@ -80,6 +80,22 @@ impl Node {
                 e
             }
         })
+    }
+
+    /// Removes `path` when it is an empty directory; a file there is
+    /// [`Error::PathInUse`], never deleted (the proxy's `Rmdir` removes a
+    /// file as readily as a directory, csi-proxy pkg/os/filesystem). The
+    /// API cannot ask what kind a path is: `Mkdir` of it answers, a no-op
+    /// on a directory and a failure on a file.
+    pub(super) async fn remove_empty_dir_only(&self, path: &str) -> Result<(), Error> {
+        match self.fs()?.mkdir(path).await {
+            Ok(()) => self.remove_empty_dir(path).await,
+            Err(e) if matches!(e.kind(), ErrorKind::Unavailable | ErrorKind::TimedOut) => Err(e),
+            Err(e) => Err(Error::PathInUse {
+                path: path.to_string(),
+                holds: format!("something that is not a directory, a file it is not deleted ({e})"),
+            }),
+        }
     }
 
     pub(super) async fn ensure_parent(&self, path: &str) -> Result<(), Error> {

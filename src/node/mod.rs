@@ -44,12 +44,12 @@
 //!
 //! | CSI call | method | effect | already done | refused, nothing changed |
 //! |---|---|---|---|---|
-//! | NodeStageVolume (disk) | [`Node::stage_disk`] ([`StageDisk`]) | onlines, partitions, formats (NTFS) and mounts the disk's data volume | mounted from that disk: Ok | [`Error::OsDisk`], [`Error::PathInUse`], [`Error::NotEmpty`], [`Error::NoVolume`], [`Error::ReadOnlyDisk`] |
+//! | NodeStageVolume (disk) | [`Node::stage_disk`] ([`StageDisk`]) | onlines, partitions, formats (NTFS) and mounts the disk's data volume | mounted from that disk: Ok | [`Error::OsDisk`], [`Error::OsDiskUnknown`], [`Error::DifferentDisk`], [`Error::StagedElsewhere`], [`Error::PathInUse`], [`Error::NotEmpty`], [`Error::NoVolume`], [`Error::ReadOnlyDisk`] |
 //! | NodeStageVolume (share) | [`Node::smb_stage`] ([`SmbStage`]) | maps the share (a stale mapping made again), links the staging path, counts a reference | same link: Ok, mapping checked | [`Error::PathInUse`], [`Error::NotEmpty`], [`Error::SmbCredentialsConflict`], [`Error::SmbDirectoryMissing`] |
 //! | NodePublishVolume | [`Node::publish`] | links the target to the staged volume, replacing kubelet's empty directory | linked to the same volume: Ok | [`Error::NotStaged`] (a plain directory too), [`Error::PathInUse`], [`Error::NotEmpty`] |
 //! | NodeUnpublishVolume | [`Node::unpublish`] | removes the link (a share staged at the target, an ephemeral volume, is unstaged) | absent: Ok | [`Error::NotEmpty`] (a plain directory with files) |
-//! | NodeUnstageVolume | [`Node::unstage`] ([`Unstage`]) | a disk's volume: flushes, unmounts, removes the staging path; a share's link: removed, the mapping with its last reference | absent: Ok | [`Error::NotEmpty`] |
-//! | NodeExpandVolume | [`Node::expand`] ([`Expand`]) | rescans, grows the volume to its partition | nothing to grow: Ok | |
+//! | NodeUnstageVolume | [`Node::unstage`] ([`Unstage`]) | a disk's volume: flushes, unmounts, removes the staging path; a share's link: removed, the mapping with its last reference; with offline, the disk stays online while another staging path holds it | absent: Ok | [`Error::NotEmpty`], [`Error::PathInUse`] (a file), with offline [`Error::DifferentDisk`], [`Error::OsDisk`], [`Error::OsDiskUnknown`] |
+//! | NodeExpandVolume | [`Node::expand`] ([`Expand`]) | rescans, grows the volume to its partition | nothing to grow: Ok | [`Error::DifferentDisk`], [`Error::OsDisk`], [`Error::OsDiskUnknown`] |
 //! | NodeGetVolumeStats | [`Node::usage`], [`Node::smb_share_stats`] | reads the space | | |
 //!
 //! And for paths and start-up: [`Node::ensure_dir`] (creates the directory
@@ -75,6 +75,7 @@ mod disks;
 mod fs;
 mod groups;
 mod host_work;
+mod identity;
 mod iscsi;
 mod local_space;
 mod options;
@@ -94,7 +95,7 @@ use std::sync::{Arc, Mutex};
 
 use tracing::Instrument;
 
-pub use disks::{DiskInfo, DiskPredicate, DiskSelector, PartitionStyle};
+pub use disks::{BusType, DiskInfo, DiskPredicate, DiskSelector, PartitionStyle};
 use groups::{DiskGroup, FilesystemGroup, IscsiGroup, SmbGroup, SystemGroup, VolumeGroup};
 pub use iscsi::{IscsiAuth, IscsiTarget};
 pub use options::{
@@ -178,11 +179,15 @@ struct Inner {
     /// Which host the node works on, for the process-wide SMB locks.
     host_key: String,
     /// Volume v2alpha1, for its one call that finds the volume of `C:\`
-    /// (the OS disk through the proxy); `None` when not served.
-    os_volume: Option<VolumeGroup>,
-    /// The OS disk's number (`None`: this mode or proxy cannot tell), looked
-    /// up once: it does not change while the node runs.
-    os_disk: tokio::sync::OnceCell<Option<u32>>,
+    /// (the OS disk through the proxy); `None` while not served or not
+    /// reached, dialled again when next needed (`dials_os_volume`).
+    os_volume: Mutex<Option<VolumeGroup>>,
+    /// Whether a missing `os_volume` is dialled again when needed (a node
+    /// over the proxy's endpoints; a mock has nothing more to dial).
+    dials_os_volume: bool,
+    /// The OS disk's number through the proxy, once known: it does not
+    /// change while the node runs. Not kept while unknown: asked again.
+    os_disk: tokio::sync::OnceCell<u32>,
     /// Volumes known to lie on a disk other than the OS disk (ids in lower
     /// case): staged by this node, or checked once. A volume id names one
     /// partition, which never moves to another disk, and the OS disk is

@@ -39,6 +39,7 @@ pub struct NodeOptions {
     pub(crate) max_concurrent_formats: usize,
     pub(crate) local_root: Option<PathBuf>,
     pub(crate) smb_settle: Duration,
+    pub(crate) allow_unknown_os_disk: bool,
 }
 
 /// Default bound of one [`Node`](super::Node) operation: 2 minutes.
@@ -76,6 +77,7 @@ impl Default for NodeOptions {
             max_concurrent_formats: DEFAULT_MAX_CONCURRENT_FORMATS,
             local_root: None,
             smb_settle: DEFAULT_SMB_SETTLE,
+            allow_unknown_os_disk: false,
         }
     }
 }
@@ -183,6 +185,19 @@ impl NodeOptions {
     #[must_use]
     pub fn smb_settle(mut self, settle: Duration) -> Self {
         self.smb_settle = settle.min(crate::MAX_DURATION);
+        self
+    }
+
+    /// With `true`, accepts the risk of changing a disk that may be the OS
+    /// disk when the node cannot know which disk that is (a csi-proxy
+    /// before v1.1 serves no volume v2alpha1, or its lookup failed): a
+    /// selector that matches Windows' own disk then hands it to a pod.
+    /// `false`, the default: such a call runs only when the disk shows no
+    /// volume, or holds a volume this node staged (docs/safety.md, "The
+    /// OS disk"); otherwise [`Error::OsDiskUnknown`](crate::Error::OsDiskUnknown).
+    #[must_use]
+    pub fn allow_unknown_os_disk(mut self, allow: bool) -> Self {
+        self.allow_unknown_os_disk = allow;
         self
     }
 

@@ -51,8 +51,6 @@ fn file_name(key: &str) -> String {
         + ".rec"
 }
 
-// The reads and writes are the node operations' (the format, partition
-// and stage records).
 impl NodeRecords {
     /// Records in this process's memory.
     pub fn memory() -> Self {

@@ -36,7 +36,17 @@ impl Node {
     ///
     /// The disk that holds Windows is never touched: [`Error::OsDisk`],
     /// before any call that changes it (see [`DiskInfo::os_disk`](super::DiskInfo::os_disk) for how
-    /// it is found; through a proxy without volume v2alpha1 it cannot be).
+    /// it is found). Where it cannot be known (a proxy without volume
+    /// v2alpha1), a disk showing volumes this node did not stage is
+    /// [`Error::OsDiskUnknown`] unless
+    /// [`NodeOptions::allow_unknown_os_disk`](super::NodeOptions::allow_unknown_os_disk).
+    ///
+    /// The disk's id is checked against what `path` was staged from
+    /// ([`Error::DifferentDisk`]), and a disk whose volume another staging
+    /// path holds is [`Error::StagedElsewhere`]: a LUN reused after a
+    /// detach never hands one pod's disk to another (docs/safety.md, "The
+    /// right disk"). A file at `path` is [`Error::PathInUse`], never
+    /// deleted.
     /// On a disk with several partitions the data partition is staged,
     /// never a System Reserved, EFI, MSR or recovery one: in HostProcess
     /// mode chosen by partition type (`MSFT_Partition.GptType`, `MbrType`,
@@ -45,8 +55,12 @@ impl Node {
     /// volume, else the largest (a data partition smaller than a system
     /// partition beside it cannot be told apart there).
     ///
-    /// A read-only disk: in HostProcess mode it is made writable first
-    /// (`MSFT_Disk.SetAttributes`, `IsReadOnly = false`). Through the proxy,
+    /// A read-only disk: in HostProcess mode a read-write stage makes a
+    /// disk that is offline and read-only, as Windows' SAN policy leaves
+    /// it, writable (`MSFT_Disk.SetAttributes`, `IsReadOnly = false`); a
+    /// disk online and read-only was made so on purpose and is never made
+    /// writable ([`Error::ReadOnlyDisk`]; [`StageDisk::read_only`] stages
+    /// it as it is). Through the proxy,
     /// whose API neither reports nor clears read-only, a blank read-only
     /// disk fails with [`Error::ReadOnlyDisk`] when Windows refuses to
     /// initialise, partition or format it; a read-only disk that already
@@ -73,10 +87,16 @@ impl Node {
             disk: disk.into(),
             path,
             min_growth: None,
+            read_only: false,
         }
     }
 
-    async fn stage_disk_at(&self, number: u32, path: &str) -> Result<String, Error> {
+    pub(super) async fn stage_disk_at(
+        &self,
+        number: u32,
+        path: &str,
+        read_only: bool,
+    ) -> Result<String, Error> {
         let (disk, volume, fs) = (self.disk()?, self.volume()?, self.fs()?);
         self.refuse_os_disk(number, "stage").await?;
         match self.state(path).await? {
@@ -96,11 +116,12 @@ impl Node {
                     holds: "a link".into(),
                 });
             }
-            // Proves it empty; it is made again before the mount.
-            MountState::NotMounted => self.remove_empty_dir(path).await?,
+            // Proves it an empty directory (a file is refused, never
+            // deleted); it is made again before the mount.
+            MountState::NotMounted => self.remove_empty_dir_only(path).await?,
             MountState::Missing => {}
         }
-        self.make_writable(number).await?;
+        self.make_writable(number, read_only).await?;
         let read_only = |e: Error| read_only_refusal(number, e);
         let prepare = || async { self.partition_if_blank(number).await.map_err(read_only) };
         // An online disk is the usual case: its state is read only when it
@@ -133,24 +154,44 @@ impl Node {
         Ok(id)
     }
 
-    /// HostProcess mode: clears the read-only flag of disk `n`
-    /// (`MSFT_Disk.SetAttributes(IsReadOnly = false)`), so that a disk a
-    /// SAN policy left read-only is never staged read-only. Through the
-    /// proxy nothing can be read or done ([`Node::stage_disk`]).
-    async fn make_writable(&self, n: u32) -> Result<(), Error> {
+    /// HostProcess mode, a read-write stage (`read_only` false): clears
+    /// the read-only flag of disk `n` (`MSFT_Disk.SetAttributes(IsReadOnly
+    /// = false)`) when Windows' SAN policy set it, which it does to a new
+    /// disk together with taking it offline: only an offline read-only
+    /// disk is made writable. A disk online and read-only was made so on
+    /// purpose (attached read-only by the cloud, or set by an
+    /// administrator): it is never made writable, and a read-write stage
+    /// of it is [`Error::ReadOnlyDisk`], nothing changed. A read-only stage
+    /// changes no flag. Through the proxy nothing can be read or done
+    /// ([`Node::stage_disk`]).
+    async fn make_writable(&self, n: u32, read_only: bool) -> Result<(), Error> {
         #[cfg(feature = "host-process")]
         if let Some(backend) = &self.inner.host_process {
-            let read_only = backend
-                .disk_objects()
-                .await?
-                .iter()
-                .any(|o| o.number == n && o.is_read_only);
-            if read_only {
-                tracing::info!(disk = n, "the disk is read-only: making it writable");
-                backend.make_writable(n).await?;
+            let objects = backend.disk_objects().await?;
+            let Some(o) = objects.iter().find(|o| o.number == n) else {
+                return Ok(());
+            };
+            match (o.is_read_only, o.is_offline, read_only) {
+                (false, _, _) | (true, _, true) => {}
+                (true, true, false) => {
+                    // Windows changes no attribute of an offline disk
+                    // (41003): online first, as the stage would.
+                    tracing::info!(
+                        disk = n,
+                        "the disk is offline and read-only, as a SAN policy leaves it: bringing it online and making it writable"
+                    );
+                    self.disk()?.set_online(n, true).await?;
+                    backend.make_writable(n).await?;
+                }
+                (true, false, false) => {
+                    return Err(Error::ReadOnlyDisk {
+                        disk: n,
+                        cause: "it is online and read-only, as a cloud attaches a disk read-only on purpose (a SAN policy leaves a disk offline too): it is not made writable; stage it read-only".into(),
+                    });
+                }
             }
         }
-        let _ = n;
+        let _ = (n, read_only);
         Ok(())
     }
 
@@ -285,13 +326,14 @@ impl Node {
         let state = self.state_expecting_volume(path).await?;
         match &state {
             MountState::Missing => {}
-            MountState::NotMounted => self.remove_empty_dir(path).await?,
+            MountState::NotMounted => self.remove_empty_dir_only(path).await?,
             // A link no staged share records: removed, never what it reaches.
             MountState::Linked => self.fs()?.rmdir(path, false).await?,
             MountState::Mounted { volume_id } => {
                 self.unstage_volume(path, volume_id, offline).await?
             }
         }
+        self.forget_stage(path)?;
         Ok(state)
     }
 
@@ -323,9 +365,13 @@ impl Node {
         offline: bool,
     ) -> Result<(), Error> {
         let volume = self.volume()?;
-        self.refuse_os_volume(volume_id, "unstage").await?;
+        self.refuse_os_volume(volume_id, "unstage", offline).await?;
         let disk = match offline {
-            true => Some(volume.disk_of(volume_id).await?),
+            true => {
+                // The disk staged here, not one that took its LUN.
+                self.check_staged_volume(path, volume_id, "take offline the disk of")?;
+                Some(volume.disk_of(volume_id).await?)
+            }
             false => None,
         };
         if volume.can_flush() {
@@ -340,7 +386,20 @@ impl Node {
         }
         self.remove_empty_dir(path).await?;
         if let Some(n) = disk {
-            self.disk()?.set_online(n, false).await?;
+            // Never offline under another staging path (one volume staged
+            // twice, another partition of the disk staged elsewhere).
+            let volumes = volume.volumes_on_disk(n).await?;
+            match self.other_user(path, &volumes).await? {
+                Some(other) => {
+                    tracing::warn!(
+                        disk = n,
+                        path,
+                        other,
+                        "the disk stays online: another staging path uses it"
+                    );
+                }
+                None => self.disk()?.set_online(n, false).await?,
+            }
         }
         tracing::info!(volume = %volume_id, path, "unstaged");
         Ok(())
@@ -391,6 +450,7 @@ impl Node {
         let (disk, volume) = (self.disk()?, self.volume()?);
         // Neither waits for the other.
         let ((), id) = tokio::try_join!(disk.rescan(), volume.volume_at(path))?;
+        self.check_staged_volume(path, &id, "expand")?;
         if min_growth == 0 {
             return self.grow_volume(&id, None, 0, size_bytes).await;
         }
@@ -409,7 +469,7 @@ impl Node {
     async fn expand_volume(&self, id: &str, size_bytes: u64) -> Result<u64, Error> {
         let volume = self.volume()?;
         let patience = self.inner.options.deadline / 2;
-        self.refuse_os_volume(id, "expand").await?;
+        self.refuse_os_volume(id, "expand", true).await?;
         match tokio::time::timeout(patience, grow(volume, id, 0)).await {
             Ok(Ok(())) => {}
             Ok(Err(e)) if no_supported_size(&e) => {
@@ -581,9 +641,20 @@ pub struct StageDisk<'a> {
     disk: u32,
     path: &'a str,
     min_growth: Option<u64>,
+    read_only: bool,
 }
 
 impl StageDisk<'_> {
+    /// With `true` (a read-only access mode), the disk's read-only flag is
+    /// left as it is in HostProcess mode; `false`, the default: a disk a
+    /// SAN policy left offline and read-only is made writable (see
+    /// [`Node::stage_disk`]). A read-only disk whose volume needs a format
+    /// still fails so.
+    pub fn read_only(mut self, read_only: bool) -> Self {
+        self.read_only = read_only;
+        self
+    }
+
     /// Once staged, grows the volume over its disk when the disk has at
     /// least `min_growth` bytes beyond it (the GPT layout the proxy makes
     /// is taken off: 16 MiB before the partition, the backup table after
@@ -605,7 +676,10 @@ impl<'a> IntoFuture for StageDisk<'a> {
             let (node, number) = (self.node, self.disk);
             let path = path::local(self.path)?;
             let id = node
-                .bounded("stage_disk", node.stage_disk_at(number, &path))
+                .bounded(
+                    "stage_disk",
+                    node.stage_identified(number, &path, self.read_only),
+                )
                 .await?;
             if let Some(min_growth) = self.min_growth {
                 node.bounded("grow", node.grow_volume(&id, Some(number), min_growth, 0))

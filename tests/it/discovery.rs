@@ -401,6 +401,15 @@ async fn disks_lists_every_disk_with_its_facts(backend: Backend) {
 async fn a_read_only_blank_disk_is_refused_or_made_writable(backend: Backend) {
     let f = Fixture::layout(backend, Layout::Default).await;
     f.host.set_disk_read_only(1, true).unwrap();
+    if backend == Backend::HostProcess {
+        // Online and read-only: made so on purpose (a SAN policy leaves a
+        // disk offline too), never made writable.
+        let err = f.node.stage_disk(1u32, STAGING).await.unwrap_err();
+        assert!(matches!(err, Error::ReadOnlyDisk { disk: 1, .. }), "{err}");
+        assert!(f.host.snapshot().disk(1).unwrap().is_read_only);
+        // Offline and read-only, as the SAN policy leaves a new disk.
+        f.host.set_disk_offline(1, true).unwrap();
+    }
     let staged = f.node.stage_disk(1u32, STAGING).await;
     if backend == Backend::HostProcess {
         let id = staged.unwrap();
@@ -605,6 +614,10 @@ async fn a_read_only_partitioned_disk_is_refused_or_made_writable(backend: Backe
         f.node.stage_disk(1u32, STAGING).await.unwrap_err();
     }
     f.host.set_disk_read_only(1, true).unwrap();
+    if backend == Backend::HostProcess {
+        // As the SAN policy leaves a new disk: offline too.
+        f.host.set_disk_offline(1, true).unwrap();
+    }
     let disk = f.node.find_disk(DiskSelector::Lun(1)).await.unwrap();
     let staged = f.node.stage_disk(&disk, STAGING).await;
     match backend {

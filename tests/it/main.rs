@@ -38,6 +38,7 @@ mod field_time;
 mod flows;
 mod format_safety;
 mod host_process;
+mod identity_safety;
 mod keepalive_policy;
 mod local_stats;
 mod mock;

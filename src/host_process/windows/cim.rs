@@ -265,6 +265,18 @@ pub(super) fn u32_prop(obj: &IWbemClassWrapper, name: &str) -> Result<u32> {
         .map_err(|_| Failure::com(E_FAIL, format!("property {name} = {n} is too large")))
 }
 
+/// A boolean property; null is `None`.
+pub(super) fn optional_boolean(obj: &IWbemClassWrapper, name: &str) -> Result<Option<bool>> {
+    match property(obj, name)? {
+        Variant::Bool(b) => Ok(Some(b)),
+        Variant::Null | Variant::Empty => Ok(None),
+        other => Err(Failure::com(
+            E_FAIL,
+            format!("property {name} is {other:?}, not a boolean"),
+        )),
+    }
+}
+
 /// A boolean property; null is false.
 pub(super) fn boolean(obj: &IWbemClassWrapper, name: &str) -> Result<bool> {
     match property(obj, name)? {

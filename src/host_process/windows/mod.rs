@@ -104,7 +104,8 @@ use wmi::{IWbemClassWrapper, Variant, WMIConnection};
 use wmi::quote_and_escape_wql_str as wql_string;
 
 use self::cim::{
-    Namespace, associators, boolean, call, path_of, query, return_value, string, u32_prop, unsigned,
+    Namespace, associators, boolean, call, optional_boolean, path_of, query, return_value, string,
+    u32_prop, unsigned,
 };
 use super::boundary::{
     DeviceId, DiskObject, DiskSpace, Failure, FileKind, IscsiAuthType, MethodResult,
@@ -200,8 +201,11 @@ fn disk_object(obj: &IWbemClassWrapper) -> Result<DiskObject> {
         is_offline: boolean(obj, "IsOffline")?,
         partition_style: unsigned(obj, "PartitionStyle")? as u16,
         is_read_only: boolean(obj, "IsReadOnly")?,
-        is_system: boolean(obj, "IsSystem")?,
-        is_boot: boolean(obj, "IsBoot")?,
+        // Null is "cannot tell": the node layer refuses such a disk
+        // rather than take it for a data disk.
+        is_system: optional_boolean(obj, "IsSystem")?,
+        is_boot: optional_boolean(obj, "IsBoot")?,
+        bus_type: unsigned(obj, "BusType")? as u16,
     })
 }
 

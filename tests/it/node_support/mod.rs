@@ -84,6 +84,13 @@ impl Family {
         ]
         .into_iter()
         .filter_map(|(g, v)| GroupVersion::parse(&format!("{g}/{}", v?)))
+        // csi-proxy serves volume v2alpha1 beside v1 from v1.1 on (the
+        // v1 family's releases); the betas' and v0.2's nodes have none.
+        .chain(
+            (self == Family::V1)
+                .then(|| GroupVersion::parse("volume/v2alpha1"))
+                .flatten(),
+        )
         .collect()
     }
 }

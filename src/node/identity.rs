@@ -1,0 +1,278 @@
+//! Identity before change: each staging path records the disk it was
+//! staged from (its page 83 id or serial number) and the volume mounted
+//! there, in the node's records (kind `stage`). A stage, an expand and an
+//! offline check the record first, and a disk's volume is staged at one
+//! path only. A location (a LUN) names a slot, not a disk: after a detach
+//! the next disk attached gets the same LUN and often the same number, so
+//! a stale attachment or a kubelet restart otherwise reaches another pod's
+//! disk (azuredisk-csi-driver and aws-ebs-csi-driver match by location or
+//! serial alone, pkg/azuredisk/nodeserver.go, pkg/driver/node.go).
+
+use super::{Node, NodeRecords};
+use crate::{Error, ErrorKind};
+
+/// The records' kind for staging paths.
+const KIND: &str = "stage";
+
+/// What a staging path was staged from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Staged {
+    /// The disk's id (`page83 <id>` or `serial <number>`); `None` when
+    /// the disk shows neither.
+    pub disk: Option<String>,
+    /// The volume mounted at the path.
+    pub volume: String,
+}
+
+impl Staged {
+    fn encode(&self) -> String {
+        format!(
+            "disk={}\nvolume={}\n",
+            self.disk.as_deref().unwrap_or(""),
+            self.volume
+        )
+    }
+
+    fn decode(text: &str) -> Staged {
+        let field = |name: &str| {
+            text.lines()
+                .find_map(|l| l.strip_prefix(name)?.strip_prefix('='))
+                .unwrap_or("")
+                .to_string()
+        };
+        let disk = field("disk");
+        Staged {
+            disk: (!disk.is_empty()).then_some(disk),
+            volume: field("volume"),
+        }
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "disk {} (volume {})",
+            self.disk.as_deref().unwrap_or("with no id"),
+            self.volume
+        )
+    }
+
+    /// Whether this record is of the disk `now` shows.
+    fn on(&self, now: &DiskNow) -> bool {
+        (self.disk.is_some() && self.disk == now.id)
+            || now
+                .volumes
+                .iter()
+                .any(|v| v.eq_ignore_ascii_case(&self.volume))
+    }
+}
+
+/// What a disk shows now: its id and its volumes.
+#[derive(Debug)]
+pub(super) struct DiskNow {
+    number: u32,
+    id: Option<String>,
+    volumes: Vec<String>,
+}
+
+impl DiskNow {
+    /// Whether anything shows which disk this is.
+    fn tells(&self) -> bool {
+        self.id.is_some() || !self.volumes.is_empty()
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "disk {} ({}{})",
+            self.number,
+            self.id.as_deref().unwrap_or("no id"),
+            match self.volumes.as_slice() {
+                [] => String::new(),
+                v => format!(", volumes {}", v.join(", ")),
+            }
+        )
+    }
+}
+
+fn records_of(node: &Node) -> &NodeRecords {
+    &node.inner.options.records
+}
+
+impl Node {
+    /// Every staging path's record (paths in lower case).
+    pub(super) fn stage_records(&self) -> Result<Vec<(String, Staged)>, Error> {
+        Ok(records_of(self)
+            .all(KIND)?
+            .into_iter()
+            .map(|(path, text)| (path, Staged::decode(&text)))
+            .collect())
+    }
+
+    fn stage_record(&self, path: &str) -> Result<Option<Staged>, Error> {
+        Ok(records_of(self)
+            .get(KIND, path)?
+            .map(|t| Staged::decode(&t)))
+    }
+
+    /// Forgets what was staged at `path` (unstaged).
+    pub(super) fn forget_stage(&self, path: &str) -> Result<(), Error> {
+        records_of(self).remove(KIND, path)
+    }
+
+    /// What disk `n` shows now: its id (through the proxy one
+    /// `ListDiskIDs`) and its volumes.
+    async fn disk_now(&self, n: u32) -> Result<DiskNow, Error> {
+        let facts = self.disk()?.disks(true).await?;
+        let id = facts.get(&n).and_then(|f| {
+            let page83 = f.page83.as_deref().map(str::trim).filter(|s| !s.is_empty());
+            let serial = f
+                .serial_number
+                .as_deref()
+                .map(str::trim)
+                .filter(|s| !s.is_empty());
+            match (page83, serial) {
+                (Some(p), _) => Some(format!("page83 {p}")),
+                (None, Some(s)) => Some(format!("serial {s}")),
+                (None, None) => None,
+            }
+        });
+        let volumes = self
+            .volume()?
+            .volumes_on_disk(n)
+            .await?
+            .into_iter()
+            .filter(|v| !v.is_empty())
+            .collect();
+        Ok(DiskNow {
+            number: n,
+            id,
+            volumes,
+        })
+    }
+
+    /// Whether `path` still holds `volume` (a record may outlive its mount
+    /// when the path was cleaned behind the node's back).
+    async fn still_holds(&self, path: &str, volume: &str) -> Result<bool, Error> {
+        match self.volume()?.volume_at(path).await {
+            Ok(id) => Ok(id.eq_ignore_ascii_case(volume)),
+            Err(e) if matches!(e.kind(), ErrorKind::Unavailable | ErrorKind::TimedOut) => Err(e),
+            Err(_) => Ok(false),
+        }
+    }
+
+    /// A stage of disk `n` at `path`, its identity checked first and
+    /// recorded after: [`Error::DifferentDisk`] when `path` was staged
+    /// from another disk, [`Error::StagedElsewhere`] when the disk's volume
+    /// is staged at another path still holding it.
+    pub(super) async fn stage_identified(
+        &self,
+        n: u32,
+        path: &str,
+        read_only: bool,
+    ) -> Result<String, Error> {
+        let now = self.disk_now(n).await?;
+        // A path still holding its recorded volume is the stage's own
+        // case: Ok from that disk, else PathInUse.
+        if let Some(recorded) = self.stage_record(path)?
+            && !recorded.on(&now)
+            && now.tells()
+            && !self.still_holds(path, &recorded.volume).await?
+        {
+            return Err(Error::DifferentDisk {
+                path: path.to_string(),
+                operation: "stage",
+                recorded: recorded.describe(),
+                found: now.describe(),
+            });
+        }
+        let here = path.to_lowercase();
+        for (other, recorded) in self.stage_records()? {
+            if other != here
+                && recorded.on(&now)
+                && self.still_holds(&other, &recorded.volume).await?
+            {
+                return Err(Error::StagedElsewhere {
+                    disk: n,
+                    path: path.to_string(),
+                    other,
+                });
+            }
+        }
+        let volume = self.stage_disk_at(n, path, read_only).await?;
+        let staged = Staged {
+            disk: now.id,
+            volume: volume.clone(),
+        };
+        records_of(self).put(KIND, path, &staged.encode())?;
+        Ok(volume)
+    }
+
+    /// Before a change through the volume at `path` (expand, offline):
+    /// [`Error::DifferentDisk`] when the path was staged with another
+    /// volume than `volume`, the one it holds now.
+    pub(super) fn check_staged_volume(
+        &self,
+        path: &str,
+        volume: &str,
+        operation: &'static str,
+    ) -> Result<(), Error> {
+        match self.stage_record(path)? {
+            Some(recorded) if !recorded.volume.eq_ignore_ascii_case(volume) => {
+                Err(Error::DifferentDisk {
+                    path: path.to_string(),
+                    operation,
+                    recorded: recorded.describe(),
+                    found: format!("volume {volume}"),
+                })
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Another staging path (not `path`) that still holds a volume of disk
+    /// `n`, whose volumes are `volumes`: the disk must stay online for it.
+    pub(super) async fn other_user(
+        &self,
+        path: &str,
+        volumes: &[String],
+    ) -> Result<Option<String>, Error> {
+        let here = path.to_lowercase();
+        for (other, recorded) in self.stage_records()? {
+            if other != here
+                && volumes
+                    .iter()
+                    .any(|v| v.eq_ignore_ascii_case(&recorded.volume))
+                && self.still_holds(&other, &recorded.volume).await?
+            {
+                return Ok(Some(other));
+            }
+        }
+        Ok(None)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_record_reads_back_and_knows_its_disk() {
+        let s = Staged {
+            disk: Some("page83 MSFT    0123".into()),
+            volume: r"\\?\Volume{a}\".into(),
+        };
+        assert_eq!(Staged::decode(&s.encode()), s);
+        let same = DiskNow {
+            number: 1,
+            id: s.disk.clone(),
+            volumes: vec![],
+        };
+        let other = DiskNow {
+            number: 1,
+            id: Some("page83 MSFT    4567".into()),
+            volumes: vec![r"\\?\Volume{b}\".into()],
+        };
+        assert!(s.on(&same));
+        assert!(!s.on(&other));
+        let no_id = Staged::decode("disk=\nvolume=v\n");
+        assert_eq!(no_id.disk, None);
+    }
+}
