@@ -91,6 +91,14 @@ fn format_calls(f: &Fixture) -> Option<usize> {
 /// Found case 1: a partition Windows shows with no file system that holds
 /// ext4 or a locked BitLocker volume is refused, FAILED_PRECONDITION
 /// naming the disk and volume, and its sectors are unchanged.
+/// csi-proxy v0.2 cannot tell the OS disk, and a disk holding a volume
+/// this node did not stage is refused there before any format check
+/// (identity_safety.rs); the v0.2 cases here take that risk to reach the
+/// format rule they show.
+fn unknown_os_disk_allowed() -> NodeOptions {
+    NodeOptions::default().allow_unknown_os_disk(true)
+}
+
 async fn refuses(f: &Fixture, what: &str) {
     let err = f.node.stage_disk(1u32, STAGING).await.unwrap_err();
     assert!(
@@ -121,7 +129,7 @@ macro_rules! on_every_backend {
 
             #[tokio::test]
             async fn mock_v0_2() {
-                let $f = Fixture::mock_seeded(Family::V0_2, NodeOptions::default(), Some(&$seed))
+                let $f = Fixture::mock_seeded(Family::V0_2, unknown_os_disk_allowed(), Some(&$seed))
                     .await
                     .speaking(ProxyRelease::V0_2);
                 $body;
@@ -214,7 +222,7 @@ fn refs_disk() -> String {
 
 #[tokio::test]
 async fn a_refs_volume_is_not_reformatted_on_v0_2_mock() {
-    let f = Fixture::mock_seeded(Family::V0_2, NodeOptions::default(), Some(&refs_disk()))
+    let f = Fixture::mock_seeded(Family::V0_2, unknown_os_disk_allowed(), Some(&refs_disk()))
         .await
         .speaking(ProxyRelease::V0_2);
     refs_on_v0_2(f).await;
@@ -223,7 +231,7 @@ async fn a_refs_volume_is_not_reformatted_on_v0_2_mock() {
 #[cfg(unix)]
 #[tokio::test]
 async fn a_refs_volume_is_not_reformatted_on_v0_2_server() {
-    let f = Fixture::server_seeded(Family::V0_2, NodeOptions::default(), Some(&refs_disk()))
+    let f = Fixture::server_seeded(Family::V0_2, unknown_os_disk_allowed(), Some(&refs_disk()))
         .await
         .speaking(ProxyRelease::V0_2);
     refs_on_v0_2(f).await;

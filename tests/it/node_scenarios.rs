@@ -186,6 +186,14 @@ async fn a_stale_smb_mapping_is_reused_then_removed(f: &Fixture) {
     // cannot, through the reference server from Linux, knows only its
     // store, and removes it).
     assert_eq!(mapped(&f.host), f.sees_the_host());
-    f.node.unstage(SMB_OTHER_STAGING).await.unwrap();
+    if f.sees_the_host() {
+        f.node.unstage(SMB_OTHER_STAGING).await.unwrap();
+    } else {
+        // Through the proxy from Linux the other path is a link to a share
+        // no longer mapped, which the proxy cannot tell from a file: it is
+        // refused, never deleted. A plugin on Windows reads the link itself.
+        let err = f.node.unstage(SMB_OTHER_STAGING).await.unwrap_err();
+        assert!(matches!(err, Error::PathInUse { .. }), "{err}");
+    }
     assert!(!mapped(&f.host), "the last volume took the mapping");
 }
