@@ -129,9 +129,10 @@ macro_rules! on_every_backend {
 
             #[tokio::test]
             async fn mock_v0_2() {
-                let $f = Fixture::mock_seeded(Family::V0_2, unknown_os_disk_allowed(), Some(&$seed))
-                    .await
-                    .speaking(ProxyRelease::V0_2);
+                let $f =
+                    Fixture::mock_seeded(Family::V0_2, unknown_os_disk_allowed(), Some(&$seed))
+                        .await
+                        .speaking(ProxyRelease::V0_2);
                 $body;
                 $f.finish().await;
             }

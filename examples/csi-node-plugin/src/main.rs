@@ -20,7 +20,7 @@ use csi_node_server::{
     Driver, LockScope, Plugin, VolumeRequest, VolumeSource, host_name, serve, socket_path,
     stop_signal,
 };
-use csi_proxy_client::node::{Node, NodeOptions, SmbStore};
+use csi_proxy_client::node::{Node, NodeOptions, NodeRecords, SmbStore};
 use drivers::Flavor;
 use tonic::Status;
 
@@ -50,9 +50,10 @@ struct Args {
     /// upstream name).
     #[arg(long)]
     driver_name: Option<String>,
-    /// Keep SMB share references in DIR, so that a restarted plugin knows
-    /// which shares its staged volumes use and unmaps each with its last
-    /// volume (default: `state` beside the endpoint's socket, which lies in
+    /// Keep SMB share references and the node's records in DIR, so that a
+    /// restarted plugin knows which shares its staged volumes use and
+    /// unmaps each with its last volume, never formats a volume twice, and
+    /// checks each staging path's disk (default: `state` beside the endpoint's socket, which lies in
     /// the plugin's directory on the host). DIR must outlive the container.
     #[arg(long, value_name = "DIR")]
     state_dir: Option<PathBuf>,
@@ -179,7 +180,13 @@ async fn main() {
 /// `--host-process`, otherwise the CSI Proxy, on its named pipes or on the
 /// sockets of `--csi-proxy-socket-dir`.
 async fn connect_node(args: &Args) -> Result<Node, Box<dyn std::error::Error>> {
-    let mut options = NodeOptions::default().smb_store(SmbStore::directory(state_dir(args)?));
+    // The SMB references and the node's records (a format under way, the
+    // partitions this node made, the disk staged at each path) outlive a
+    // restart of the plugin, as the data-safety rules need (docs/safety.md).
+    let state = state_dir(args)?;
+    let mut options = NodeOptions::default()
+        .smb_store(SmbStore::directory(&state))
+        .records(NodeRecords::directory(state.join("records")));
     if let Some(root) = &args.local_root {
         options = options.local_root(root);
     }
