@@ -11,7 +11,7 @@ use crate::node_support::*;
 use csi_proxy_client::host::{Host, ProxyRelease};
 use csi_proxy_client::mock::MockHost;
 use csi_proxy_client::node::{Node, NodeOptions, NodeRecords};
-use csi_proxy_client::{ConnectOptions, Error, ErrorKind};
+use csi_proxy_client::{Error, ErrorKind};
 
 const OS_DISK: &str = r#"
 [[disks]]
@@ -315,7 +315,7 @@ async fn a_format_that_outlives_its_request_is_sent_once_mock() {
 #[cfg(unix)]
 #[tokio::test(start_paused = true)]
 async fn a_format_that_outlives_its_request_is_sent_once_server() {
-    let connect = ConnectOptions::default().with_request_timeout(REQUEST_TIMEOUT);
+    let connect = csi_proxy_client::ConnectOptions::default().with_request_timeout(REQUEST_TIMEOUT);
     let f = Fixture::server_configured(
         Family::V1,
         NodeOptions::default().connect_options(connect),

@@ -50,8 +50,10 @@ fn facts(d: &DiskObject) -> DiskFacts {
     DiskFacts {
         number: d.number,
         location: d.location.clone(),
-        is_system: d.is_system,
-        is_boot: d.is_boot,
+        // A flag WMI answered Null for counts as set: the guard never
+        // takes an unknown for "not the system disk".
+        is_system: d.is_system.unwrap_or(true),
+        is_boot: d.is_boot.unwrap_or(true),
     }
 }
 
@@ -141,7 +143,7 @@ impl Workspace {
             .find(|d| d.number == number)
             .unwrap_or_else(|| panic!("no disk {number}"));
         assert!(
-            !disk.is_system && !disk.is_boot,
+            disk.is_system == Some(false) && disk.is_boot == Some(false),
             "disk {number} is a system or boot disk"
         );
     }

@@ -126,7 +126,10 @@ fn real_node_the_workspace_manifest_names_every_disk_it_made() {
         assert!(roles.contains(&role), "{role} missing from {roles:?}");
         let disk = ws.disk(role);
         let object = disk_object(disk.number());
-        assert!(!object.is_system && !object.is_boot, "{object:?}");
+        assert!(
+            object.is_system == Some(false) && object.is_boot == Some(false),
+            "{object:?}"
+        );
     }
 }
 
@@ -391,7 +394,10 @@ fn real_node_the_os_disk_is_marked_and_never_found() {
         .unwrap();
     let os = LocalHost.volume_partitions(&system).unwrap()[0].disk_number;
     let object = disk_object(os);
-    assert!(object.is_system || object.is_boot, "{object:?}");
+    assert!(
+        object.is_system == Some(true) || object.is_boot == Some(true),
+        "{object:?}"
+    );
     run(async {
         let g = GuardedNode::open(&ws).await;
         let disks = g.node().disks().await.unwrap();
