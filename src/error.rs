@@ -314,9 +314,9 @@ pub enum Error {
         /// What was asked (`stage`, `unstage`, `expand`).
         operation: &'static str,
         /// The disk and volume the path was staged from.
-        recorded: String,
+        recorded: Box<str>,
         /// The disk or volume the call reaches now.
-        found: String,
+        found: Box<str>,
     },
 
     /// The disk's volume is already staged at another path: one volume is

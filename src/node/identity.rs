@@ -179,8 +179,8 @@ impl Node {
             return Err(Error::DifferentDisk {
                 path: path.to_string(),
                 operation: "stage",
-                recorded: recorded.describe(),
-                found: now.describe(),
+                recorded: recorded.describe().into(),
+                found: now.describe().into(),
             });
         }
         let here = path.to_lowercase();
@@ -219,8 +219,8 @@ impl Node {
                 Err(Error::DifferentDisk {
                     path: path.to_string(),
                     operation,
-                    recorded: recorded.describe(),
-                    found: format!("volume {volume}"),
+                    recorded: recorded.describe().into(),
+                    found: format!("volume {volume}").into(),
                 })
             }
             _ => Ok(()),
