@@ -32,6 +32,10 @@
 //! # Ok(()) }
 //! ```
 
+// The stage's future (the node's checks, the format task, the SMB work run
+// to the host's answer) is deep enough that computing its layout for the
+// Windows targets passes rustc's default query depth of 128.
+#![recursion_limit = "256"]
 pub mod csi;
 pub mod driver;
 pub mod metrics;
