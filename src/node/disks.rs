@@ -500,7 +500,8 @@ impl fmt::Display for DiskSelector {
 impl Node {
     // ------------------------------------------------------------ disks
 
-    /// Finds an attached disk: rescans once, then looks every
+    /// Finds an attached disk: rescans once, listing the disks meanwhile
+    /// and again as soon as the rescan has ended, then looks every
     /// [interval](super::NodeOptions::find_disk_interval) until the
     /// [timeout](super::NodeOptions::find_disk_timeout); [`Error::DiskNotFound`]
     /// lists what the node showed at the last look.
@@ -531,16 +532,27 @@ impl Node {
         let ids = selector.needs_ids();
         let last = || start.elapsed() >= timeout;
         let mut with_ids = ids || last();
-        // The first look: the rescan, then the listing. The OS disk, which
-        // the listing marks, is looked up once per node, at the same time.
+        // The first look: the rescan and the listing at once, and the OS
+        // disk (which the listing marks, looked up once per node). A disk
+        // that listing shows is attached, as gcp-pd and aws-ebs find
+        // theirs with no rescan (pkg/gce-pd-csi-driver/utils_windows.go,
+        // aws-ebs-csi-driver pkg/driver/node.go: `ListDiskIDs` alone); one
+        // it does not show is looked for again as soon as the rescan has
+        // ended, which is what azuredisk-csi-driver's rescan before its
+        // look is for (a disk just attached that Windows has not listed
+        // yet, pkg/azuredisk/azure_common_windows.go).
+        // A location only names a slot: the stage checks the disk's
+        // identity against what the staging path recorded.
         let first = async {
-            let listed = async {
-                disk.rescan().await?;
-                self.listing(details, with_ids).await
-            };
-            tokio::try_join!(listed, self.os_disk()).map(|(disks, _)| disks)
+            tokio::try_join!(
+                disk.rescan(),
+                self.listing(details, with_ids),
+                self.os_disk()
+            )
+            .map(|((), disks, _)| disks)
         };
         let mut disks = self.within_deadline("find_disk", first).await?;
+        let mut rescanned_look = false;
         loop {
             let found: Vec<&DiskInfo> = disks
                 .iter()
@@ -561,6 +573,13 @@ impl Node {
                         candidates: candidates.join("; "),
                     });
                 }
+            }
+            if !rescanned_look {
+                rescanned_look = true;
+                disks = self
+                    .within_deadline("find_disk", self.listing(details, with_ids))
+                    .await?;
+                continue;
             }
             let waited = start.elapsed();
             if waited >= timeout {

@@ -172,20 +172,54 @@ impl DiskGroup {
     /// Every disk the node lists, by number, with its LUN, and with its
     /// identifiers when `ids` (one more listing).
     pub async fn disks(&self, ids: bool) -> Result<BTreeMap<u32, DiskFacts>, Error> {
+        if !ids {
+            return self.locations().await;
+        }
+        // Two listings, neither waiting for the other.
+        let (mut out, ids) = tokio::try_join!(self.locations(), self.ids())?;
+        for (n, i) in ids {
+            let facts = out.entry(n).or_default();
+            facts.page83 = i.page83;
+            facts.serial_number = i.serial_number;
+        }
+        Ok(out)
+    }
+
+    /// Every disk's location (`ListDiskLocations`); no ids.
+    async fn locations(&self) -> Result<BTreeMap<u32, DiskFacts>, Error> {
         let mut out: BTreeMap<u32, DiskFacts> = BTreeMap::new();
+        let mut put = |n: u32, adapter, bus, target, lun| {
+            let facts = out.entry(n).or_default();
+            facts.adapter = some_text(adapter);
+            facts.bus = some_text(bus);
+            facts.target = some_text(target);
+            facts.lun = some_text(lun);
+        };
         on_disk!(self;
             newest |api, m| {
                 let locations = api.list_disk_locations(m::ListDiskLocationsRequest {}).await?;
                 for (n, l) in locations.disk_locations {
-                    let facts = out.entry(n).or_default();
-                    facts.adapter = some_text(l.adapter);
-                    facts.bus = some_text(l.bus);
-                    facts.target = some_text(l.target);
-                    facts.lun = some_text(l.lunid);
+                    put(n, l.adapter, l.bus, l.target, l.lunid);
                 }
-                if !ids {
-                    return Ok(out);
+            }
+            [V1beta2: v1beta2, V1beta1: v1beta1] |api, m| {
+                let locations = api.list_disk_locations(m::ListDiskLocationsRequest {}).await?;
+                for (n, l) in locations.disk_locations {
+                    if let Some(n) = parse_number(&n) {
+                        put(n, l.adapter, l.bus, l.target, l.lunid);
+                    }
                 }
+            }
+        );
+        Ok(out)
+    }
+
+    /// Every disk's page 83 id and serial number (`ListDiskIDs`); only
+    /// those fields are set.
+    pub async fn ids(&self) -> Result<BTreeMap<u32, DiskFacts>, Error> {
+        let mut out: BTreeMap<u32, DiskFacts> = BTreeMap::new();
+        on_disk!(self;
+            newest |api, m| {
                 let ids = api.list_disk_ids(m::ListDiskIDsRequest {}).await?;
                 for (n, i) in ids.disk_i_ds {
                     let facts = out.entry(n).or_default();
@@ -194,19 +228,6 @@ impl DiskGroup {
                 }
             }
             [V1beta2: v1beta2, V1beta1: v1beta1] |api, m| {
-                let locations = api.list_disk_locations(m::ListDiskLocationsRequest {}).await?;
-                for (n, l) in locations.disk_locations {
-                    if let Some(n) = parse_number(&n) {
-                        let facts = out.entry(n).or_default();
-                        facts.adapter = some_text(l.adapter);
-                        facts.bus = some_text(l.bus);
-                        facts.target = some_text(l.target);
-                        facts.lun = some_text(l.lunid);
-                    }
-                }
-                if !ids {
-                    return Ok(out);
-                }
                 let ids = api.list_disk_ids(m::ListDiskIDsRequest {}).await?;
                 for (n, mut i) in ids.disk_i_ds {
                     if let Some(n) = parse_number(&n) {

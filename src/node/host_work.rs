@@ -30,9 +30,9 @@
 //! polls `IsVolumeFormatted` instead of formatting, and fails with
 //! [`Error::FormatPending`] (UNAVAILABLE: retry) while the volume still
 //! shows no file system. The record is taken in one step
-//! (`NodeRecords::claim`), and the volume checked again once it is held:
-//! two `Node`s over one set of records (a driver that rebuilds its `Node`)
-//! never both format. With [`NodeRecords::directory`](super::NodeRecords::directory)
+//! (`NodeRecords::claim`) before the volume is checked: two `Node`s over
+//! one set of records (a driver that rebuilds its `Node`) never both
+//! format. With [`NodeRecords::directory`](super::NodeRecords::directory)
 //! it survives a restart of the plugin.
 //!
 //! What may be formatted at all ([`Node::may_format`]): a volume Windows
@@ -158,26 +158,14 @@ impl Node {
     async fn format_if_blank(&self, disk: u32, id: &str) -> Result<(), Error> {
         let volume = self.volume()?;
         let records = &self.inner.options.records;
-        if let Some(found) = records.get(FORMAT, id)? {
-            return self.await_format(id, &found).await;
-        }
-        if volume.is_formatted(id).await? {
-            return Ok(());
-        }
-        // Refused before waiting for a format slot.
-        self.may_format(disk, id).await?;
-        let _permit = self
-            .inner
-            .format_permits
-            .acquire()
-            .await
-            .expect("the format semaphore is never closed");
         if !records.claim(FORMAT, id, &mark("checking"))? {
             let found = records.get(FORMAT, id)?.unwrap_or_default();
             return self.await_format(id, &found).await;
         }
-        // Checked again now that this call alone may format it: another
-        // `Node` over these records may have formatted it since.
+        // Checked once this call alone may format it (another `Node` over
+        // these records may have formatted it just before), and refused
+        // before waiting for a format slot: a formatted volume never
+        // waits behind other volumes' formats.
         let blank = async {
             if volume.is_formatted(id).await? {
                 return Ok(false);
@@ -191,6 +179,12 @@ impl Node {
                 return other.map(drop);
             }
         }
+        let _permit = self
+            .inner
+            .format_permits
+            .acquire()
+            .await
+            .expect("the format semaphore is never closed");
         records.put(FORMAT, id, &mark("sent"))?;
         tracing::info!(volume = %id, "formatting NTFS");
         match volume.format(id).await {

@@ -118,10 +118,11 @@ impl Node {
     }
 
     /// What disk `n` shows now: its id (through the proxy one
-    /// `ListDiskIDs`) and its volumes.
+    /// `ListDiskIDs`) and its volumes, asked at once.
     async fn disk_now(&self, n: u32) -> Result<DiskNow, Error> {
-        let facts = self.disk()?.disks(true).await?;
-        let id = facts.get(&n).and_then(|f| {
+        let (disk, volume) = (self.disk()?, self.volume()?);
+        let (ids, volumes) = tokio::try_join!(disk.ids(), volume.volumes_on_disk(n))?;
+        let id = ids.get(&n).and_then(|f| {
             let page83 = f.page83.as_deref().map(str::trim).filter(|s| !s.is_empty());
             let serial = f
                 .serial_number
@@ -134,12 +135,9 @@ impl Node {
                 (None, None) => None,
             }
         });
-        let volumes = self
-            .volume()?
-            .volumes_on_disk(n)
-            .await?
+        let volumes = volumes
             .into_iter()
-            .filter(|v| !v.is_empty())
+            .filter(|v| !v.trim().is_empty())
             .collect();
         Ok(DiskNow {
             number: n,
@@ -167,7 +165,7 @@ impl Node {
         n: u32,
         path: &str,
         read_only: bool,
-    ) -> Result<String, Error> {
+    ) -> Result<super::volumes::StagedVolume, Error> {
         let now = self.disk_now(n).await?;
         // A path still holding its recorded volume is the stage's own
         // case: Ok from that disk, else PathInUse.
@@ -196,13 +194,13 @@ impl Node {
                 });
             }
         }
-        let volume = self.stage_disk_at(n, path, read_only).await?;
-        let staged = Staged {
+        let staged = self.stage_disk_at(n, path, read_only, &now.volumes).await?;
+        let record = Staged {
             disk: now.id,
-            volume: volume.clone(),
+            volume: staged.id.clone(),
         };
-        records_of(self).put(KIND, path, &staged.encode())?;
-        Ok(volume)
+        records_of(self).put(KIND, path, &record.encode())?;
+        Ok(staged)
     }
 
     /// Before a change through the volume at `path` (expand, offline):

@@ -7,6 +7,13 @@ use std::future::IntoFuture;
 use super::{MountState, Node, Operation, VolumeUsage, path};
 use crate::{Error, ErrorKind};
 
+/// What a stage staged: the volume, and whether the stage made its
+/// partition.
+pub(super) struct StagedVolume {
+    pub id: String,
+    pub partitioned: bool,
+}
+
 /// A write to disk `disk` that Windows refused because the disk is
 /// read-only (WMI result 41002 from a disk method or 43006 from
 /// `MSFT_Volume.Format` in csi-proxy's texts, or Win32 error 19, "the
@@ -91,18 +98,25 @@ impl Node {
         }
     }
 
+    /// The stage itself, once [`Node::stage_identified`] has checked the
+    /// disk's identity; `listed` is what disk `number` showed it (its
+    /// volumes, read together with its id).
     pub(super) async fn stage_disk_at(
         &self,
         number: u32,
         path: &str,
         read_only: bool,
-    ) -> Result<String, Error> {
+        listed: &[String],
+    ) -> Result<StagedVolume, Error> {
         let (disk, volume, fs) = (self.disk()?, self.volume()?, self.fs()?);
         self.refuse_os_disk(number, "stage").await?;
         match self.state(path).await? {
             MountState::Mounted { volume_id } => {
                 return if volume.disk_of(&volume_id).await? == number {
-                    Ok(volume_id)
+                    Ok(StagedVolume {
+                        id: volume_id,
+                        partitioned: false,
+                    })
                 } else {
                     Err(Error::PathInUse {
                         path: path.to_string(),
@@ -123,12 +137,17 @@ impl Node {
         }
         self.make_writable(number, read_only).await?;
         let read_only = |e: Error| read_only_refusal(number, e);
-        let prepare = || async { self.partition_if_blank(number).await.map_err(read_only) };
+        let prepare = |listed| async move {
+            self.partition_if_blank(number, listed)
+                .await
+                .map_err(read_only)
+        };
         // An online disk is the usual case: its state is read only when it
         // cannot be partitioned or shows no volume, as an offline disk
-        // does; it is then brought online and prepared again.
-        let id = match prepare().await {
-            Ok(id) => id,
+        // does; it is then brought online and prepared again, its volumes
+        // listed again.
+        let (id, partitioned) = match prepare(Some(listed)).await {
+            Ok(found) => found,
             Err(e) if matches!(e.kind(), ErrorKind::Unavailable | ErrorKind::TimedOut) => {
                 return Err(e);
             }
@@ -138,7 +157,7 @@ impl Node {
                 }
                 tracing::info!(disk = number, error = %e, "bringing the disk online");
                 disk.set_online(number, true).await?;
-                prepare().await?
+                prepare(None).await?
             }
         };
         // Not the OS disk's (refused above): later checks need no call.
@@ -151,7 +170,7 @@ impl Node {
         fs.mkdir(path).await?;
         volume.mount(&id, path).await?;
         tracing::info!(disk = number, volume = %id, path, "staged");
-        Ok(id)
+        Ok(StagedVolume { id, partitioned })
     }
 
     /// HostProcess mode, a read-write stage (`read_only` false): clears
@@ -196,7 +215,8 @@ impl Node {
     }
 
     /// Partitions disk `n` if it shows nothing, and returns the volume to
-    /// stage on it ([`Node::data_volume`]).
+    /// stage on it ([`Node::data_volume`]) and whether this call made its
+    /// partition. `listed`: the disk's volumes as just read, if they were.
     ///
     /// HostProcess mode initialises a RAW disk only when its first and
     /// last MiB hold no signature ([`Error::MayHoldData`] otherwise).
@@ -207,7 +227,11 @@ impl Node {
     /// sectors, so a disk that holds a file system made on the whole
     /// device (no partition table: Windows shows it RAW) is initialised
     /// and partitioned as a new disk would be; see `docs/safety.md`.
-    async fn partition_if_blank(&self, n: u32) -> Result<String, Error> {
+    async fn partition_if_blank(
+        &self,
+        n: u32,
+        listed: Option<&[String]>,
+    ) -> Result<(String, bool), Error> {
         #[cfg(feature = "host-process")]
         if let Some(backend) = &self.inner.host_process {
             if let Some(found) = backend.raw_disk_signature(n).await? {
@@ -217,15 +241,23 @@ impl Node {
                     why: format!("Windows shows no partition table, but the disk holds {found}"),
                 });
             }
+            let _ = listed;
             self.disk()?.partition(n).await?;
+            // The backend's partitioning leaves a partitioned disk as it
+            // is: whether it made one is not told, so the stage's grow
+            // still looks.
             return backend
                 .data_volume(n)
                 .await?
+                .map(|id| (id, false))
                 .ok_or(Error::NoVolume { disk: n });
         }
-        let ids = self.volume_ids(n).await?;
+        let ids = match listed {
+            Some(ids) => ids.to_vec(),
+            None => self.volume_ids(n).await?,
+        };
         if !ids.is_empty() {
-            return self.data_volume(n, ids).await;
+            return Ok((self.data_volume(n, ids).await?, false));
         }
         self.disk()?.partition(n).await?;
         let ids = self.volume_ids(n).await?;
@@ -238,7 +270,7 @@ impl Node {
             &id,
             &format!("created on disk {n}"),
         )?;
-        Ok(id)
+        Ok((id, true))
     }
 
     /// The volumes the proxy lists on disk `n`, without the empty id
@@ -660,7 +692,9 @@ impl StageDisk<'_> {
     /// is taken off: 16 MiB before the partition, the backup table after
     /// it), as drivers do for a disk restored from a smaller snapshot. The
     /// volume's size and the disk's are read at once; the stage's own
-    /// discovery counts as the rescan.
+    /// discovery counts as the rescan. Nothing is read after the stage
+    /// made the volume's partition itself: csi-proxy's `PartitionDisk`
+    /// gives it the whole disk.
     pub fn grow(mut self, min_growth: u64) -> Self {
         self.min_growth = Some(min_growth);
         self
@@ -675,17 +709,24 @@ impl<'a> IntoFuture for StageDisk<'a> {
         Box::pin(async move {
             let (node, number) = (self.node, self.disk);
             let path = path::local(self.path)?;
-            let id = node
+            let staged = node
                 .bounded(
                     "stage_disk",
                     node.stage_identified(number, &path, self.read_only),
                 )
                 .await?;
-            if let Some(min_growth) = self.min_growth {
-                node.bounded("grow", node.grow_volume(&id, Some(number), min_growth, 0))
-                    .await?;
+            // A partition this stage made fills the disk: csi-proxy's
+            // PartitionDisk asks for the maximum size (v1.1.3 `New-Partition
+            // -UseMaximumSize`, v1.3.0 `CreatePartition(UseMaximumSize)`,
+            // pkg/os/disk/api.go), so there is nothing to grow.
+            if let (Some(min_growth), false) = (self.min_growth, staged.partitioned) {
+                node.bounded(
+                    "grow",
+                    node.grow_volume(&staged.id, Some(number), min_growth, 0),
+                )
+                .await?;
             }
-            Ok(id)
+            Ok(staged.id)
         })
     }
 }

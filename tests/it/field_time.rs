@@ -390,3 +390,44 @@ mod expand {
         f.finish().await;
     }
 }
+
+/// A stage asks each fact once (`docs/cost.md`): the disk's id and volumes
+/// at once, the blank check made on that one listing, one format check
+/// once the format is claimed, and no grow reads after a partition the
+/// stage made itself (csi-proxy's PartitionDisk takes the whole disk).
+/// Before, a blank stage made 21 host calls (a second location listing,
+/// two more volume listings, a second format check, two size reads).
+#[tokio::test(start_paused = true)]
+async fn a_stage_asks_each_fact_once() {
+    use csi_proxy_client::node::{DiskSelector, Node, NodeOptions, NodeVersions};
+    let mock = MockHost::new();
+    let node = Node::from_mock_with_options(&mock, NodeVersions::newest(), NodeOptions::default())
+        .unwrap();
+    let count = |from: usize, name: &str| {
+        mock.calls()[from..]
+            .iter()
+            .filter(|c| c.rpc.name == name)
+            .count()
+    };
+    let staging = r"C:\var\lib\kubelet\plugins\kubernetes.io\csi\pv\a\globalmount";
+    for (round, blank) in [(1, true), (2, false)] {
+        let from = mock.calls().len();
+        let disk = node.find_disk(DiskSelector::Lun(1)).await.unwrap();
+        node.stage_disk(&disk, staging).grow(1 << 20).await.unwrap();
+        let calls: Vec<&str> = mock.calls()[from..].iter().map(|c| c.rpc.name).collect();
+        let seen = format!("round {round}: {calls:?}");
+        assert_eq!(count(from, "ListDiskLocations"), 1, "{seen}");
+        assert_eq!(count(from, "ListDiskIDs"), 1, "{seen}");
+        assert_eq!(count(from, "IsVolumeFormatted"), 1, "{seen}");
+        assert_eq!(
+            count(from, "ListVolumesOnDisk"),
+            1 + usize::from(blank),
+            "{seen}"
+        );
+        assert_eq!(count(from, "PartitionDisk"), usize::from(blank), "{seen}");
+        assert_eq!(count(from, "FormatVolume"), usize::from(blank), "{seen}");
+        let grow_reads = count(from, "GetVolumeStats") + count(from, "GetDiskStats");
+        assert_eq!(grow_reads, if blank { 0 } else { 2 }, "{seen}");
+        node.unstage(staging).await.unwrap();
+    }
+}

@@ -4,11 +4,11 @@
 use std::time::Duration;
 
 use crate::node_support::*;
-use csi_proxy_client::host::Host;
 #[cfg(unix)]
 use csi_proxy_client::host::HostConfig;
 use csi_proxy_client::host::storage::DiskSpec;
 use csi_proxy_client::host::system::ServiceStatus;
+use csi_proxy_client::host::{Host, HotAttach};
 use csi_proxy_client::mock::MockHost;
 use csi_proxy_client::node::{
     DiskSelector, IscsiAuth, IscsiTarget, Node, NodeOptions, NodeVersions, SmbCredentials,
@@ -157,7 +157,35 @@ async fn find_disk_polls_until_the_disk_is_attached() {
     assert_eq!(disk.lun, Some(7));
     assert_eq!(start.elapsed(), Duration::from_secs(5));
     assert_eq!(mock.calls_of("Rescan").len(), 1);
-    assert_eq!(mock.calls_of("ListDiskLocations").len(), 6);
+    // Beside the rescan, at once after it, then each second from 1 s to 5 s.
+    assert_eq!(mock.calls_of("ListDiskLocations").len(), 7);
+}
+
+/// The rescan and the listing go at once: a disk already listed is found
+/// when the slower of the two has ended; one that shows only after the
+/// rescan is listed again as soon as the rescan ends, not a poll
+/// interval later.
+#[tokio::test(start_paused = true)]
+async fn find_disk_lists_beside_the_rescan_and_again_after_it() {
+    let mock = MockHost::new();
+    mock.add_latency("Rescan", Duration::from_secs(2));
+    mock.add_latency("ListDiskLocations", Duration::from_millis(500));
+    let options = paused_options().find_disk_interval(Duration::from_secs(30));
+    let node = Node::from_mock_with_options(&mock, NodeVersions::newest(), options).unwrap();
+    let start = tokio::time::Instant::now();
+    node.find_disk(DiskSelector::Lun(1)).await.unwrap();
+    assert_eq!(start.elapsed(), Duration::from_secs(2));
+    assert_eq!(mock.calls_of("ListDiskLocations").len(), 1);
+
+    let hidden = mock.host().hot_attach(HotAttach::new(8 * GIB)).unwrap();
+    let start = tokio::time::Instant::now();
+    let disk = node
+        .find_disk(DiskSelector::Lun(hidden.lun.unwrap()))
+        .await
+        .unwrap();
+    assert_eq!(disk.number, hidden.number);
+    assert_eq!(start.elapsed(), Duration::from_millis(2500));
+    assert_eq!(mock.calls_of("ListDiskLocations").len(), 3);
 }
 
 #[tokio::test(start_paused = true)]
@@ -179,7 +207,8 @@ async fn find_disk_gives_up_listing_what_it_saw() {
         "{seen}"
     );
     assert_eq!(err.kind(), ErrorKind::NotFound);
-    assert_eq!(mock.calls_of("ListDiskLocations").len(), 6);
+    // Beside the rescan, at once after it, then at 2, 4, 6, 8 and 10 s.
+    assert_eq!(mock.calls_of("ListDiskLocations").len(), 7);
 }
 
 // ------------------------------------------------------------ deadlines
