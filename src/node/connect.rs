@@ -190,6 +190,7 @@ impl Node {
                 data_volumes: Mutex::default(),
                 #[cfg(feature = "host-process")]
                 host_process: None,
+                disk_stages: Mutex::default(),
                 formats: Mutex::default(),
                 format_permits: tokio::sync::Semaphore::new(formats_at_once),
             }),

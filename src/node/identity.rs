@@ -159,13 +159,24 @@ impl Node {
     /// A stage of disk `n` at `path`, its identity checked first and
     /// recorded after: [`Error::DifferentDisk`] when `path` was staged
     /// from another disk, [`Error::StagedElsewhere`] when the disk's volume
-    /// is staged at another path still holding it.
+    /// is staged at another path still holding it. Stages of one disk run
+    /// one at a time in this `Node` (and its clones), so that two at once
+    /// cannot both find it staged nowhere.
     pub(super) async fn stage_identified(
         &self,
         n: u32,
         path: &str,
         read_only: bool,
     ) -> Result<super::volumes::StagedVolume, Error> {
+        let lock = self
+            .inner
+            .disk_stages
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(n)
+            .or_default()
+            .clone();
+        let _staging = lock.lock().await;
         let now = self.disk_now(n).await?;
         // A path still holding its recorded volume is the stage's own
         // case: Ok from that disk, else PathInUse.

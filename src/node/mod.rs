@@ -197,6 +197,10 @@ struct Inner {
     /// (`IsSystem`, `IsBoot`, `IsReadOnly`, `SetAttributes`).
     #[cfg(feature = "host-process")]
     host_process: Option<Arc<crate::host_process::HostProcess>>,
+    /// One lock per disk number, held through a stage's identity check,
+    /// the stage and its record (`identity`): two stages of one disk at
+    /// two paths at once would both find it staged nowhere.
+    disk_stages: Mutex<HashMap<u32, Arc<tokio::sync::Mutex<()>>>>,
     /// Format tasks running, by volume id (`host_work`).
     formats: host_work::Running,
     /// Formats allowed at once ([`NodeOptions::max_concurrent_formats`]).

@@ -8,6 +8,8 @@
 //! what is mounted where, each disk's state, the files a pod wrote.
 #![cfg(feature = "mock")]
 
+use std::future::IntoFuture;
+
 use csi_proxy_client::host::{Host, HotAttach, Snapshot};
 use csi_proxy_client::node::{DiskSelector, MountState, NodeOptions, NodeRecords};
 use csi_proxy_client::{Error, ErrorKind};
@@ -251,6 +253,26 @@ async fn one_volume_is_never_staged_at_two_paths(f: &Fixture) {
     f.node.unstage(STAGING).await.unwrap();
 }
 
+/// Case 5 with both stages at once (kubelet stages two PVs naming one
+/// disk in parallel): one stage wins, the other is refused, and the
+/// volume is mounted at one path.
+async fn one_volume_is_never_staged_at_two_paths_at_once(f: &Fixture) {
+    let (first, second) = tokio::join!(
+        f.node.stage_disk(1u32, STAGING).into_future(),
+        f.node.stage_disk(1u32, OTHER_STAGING).into_future()
+    );
+    let (volume, refused) = match (first, second) {
+        (Ok(v), Err(e)) | (Err(e), Ok(v)) => (v, e),
+        other => panic!("one stage must win and one be refused: {other:?}"),
+    };
+    assert!(
+        matches!(&refused, Error::StagedElsewhere { disk: 1, .. }),
+        "{refused}"
+    );
+    assert_eq!(mounts_of(&f.host.snapshot(), &volume).len(), 1);
+    assert_eq!(volumes_of(&f.host.snapshot(), 1).len(), 1);
+}
+
 /// The disk stays online while another staging path this node recorded
 /// still holds its volume: a driver whose records are durable stages at
 /// one path; a process with records in memory (it cannot know) stages the
@@ -321,6 +343,7 @@ node_tests!(
     a_reused_lun_never_stages_or_offlines_another_pods_disk,
     a_path_holding_another_disk_is_never_expanded_or_offlined,
     one_volume_is_never_staged_at_two_paths,
+    one_volume_is_never_staged_at_two_paths_at_once,
     a_disk_is_never_taken_offline_under_another_staging_path,
     a_file_at_the_staging_path_is_refused_never_deleted,
 );
