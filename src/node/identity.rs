@@ -168,14 +168,7 @@ impl Node {
         path: &str,
         read_only: bool,
     ) -> Result<super::volumes::StagedVolume, Error> {
-        let lock = self
-            .inner
-            .disk_stages
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .entry(n)
-            .or_default()
-            .clone();
+        let lock = self.disk_stage_lock(n);
         let _staging = lock.lock().await;
         let now = self.disk_now(n).await?;
         // A path still holding its recorded volume is the stage's own
@@ -212,6 +205,18 @@ impl Node {
         };
         records_of(self).put(KIND, path, &record.encode())?;
         Ok(staged)
+    }
+
+    /// The lock of disk `n`'s stages, also held by an unstage from its
+    /// check for other users of the disk to its offline.
+    pub(super) fn disk_stage_lock(&self, n: u32) -> std::sync::Arc<tokio::sync::Mutex<()>> {
+        self.inner
+            .disk_stages
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(n)
+            .or_default()
+            .clone()
     }
 
     /// Before a change through the volume at `path` (expand, offline):

@@ -419,7 +419,10 @@ impl Node {
         self.remove_empty_dir(path).await?;
         if let Some(n) = disk {
             // Never offline under another staging path (one volume staged
-            // twice, another partition of the disk staged elsewhere).
+            // twice, another partition of the disk staged elsewhere), nor
+            // under a stage of the disk made meanwhile: its stages wait.
+            let lock = self.disk_stage_lock(n);
+            let _no_stage = lock.lock().await;
             let volumes = volume.volumes_on_disk(n).await?;
             match self.other_user(path, &volumes).await? {
                 Some(other) => {

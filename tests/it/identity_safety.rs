@@ -348,6 +348,38 @@ node_tests!(
     a_file_at_the_staging_path_is_refused_never_deleted,
 );
 
+/// An unstage with offline and a stage of the same disk at another path
+/// at once: the unstage had found no other user of the disk, the stage
+/// (its mount point gone) had found the volume staged nowhere and mounted
+/// it, then the offline landed and took the disk from under the new stage.
+#[tokio::test(start_paused = true)]
+async fn an_offline_never_lands_under_a_stage_made_meanwhile() {
+    use csi_proxy_client::mock::MockHost;
+    use csi_proxy_client::node::{Node, NodeVersions};
+    use std::time::Duration;
+    let mock = MockHost::new();
+    let node = Node::from_mock_with_options(&mock, NodeVersions::newest(), options()).unwrap();
+    node.stage_disk(1u32, STAGING).await.unwrap();
+    mock.add_latency("SetDiskState", Duration::from_secs(5));
+    let unstage = tokio::spawn({
+        let node = node.clone();
+        async move { node.unstage(STAGING).offline(true).await }
+    });
+    // The unstage has removed its mount point and sent the offline.
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let volume = node.stage_disk(1u32, OTHER_STAGING).await.unwrap();
+    unstage.await.unwrap().unwrap();
+    let snapshot = mock.host().snapshot();
+    assert!(
+        online(mock.host(), 1),
+        "disk 1 went offline under the stage"
+    );
+    assert_eq!(
+        mounts_of(&snapshot, &volume),
+        vec![OTHER_STAGING_C.to_lowercase()]
+    );
+}
+
 // ------------------------------------------------------------ case 7, seeded
 
 /// The seeds' OS disk (`C:`, 64 GiB, GPT), at the place `$place` says
