@@ -186,7 +186,7 @@ impl DiskGroup {
     }
 
     /// Every disk's location (`ListDiskLocations`); no ids.
-    async fn locations(&self) -> Result<BTreeMap<u32, DiskFacts>, Error> {
+    pub async fn locations(&self) -> Result<BTreeMap<u32, DiskFacts>, Error> {
         let mut out: BTreeMap<u32, DiskFacts> = BTreeMap::new();
         let mut put = |n: u32, adapter, bus, target, lun| {
             let facts = out.entry(n).or_default();

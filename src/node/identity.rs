@@ -8,7 +8,10 @@
 //! disk (azuredisk-csi-driver and aws-ebs-csi-driver match by location or
 //! serial alone, pkg/azuredisk/nodeserver.go, pkg/driver/node.go).
 
-use super::{Node, NodeRecords};
+use std::collections::BTreeMap;
+
+use super::groups::DiskFacts;
+use super::{DiskInfo, Node, NodeRecords};
 use crate::{Error, ErrorKind};
 
 /// The records' kind for staging paths.
@@ -92,6 +95,56 @@ impl DiskNow {
     }
 }
 
+/// Whether `disk` says where it was found (its SCSI or PCI place).
+fn has_place(disk: &DiskInfo) -> bool {
+    [disk.adapter, disk.bus, disk.target, disk.lun]
+        .iter()
+        .any(Option::is_some)
+}
+
+/// The disk a stage is given is still where it was found: `places` is the
+/// node's location listing, made after the rescan of the look that found
+/// it. [`Node::find_disk`] takes a disk from the listing made while it
+/// rescans; a listing that old can still show a disk Windows has removed,
+/// its number since given to a disk attached elsewhere. Then the disk is
+/// looked for again ([`Error::DiskNotFound`], a retry), never staged.
+fn check_place(given: &DiskInfo, places: &BTreeMap<u32, DiskFacts>) -> Result<(), Error> {
+    let number = |s: &Option<String>| s.as_deref().and_then(|t| t.trim().parse::<u32>().ok());
+    let now = places.get(&given.number).map(|f| {
+        (
+            number(&f.adapter),
+            number(&f.bus),
+            number(&f.target),
+            number(&f.lun),
+        )
+    });
+    let then = (given.adapter, given.bus, given.target, given.lun);
+    if now == Some(then) {
+        return Ok(());
+    }
+    let place = |(a, b, t, l): (Option<u32>, Option<u32>, Option<u32>, Option<u32>)| {
+        let part = |name: &str, v: Option<u32>| v.map(|v| format!("{name} {v}"));
+        [
+            part("adapter", a),
+            part("bus", b),
+            part("target", t),
+            part("LUN", l),
+        ]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(", ")
+    };
+    Err(Error::DiskNotFound {
+        selector: format!("disk {} at {}", given.number, place(then)),
+        waited: std::time::Duration::ZERO,
+        seen: match now {
+            Some(now) => format!("disk {} is at {} now", given.number, place(now)),
+            None => format!("disk {} is no longer listed", given.number),
+        },
+    })
+}
+
 fn records_of(node: &Node) -> &NodeRecords {
     &node.inner.options.records
 }
@@ -117,11 +170,24 @@ impl Node {
         records_of(self).remove(KIND, path)
     }
 
-    /// What disk `n` shows now: its id (through the proxy one
-    /// `ListDiskIDs`) and its volumes, asked at once.
-    async fn disk_now(&self, n: u32) -> Result<DiskNow, Error> {
+    /// What disk `given` shows now: its id (through the proxy one
+    /// `ListDiskIDs`) and its volumes, asked at once; and, for a disk given
+    /// with its place (a [`Disk`](super::Disk) found earlier), that it is
+    /// still there ([`Node::check_place`]), asked at the same time.
+    async fn disk_now(&self, given: &DiskInfo) -> Result<DiskNow, Error> {
+        let n = given.number;
         let (disk, volume) = (self.disk()?, self.volume()?);
-        let (ids, volumes) = tokio::try_join!(disk.ids(), volume.volumes_on_disk(n))?;
+        let place = async {
+            match has_place(given) {
+                true => disk.locations().await.map(Some),
+                false => Ok(None),
+            }
+        };
+        let (ids, volumes, places) =
+            tokio::try_join!(disk.ids(), volume.volumes_on_disk(n), place)?;
+        if let Some(places) = places {
+            check_place(given, &places)?;
+        }
         let id = ids.get(&n).and_then(|f| {
             let page83 = f.page83.as_deref().map(str::trim).filter(|s| !s.is_empty());
             let serial = f
@@ -164,13 +230,14 @@ impl Node {
     /// cannot both find it staged nowhere.
     pub(super) async fn stage_identified(
         &self,
-        n: u32,
+        given: &DiskInfo,
         path: &str,
         read_only: bool,
     ) -> Result<super::volumes::StagedVolume, Error> {
+        let n = given.number;
         let lock = self.disk_stage_lock(n);
         let _staging = lock.lock().await;
-        let now = self.disk_now(n).await?;
+        let now = self.disk_now(given).await?;
         // A path still holding its recorded volume is the stage's own
         // case: Ok from that disk, else PathInUse.
         if let Some(recorded) = self.stage_record(path)?

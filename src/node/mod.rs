@@ -151,6 +151,20 @@ impl From<DiskInfo> for u32 {
     }
 }
 
+/// A disk known only by its number: staged as it is, its place not
+/// checked ([`Node::stage_disk`]).
+impl From<u32> for DiskInfo {
+    fn from(number: u32) -> DiskInfo {
+        DiskInfo::new(number)
+    }
+}
+
+impl From<&DiskInfo> for DiskInfo {
+    fn from(disk: &DiskInfo) -> DiskInfo {
+        disk.clone()
+    }
+}
+
 /// Space on a volume, in bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct VolumeUsage {

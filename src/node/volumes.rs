@@ -4,7 +4,7 @@
 use super::groups::VolumeGroup;
 use std::future::IntoFuture;
 
-use super::{MountState, Node, Operation, VolumeUsage, path};
+use super::{DiskInfo, MountState, Node, Operation, VolumeUsage, path};
 use crate::{Error, ErrorKind};
 
 /// What a stage staged: the volume, and whether the stage made its
@@ -37,6 +37,11 @@ impl Node {
     /// blank, formats its first volume NTFS if unformatted, and mounts it
     /// at `path` (parents created). Returns the volume id.
     ///
+    /// `disk` is a [`Disk`](super::Disk) found earlier, or a disk number.
+    /// A `Disk` is checked to be still where it was found (its location
+    /// listed again, at the same time as its id): a disk number given to
+    /// another disk since is [`Error::DiskNotFound`], nothing changed.
+    ///
     /// Already mounted at `path` from this disk: Ok. `path` holding another
     /// volume or a link ([`Error::PathInUse`]), a directory with files
     /// ([`Error::NotEmpty`]): nothing is changed.
@@ -53,7 +58,8 @@ impl Node {
     /// path holds is [`Error::StagedElsewhere`]: a LUN reused after a
     /// detach never hands one pod's disk to another (docs/safety.md, "The
     /// right disk"). A file at `path` is [`Error::PathInUse`], never
-    /// deleted.
+    /// deleted. Stages of one disk run one at a time in this `Node` and
+    /// its clones.
     /// On a disk with several partitions the data partition is staged,
     /// never a System Reserved, EFI, MSR or recovery one: in HostProcess
     /// mode chosen by partition type (`MSFT_Partition.GptType`, `MbrType`,
@@ -88,7 +94,7 @@ impl Node {
     /// [`StageDisk::grow`] also grows the volume over its disk right after
     /// staging it, as drivers do for a disk restored from a smaller
     /// snapshot.
-    pub fn stage_disk<'a>(&'a self, disk: impl Into<u32>, path: &'a str) -> StageDisk<'a> {
+    pub fn stage_disk<'a>(&'a self, disk: impl Into<DiskInfo>, path: &'a str) -> StageDisk<'a> {
         StageDisk {
             node: self,
             disk: disk.into(),
@@ -673,7 +679,7 @@ const GPT_LAYOUT: u64 = (16 << 20) + (20 << 10);
 #[derive(Debug)]
 pub struct StageDisk<'a> {
     node: &'a Node,
-    disk: u32,
+    disk: DiskInfo,
     path: &'a str,
     min_growth: Option<u64>,
     read_only: bool,
@@ -710,12 +716,12 @@ impl<'a> IntoFuture for StageDisk<'a> {
 
     fn into_future(self) -> Self::IntoFuture {
         Box::pin(async move {
-            let (node, number) = (self.node, self.disk);
+            let (node, number) = (self.node, self.disk.number);
             let path = path::local(self.path)?;
             let staged = node
                 .bounded(
                     "stage_disk",
-                    node.stage_identified(number, &path, self.read_only),
+                    node.stage_identified(&self.disk, &path, self.read_only),
                 )
                 .await?;
             // A partition this stage made fills the disk: csi-proxy's

@@ -427,7 +427,9 @@ async fn a_stage_asks_each_fact_once() {
         node.stage_disk(&disk, staging).grow(1 << 20).await.unwrap();
         let calls: Vec<&str> = mock.calls()[from..].iter().map(|c| c.rpc.name).collect();
         let seen = format!("round {round}: {calls:?}");
-        assert_eq!(count(from, "ListDiskLocations"), 1, "{seen}");
+        // find_disk's listing, and the stage's check that the disk is
+        // still where it was found (beside its id and volumes).
+        assert_eq!(count(from, "ListDiskLocations"), 2, "{seen}");
         assert_eq!(count(from, "ListDiskIDs"), 1, "{seen}");
         assert_eq!(count(from, "IsVolumeFormatted"), 1, "{seen}");
         assert_eq!(

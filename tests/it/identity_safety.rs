@@ -253,6 +253,33 @@ async fn one_volume_is_never_staged_at_two_paths(f: &Fixture) {
     f.node.unstage(STAGING).await.unwrap();
 }
 
+/// A disk found earlier is staged only where it was found: found at LUN
+/// 1, then detached, and its number given to a disk attached at LUN 5 (as
+/// after a listing that still showed a removed disk: `find_disk` takes
+/// its answer from the listing made while it rescans). The stage is
+/// refused as not found (kubelet retries and looks again); before, it
+/// partitioned and formatted the disk at LUN 5.
+async fn a_disk_found_earlier_is_staged_only_where_it_was_found(f: &Fixture) {
+    let found = f.node.find_disk(DiskSelector::Lun(1)).await.unwrap();
+    f.host.hot_detach(handle(&f.host, found.number)).unwrap();
+    let other = HotAttach {
+        location: Some("Integrated : Adapter 3 : Port 0 : Target 0 : LUN 5".into()),
+        ..HotAttach::new(4 * GIB)
+    };
+    let other = f.host.hot_attach(other).unwrap();
+    assert_eq!(other.number, found.number, "the number given again");
+    f.node.find_disk(DiskSelector::Lun(5)).await.unwrap();
+    let err = f.node.stage_disk(&found, STAGING).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::DiskNotFound { seen, .. } if seen.contains("LUN 5")),
+        "{err}"
+    );
+    assert!(volumes_of(&f.host.snapshot(), other.number).is_empty());
+    // By number alone, the caller names the disk: staged.
+    f.node.stage_disk(other.number, STAGING).await.unwrap();
+    f.node.unstage(STAGING).await.unwrap();
+}
+
 /// Case 5 with both stages at once (kubelet stages two PVs naming one
 /// disk in parallel): one stage wins, the other is refused, and the
 /// volume is mounted at one path.
@@ -344,6 +371,7 @@ node_tests!(
     a_path_holding_another_disk_is_never_expanded_or_offlined,
     one_volume_is_never_staged_at_two_paths,
     one_volume_is_never_staged_at_two_paths_at_once,
+    a_disk_found_earlier_is_staged_only_where_it_was_found,
     a_disk_is_never_taken_offline_under_another_staging_path,
     a_file_at_the_staging_path_is_refused_never_deleted,
 );
