@@ -501,7 +501,8 @@ impl Node {
     // ------------------------------------------------------------ disks
 
     /// Finds an attached disk: rescans once, listing the disks meanwhile
-    /// and again as soon as the rescan has ended, then looks every
+    /// (and again as soon as the rescan has ended, when the disk was not
+    /// listed), then looks every
     /// [interval](super::NodeOptions::find_disk_interval) until the
     /// [timeout](super::NodeOptions::find_disk_timeout); [`Error::DiskNotFound`]
     /// lists what the node showed at the last look.
@@ -541,8 +542,10 @@ impl Node {
         // ended, which is what azuredisk-csi-driver's rescan before its
         // look is for (a disk just attached that Windows has not listed
         // yet, pkg/azuredisk/azure_common_windows.go).
-        // A location only names a slot: the stage checks the disk's
-        // identity against what the staging path recorded.
+        // A listing made while the rescan runs can still show a disk
+        // Windows has removed: a stage checks that the disk it is given is
+        // still where it was found, and its identity against what the
+        // staging path recorded (`identity`).
         let first = async {
             tokio::try_join!(
                 disk.rescan(),

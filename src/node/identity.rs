@@ -173,7 +173,7 @@ impl Node {
     /// What disk `given` shows now: its id (through the proxy one
     /// `ListDiskIDs`) and its volumes, asked at once; and, for a disk given
     /// with its place (a [`Disk`](super::Disk) found earlier), that it is
-    /// still there ([`Node::check_place`]), asked at the same time.
+    /// still there (`check_place`), asked at the same time.
     async fn disk_now(&self, given: &DiskInfo) -> Result<DiskNow, Error> {
         let n = given.number;
         let (disk, volume) = (self.disk()?, self.volume()?);
