@@ -15,7 +15,7 @@ use crate::{Error, ErrorKind};
 /// |---|---|---|
 /// | HostProcess | `GetDiskFreeSpaceExW` on the path | `MSFT_SmbGlobalMapping.Status` |
 /// | proxy, plugin on Windows | the plugin's own `GetDiskFreeSpaceExW` on the path | not readable (no proxy call) |
-/// | proxy, elsewhere with a [local root](NodeOptions::local_root) (the simulated node) | the plugin's own `statvfs` of the mapped path | not readable |
+/// | proxy, elsewhere with a [local root](super::NodeOptions::local_root) (the simulated node) | the plugin's own `statvfs` of the mapped path | not readable |
 /// | proxy, elsewhere without one | none | not readable |
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
