@@ -249,6 +249,19 @@ pub enum Error {
         path: String,
     },
 
+    /// A disk of the iSCSI target holds a volume still staged by this node:
+    /// logging out would take the disk from under the volume (unflushed
+    /// writes lost, the pod's I/O failing). Unstage it first.
+    #[error(
+        "iSCSI target {iqn} is in use: its disk holds the volume staged at {path}; unstage it before detaching the target"
+    )]
+    IscsiTargetInUse {
+        /// The target asked to detach.
+        iqn: String,
+        /// A staging path holding a volume of one of its disks.
+        path: String,
+    },
+
     /// The iSCSI portal does not offer the target.
     #[error("portal {portal} does not offer iSCSI target {iqn} (it offers: {seen})")]
     IscsiTargetNotFound {
@@ -490,7 +503,9 @@ impl Error {
             | Error::NotStaged { .. }
             | Error::IscsiTargetNotFound { .. }
             | Error::SmbDirectoryMissing { .. } => ErrorKind::NotFound,
-            Error::NotEmpty { .. } | Error::PathInUse { .. } => ErrorKind::InUse,
+            Error::NotEmpty { .. } | Error::PathInUse { .. } | Error::IscsiTargetInUse { .. } => {
+                ErrorKind::InUse
+            }
             Error::SmbCredentialsConflict { .. } => ErrorKind::CredentialsConflict,
             Error::NoVolume { .. } | Error::SmbStore { .. } | Error::Store { .. } => {
                 ErrorKind::Other

@@ -99,6 +99,13 @@ impl Node {
 
     /// Logs out of the target, and removes its portal when no target
     /// behind it is still connected. Already detached: Ok.
+    ///
+    /// A target one of whose disks holds a volume this node staged (its
+    /// records, see [`NodeOptions::records`](super::NodeOptions::records))
+    /// and still mounted is [`Error::IscsiTargetInUse`], nothing changed:
+    /// a logout removes the disk under the mounted volume, and a target
+    /// often carries several LUNs, staged as several volumes, one of
+    /// which may be unstaged while the others are in use.
     pub async fn iscsi_detach(&self, target: &IscsiTarget) -> Result<(), Error> {
         self.bounded("iscsi_detach", async {
             let iscsi = self.iscsi()?;
@@ -110,7 +117,18 @@ impl Node {
             {
                 return Ok(());
             }
-            if !iscsi.disks(portal, port, iqn).await?.is_empty() {
+            let disks = iscsi.disks(portal, port, iqn).await?;
+            for n in &disks {
+                let volumes = self.volume()?.volumes_on_disk(*n).await?;
+                // No staging path is "": every recorded one counts.
+                if let Some(path) = self.other_user("", &volumes).await? {
+                    return Err(Error::IscsiTargetInUse {
+                        iqn: iqn.clone(),
+                        path,
+                    });
+                }
+            }
+            if !disks.is_empty() {
                 iscsi.disconnect(portal, port, iqn).await?;
             }
             for other in iscsi.discover(portal, port).await? {

@@ -343,6 +343,15 @@ async fn iscsi_attach_and_detach(node: &Node, host: &Host) {
         .await
         .unwrap();
     node.stage_disk(&disk, STAGING).await.unwrap();
+    // Its disk holds a staged volume: no logout under it. Before, the
+    // session was dropped and the disk with it, the volume still mounted.
+    let err = node.iscsi_detach(&target).await.unwrap_err();
+    assert!(matches!(err, Error::IscsiTargetInUse { .. }), "{err}");
+    assert_eq!(err.kind(), ErrorKind::InUse);
+    assert!(matches!(
+        node.mount_state(STAGING).await.unwrap(),
+        csi_proxy_client::node::MountState::Mounted { .. }
+    ));
     node.unstage(STAGING).await.unwrap();
 
     node.iscsi_detach(&target).await.unwrap();
