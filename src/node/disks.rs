@@ -94,6 +94,11 @@ pub struct DiskInfo {
 }
 
 impl DiskInfo {
+    /// Where the disk was found: adapter, bus, target, LUN.
+    pub(super) fn place(&self) -> super::groups::Place {
+        (self.adapter, self.bus, self.target, self.lun)
+    }
+
     /// A disk known only by its number.
     pub fn new(number: u32) -> DiskInfo {
         DiskInfo {
@@ -626,17 +631,13 @@ impl Node {
     /// numbers only with `ids` (through the proxy, one more listing).
     async fn listing(&self, details: bool, ids: bool) -> Result<Vec<DiskInfo>, Error> {
         let disk = self.disk()?;
-        let number = |s: &Option<String>| s.as_deref().and_then(|t| t.trim().parse().ok());
         let mut out: Vec<DiskInfo> = disk
             .disks(ids)
             .await?
             .into_iter()
             .map(|(n, f)| {
                 let mut info = DiskInfo::new(n);
-                info.adapter = number(&f.adapter);
-                info.bus = number(&f.bus);
-                info.target = number(&f.target);
-                info.lun = number(&f.lun);
+                (info.adapter, info.bus, info.target, info.lun) = f.place();
                 info.page83 = f.page83;
                 info.serial_number = f.serial_number;
                 info

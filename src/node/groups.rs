@@ -152,6 +152,23 @@ pub(crate) struct DiskFacts {
     pub serial_number: Option<String>,
 }
 
+/// Where a disk sits, as numbers: adapter, bus, target, LUN (each `None`
+/// when not reported).
+pub(crate) type Place = (Option<u32>, Option<u32>, Option<u32>, Option<u32>);
+
+impl DiskFacts {
+    /// The location's parts as numbers.
+    pub fn place(&self) -> Place {
+        let n = |s: &Option<String>| s.as_deref().and_then(parse_number);
+        (
+            n(&self.adapter),
+            n(&self.bus),
+            n(&self.target),
+            n(&self.lun),
+        )
+    }
+}
+
 fn parse_number(text: &str) -> Option<u32> {
     text.trim().parse().ok()
 }

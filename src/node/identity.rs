@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 
-use super::groups::DiskFacts;
+use super::groups::{DiskFacts, Place};
 use super::{DiskInfo, Node, NodeRecords};
 use crate::{Error, ErrorKind};
 
@@ -95,13 +95,6 @@ impl DiskNow {
     }
 }
 
-/// Whether `disk` says where it was found (its SCSI or PCI place).
-fn has_place(disk: &DiskInfo) -> bool {
-    [disk.adapter, disk.bus, disk.target, disk.lun]
-        .iter()
-        .any(Option::is_some)
-}
-
 /// The disk a stage is given is still where it was found: `places` is the
 /// node's location listing, made after the rescan of the look that found
 /// it. [`Node::find_disk`] takes a disk from the listing made while it
@@ -109,20 +102,12 @@ fn has_place(disk: &DiskInfo) -> bool {
 /// its number since given to a disk attached elsewhere. Then the disk is
 /// looked for again ([`Error::DiskNotFound`], a retry), never staged.
 fn check_place(given: &DiskInfo, places: &BTreeMap<u32, DiskFacts>) -> Result<(), Error> {
-    let number = |s: &Option<String>| s.as_deref().and_then(|t| t.trim().parse::<u32>().ok());
-    let now = places.get(&given.number).map(|f| {
-        (
-            number(&f.adapter),
-            number(&f.bus),
-            number(&f.target),
-            number(&f.lun),
-        )
-    });
-    let then = (given.adapter, given.bus, given.target, given.lun);
+    let now = places.get(&given.number).map(DiskFacts::place);
+    let then = given.place();
     if now == Some(then) {
         return Ok(());
     }
-    let place = |(a, b, t, l): (Option<u32>, Option<u32>, Option<u32>, Option<u32>)| {
+    let describe = |(a, b, t, l): Place| {
         let part = |name: &str, v: Option<u32>| v.map(|v| format!("{name} {v}"));
         [
             part("adapter", a),
@@ -136,10 +121,10 @@ fn check_place(given: &DiskInfo, places: &BTreeMap<u32, DiskFacts>) -> Result<()
         .join(", ")
     };
     Err(Error::DiskNotFound {
-        selector: format!("disk {} at {}", given.number, place(then)),
+        selector: format!("disk {} at {}", given.number, describe(then)),
         waited: std::time::Duration::ZERO,
         seen: match now {
-            Some(now) => format!("disk {} is at {} now", given.number, place(now)),
+            Some(now) => format!("disk {} is at {} now", given.number, describe(now)),
             None => format!("disk {} is no longer listed", given.number),
         },
     })
@@ -177,8 +162,9 @@ impl Node {
     async fn disk_now(&self, given: &DiskInfo) -> Result<DiskNow, Error> {
         let n = given.number;
         let (disk, volume) = (self.disk()?, self.volume()?);
+        // Only a disk given with its place (a `Disk` found earlier).
         let place = async {
-            match has_place(given) {
+            match given.place() != (None, None, None, None) {
                 true => disk.locations().await.map(Some),
                 false => Ok(None),
             }

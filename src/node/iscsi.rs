@@ -118,17 +118,18 @@ impl Node {
                 return Ok(());
             }
             let disks = iscsi.disks(portal, port, iqn).await?;
-            for n in &disks {
-                let volumes = self.volume()?.volumes_on_disk(*n).await?;
-                // No staging path is "": every recorded one counts.
-                if let Some(path) = self.other_user("", &volumes).await? {
-                    return Err(Error::IscsiTargetInUse {
-                        iqn: iqn.clone(),
-                        path,
-                    });
-                }
-            }
             if !disks.is_empty() {
+                let volume = self.volume()?;
+                for n in &disks {
+                    let volumes = volume.volumes_on_disk(*n).await?;
+                    // No staging path is "": every recorded one counts.
+                    if let Some(path) = self.other_user("", &volumes).await? {
+                        return Err(Error::IscsiTargetInUse {
+                            iqn: iqn.clone(),
+                            path,
+                        });
+                    }
+                }
                 iscsi.disconnect(portal, port, iqn).await?;
             }
             for other in iscsi.discover(portal, port).await? {

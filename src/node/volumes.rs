@@ -247,7 +247,6 @@ impl Node {
                     why: format!("Windows shows no partition table, but the disk holds {found}"),
                 });
             }
-            let _ = listed;
             self.disk()?.partition(n).await?;
             // The backend's partitioning leaves a partitioned disk as it
             // is: whether it made one is not told, so the stage's grow
