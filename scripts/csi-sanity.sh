@@ -17,7 +17,9 @@
 # The plugin is started as
 #   BIN --endpoint unix://SOCKET --csi-proxy-socket-dir DIR --node-id NODE [ARG...]
 # and must report CONTROLLER_SERVICE in GetPluginCapabilities (the
-# example's --controller-service).
+# example's --controller-service). The example plugin in azure-nvme is the
+# exception: it plays the simulated node itself, in HostProcess mode
+# (--simulated-node, csi-sim-cloud sanity --node-in-plugin).
 #
 # Builds into $CARGO_TARGET_DIR (default target/). csi-sanity: $CSI_SANITY,
 # else the CI machine's offline build beside the checkout where there is
@@ -50,6 +52,10 @@ while [ $# -gt 0 ]; do
 done
 
 cargo build --quiet -p csi-sim-cloud
+# How the plugin reaches the node: the proxy csi-sim-cloud serves, or, for
+# the example plugin in azure-nvme, a node it plays itself (below).
+node_args=(--csi-proxy-socket-dir '{proxy}')
+sim_args=()
 if [ -z "$plugin" ]; then
   case "$cloud" in
     generic) driver=example ;;
@@ -59,9 +65,20 @@ if [ -z "$plugin" ]; then
     vsphere|smb|azurefile) driver=$cloud ;;
     *) echo "csi-sanity.sh: unknown cloud $cloud" >&2; exit 2 ;;
   esac
-  cargo build --quiet -p csi-node-plugin
+  # One build for every profile: the simulated-node feature is what
+  # azure-nvme needs, and the others do not use it.
+  cargo build --quiet -p csi-node-plugin --features simulated-node
   plugin=$target/debug/csi-node-plugin
-  plugin_args+=(--controller-service --driver "$driver" --local-root '{local-root}')
+  plugin_args+=(--controller-service --driver "$driver")
+  if [ "$cloud" = azure-nvme ]; then
+    # An Azure NVMe data disk is told by its NVMe namespace, which the
+    # proxy does not report: HostProcess mode reads it, and in a test that
+    # mode works on a simulated node in the plugin's own process.
+    node_args=(--simulated-node "$cloud" --simulated-proxy-dir '{proxy}' --simulated-controller '{controller}')
+    sim_args=(--node-in-plugin)
+  else
+    plugin_args+=(--local-root '{local-root}')
+  fi
 fi
 
 sanity=()
@@ -73,6 +90,6 @@ fi
 extra=()
 for flag in "$@"; do extra+=("--sanity-arg=$flag"); done
 
-exec "$target/debug/csi-sim-cloud" sanity --cloud "$cloud" "${sanity[@]}" "${extra[@]}" -- \
-  "$plugin" --endpoint '{endpoint}' --csi-proxy-socket-dir '{proxy}' --node-id '{node-id}' \
+exec "$target/debug/csi-sim-cloud" sanity --cloud "$cloud" "${sim_args[@]}" "${sanity[@]}" "${extra[@]}" -- \
+  "$plugin" --endpoint '{endpoint}' "${node_args[@]}" --node-id '{node-id}' \
   "${plugin_args[@]}"

@@ -51,6 +51,7 @@ use tonic::{Request, Response, Status};
 
 mod profile;
 pub use profile::*;
+pub mod serve;
 
 /// One GiB, the granularity of disk sizes.
 pub const GIB: u64 = 1 << 30;

@@ -18,10 +18,9 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use csi_node_server::host_name;
-use csi_proxy_client::host::{Host, HostConfig, NodeSeed, temporary_sandbox};
+use csi_proxy_client::host::NodeSeed;
 use csi_proxy_client::node::{Node, NodeOptions};
-use csi_proxy_client::server::Server;
-use csi_sim_cloud::{Cloud, Profile};
+use csi_sim_cloud::{Profile, serve};
 
 /// A simulated cloud for Windows CSI plugins.
 #[derive(Debug, Parser)]
@@ -170,120 +169,36 @@ async fn run(args: Serve) -> Result<(), String> {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .init();
-    let running = start(args).await?;
+    let serving = serve::start(args.options()?).await?;
     println!(
         "ready: {} proxy endpoints, controller at {}",
-        running.server.addresses().len(),
-        running.endpoint
+        serving.proxy_endpoints(),
+        serving.endpoint()
     );
-    running.run_until(shutdown_signal()).await
+    serving.run_until(shutdown_signal()).await
 }
 
-/// The simulated node's proxy and the cloud's controller, serving.
-struct Running {
-    server: Server,
-    controller: tokio::task::JoinHandle<Result<(), String>>,
-    endpoint: String,
-    /// The node's files when no `--sandbox` was given (removed on drop).
-    _sandbox: Option<tempfile::TempDir>,
-}
-
-impl Running {
-    /// Serves until `stop` completes or a server fails, then shuts down.
-    async fn run_until(self, stop: impl std::future::Future<Output = ()>) -> Result<(), String> {
-        let Running {
-            mut server,
-            controller,
-            endpoint,
-            _sandbox,
-        } = self;
-        let failure = tokio::select! {
-            () = stop => None,
-            result = server.wait_for_failure() => Some(result.map_err(|e| e.to_string())),
-            result = controller => Some(result.map_err(|e| e.to_string()).and_then(|r| r)),
-        };
-        tracing::info!("shutting down");
-        let _ = std::fs::remove_file(socket_path(&endpoint));
-        let shutdown = server.shutdown().await.map_err(|e| e.to_string());
-        match failure {
-            Some(Err(e)) => Err(e),
-            _ => shutdown,
+impl Serve {
+    /// What to start: the seed from `--seed`, else `--layout`'s, else the
+    /// cloud's.
+    fn options(self) -> Result<serve::Options, String> {
+        let mut options = serve::Options::new(
+            self.cloud,
+            self.socket_dir,
+            self.endpoint,
+            self.node_id.unwrap_or_else(host_name),
+        );
+        options.kubelet_path = self.kubelet_path;
+        options.sandbox = self.sandbox;
+        if let Some(path) = &self.seed {
+            let seed = NodeSeed::from_file(path)
+                .map_err(|e| format!("seed file {}: {e}", path.display()))?;
+            options.seed = Some(seed);
+        } else if let Some(layout) = self.layout {
+            options.seed = layout.seed();
         }
+        Ok(options)
     }
-}
-
-/// Builds the node as `args` say and starts the proxy and the controller.
-async fn start(args: Serve) -> Result<Running, String> {
-    let seed = match &args.seed {
-        Some(path) => Some(
-            NodeSeed::from_file(path).map_err(|e| format!("seed file {}: {e}", path.display()))?,
-        ),
-        None => args.layout.unwrap_or(args.cloud.layout()).seed(),
-    };
-    let mut temp_sandbox = None;
-    let sandbox = match args.sandbox {
-        Some(dir) => dir,
-        None => {
-            let dir = temporary_sandbox().map_err(|e| e.to_string())?;
-            let path = dir.path().to_path_buf();
-            temp_sandbox = Some(dir);
-            path
-        }
-    };
-    let mut config = HostConfig::new(sandbox);
-    config.kubelet_path = args.kubelet_path;
-    config.seed = seed;
-    let host = Host::new(config).map_err(|e| e.to_string())?;
-
-    let server = Server::builder()
-        .socket_dir(&args.socket_dir)
-        .host(host.clone())
-        .start()
-        .await
-        .map_err(|e| e.to_string())?;
-    let node_id = args.node_id.unwrap_or_else(host_name);
-    let cloud = Cloud::with_profile(host, node_id.clone(), args.cloud);
-    let controller = serve_controller(cloud, &args.endpoint)?;
-    tracing::info!(node_id, endpoint = args.endpoint, cloud = %args.cloud, "controller serving");
-    Ok(Running {
-        server,
-        controller,
-        endpoint: args.endpoint,
-        _sandbox: temp_sandbox,
-    })
-}
-
-fn socket_path(endpoint: &str) -> PathBuf {
-    PathBuf::from(endpoint.strip_prefix("unix://").unwrap_or(endpoint))
-}
-
-/// Starts the controller on its Unix socket; the task ends only on failure.
-#[cfg(unix)]
-fn serve_controller(
-    cloud: Cloud,
-    endpoint: &str,
-) -> Result<tokio::task::JoinHandle<Result<(), String>>, String> {
-    let path = socket_path(endpoint);
-    let _ = std::fs::remove_file(&path);
-    let listener = tokio::net::UnixListener::bind(&path)
-        .map_err(|e| format!("cannot listen on {}: {e}", path.display()))?;
-    let incoming = tokio_stream::wrappers::UnixListenerStream::new(listener);
-    Ok(tokio::spawn(async move {
-        tonic::transport::Server::builder()
-            .add_service(cloud.identity_service())
-            .add_service(cloud.controller_service())
-            .serve_with_incoming(incoming)
-            .await
-            .map_err(|e| format!("controller: {e}"))
-    }))
-}
-
-#[cfg(not(unix))]
-fn serve_controller(
-    _: Cloud,
-    _: &str,
-) -> Result<tokio::task::JoinHandle<Result<(), String>>, String> {
-    Err("the controller serves on Unix sockets only; run csi-sim-cloud on Linux or macOS".into())
 }
 
 /// Registers the handlers now and returns a future that completes on

@@ -1,13 +1,16 @@
 //! `csi-sim-cloud sanity`: csi-sanity against a node plugin in one command.
 //!
 //! The simulated node and the cloud's controller start in this process
-//! (as `serve` starts them) under a temporary directory; the plugin is
-//! started from the command line after `--`, its placeholders filled in:
+//! (as `serve` starts them) under a temporary directory, unless the plugin
+//! plays them in its own (`--node-in-plugin`, for HostProcess mode); the
+//! plugin is started from the command line after `--`, its placeholders
+//! filled in:
 //!
 //! | placeholder | becomes |
 //! |---|---|
 //! | `{endpoint}` | `unix://DIR/csi.sock`, where the plugin must serve |
 //! | `{proxy}` | the proxy's socket directory (the plugin's `--csi-proxy-socket-dir`) |
+//! | `{controller}` | `unix://DIR/controller.sock`, the cloud's controller (where a plugin run with `--node-in-plugin` serves it) |
 //! | `{node-id}` | the node id the controller publishes to (`--node-id`) |
 //! | `{local-root}` | the directory of the simulated node's `C:` volume, for a plugin that reads the node's paths itself (the example's `--local-root`: volume stats as a Windows build reads them) |
 //!
@@ -32,7 +35,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use csi_sim_cloud::{Profile, SMB_PASSWORD, SMB_USER};
+use csi_sim_cloud::{Profile, SMB_PASSWORD, SMB_USER, serve};
 use tokio::io::AsyncBufReadExt;
 use tokio::process::Command;
 
@@ -81,8 +84,17 @@ pub struct Sanity {
     #[arg(long, value_name = "DIR")]
     logs: Option<PathBuf>,
 
+    /// The plugin plays the simulated node and the cloud itself, in its
+    /// own process (the example plugin's `--simulated-node`: HostProcess
+    /// mode over the simulator, which a plugin in another process than the
+    /// node cannot use): nothing is started here, and the plugin must serve
+    /// the node's proxy in `{proxy}` (for csi-sanity's path commands) and
+    /// the cloud's controller at `{controller}` before its own endpoint.
+    #[arg(long)]
+    node_in_plugin: bool,
+
     /// The plugin's command line, after `--`; `{endpoint}`, `{proxy}`,
-    /// `{node-id}` and `{local-root}` are replaced. Its GetPluginCapabilities must report
+    /// `{controller}`, `{node-id}` and `{local-root}` are replaced. Its GetPluginCapabilities must report
     /// CONTROLLER_SERVICE (csi-sanity then creates and publishes volumes
     /// through the simulated cloud).
     #[arg(last = true, required = true, value_name = "PLUGIN")]
@@ -120,22 +132,19 @@ async fn run_in(args: &Sanity, sanity: &Path, work: &Path) -> Result<u8, String>
     std::fs::create_dir_all(&proxy).map_err(|e| format!("{}: {e}", proxy.display()))?;
     log_to(&work.join("cloud.log"))?;
     let controller = format!("unix://{}", work.join("controller.sock").display());
-    let running = super::start(super::Serve {
-        socket_dir: proxy.clone(),
-        endpoint: controller.clone(),
-        node_id: Some(args.node_id.clone()),
-        kubelet_path: r"C:\var\lib\kubelet".into(),
-        sandbox: Some(work.join("node")),
-        seed: None,
-        layout: None,
-        cloud: args.cloud,
-        log_level: "info".into(),
-    })
-    .await?;
+    // The node and the cloud, here unless the plugin plays them itself.
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-    let cloud = tokio::spawn(running.run_until(async {
-        let _ = stopped.await;
-    }));
+    let cloud = match args.node_in_plugin {
+        true => None,
+        false => {
+            let mut options = serve::Options::new(args.cloud, &proxy, &controller, &args.node_id);
+            options.sandbox = Some(work.join("node"));
+            let serving = serve::start(options).await?;
+            Some(tokio::spawn(serving.run_until(async {
+                let _ = stopped.await;
+            })))
+        }
+    };
 
     let endpoint = work.join("csi.sock");
     let result = match start_plugin(args, &endpoint, &proxy, work).await {
@@ -153,7 +162,9 @@ async fn run_in(args: &Sanity, sanity: &Path, work: &Path) -> Result<u8, String>
         Err(e) => Err(e),
     };
     let _ = stop.send(());
-    if let Ok(Err(e)) = cloud.await {
+    if let Some(cloud) = cloud
+        && let Ok(Err(e)) = cloud.await
+    {
         eprintln!("csi-sim-cloud sanity: the simulated node and cloud: {e}");
     }
     result
@@ -174,6 +185,7 @@ fn log_to(path: &Path) -> Result<(), String> {
 /// The plugin's command line with the placeholders filled in.
 fn plugin_command(args: &Sanity, endpoint: &Path, proxy: &Path, work: &Path) -> Vec<String> {
     let endpoint = format!("unix://{}", endpoint.display());
+    let controller = format!("unix://{}", work.join("controller.sock").display());
     let proxy = proxy.display().to_string();
     let local_root = system_volume_dir(&work.join("node")).unwrap_or_default();
     args.plugin
@@ -182,6 +194,7 @@ fn plugin_command(args: &Sanity, endpoint: &Path, proxy: &Path, work: &Path) -> 
             a.replace("{endpoint}", &endpoint)
                 .replace("{proxy}", &proxy)
                 .replace("{node-id}", &args.node_id)
+                .replace("{controller}", &controller)
                 .replace("{local-root}", &local_root)
         })
         .collect()
@@ -220,7 +233,9 @@ async fn start_plugin(
         .map_err(|e| format!("cannot start the plugin {:?}: {e}", command[0]))?;
     let start = tokio::time::Instant::now();
     while start.elapsed() < PLUGIN_START {
-        if endpoint.exists() {
+        // A plugin that plays the node serves the controller first.
+        let controller = work.join("controller.sock");
+        if endpoint.exists() && (!args.node_in_plugin || controller.exists()) {
             return Ok(child);
         }
         if let Ok(Some(status)) = child.try_wait() {

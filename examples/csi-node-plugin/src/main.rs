@@ -7,6 +7,8 @@
 //! node side ([`drivers`]).
 
 mod drivers;
+#[cfg(feature = "simulated-node")]
+mod simulated;
 
 use std::collections::HashMap;
 use std::net::SocketAddr;
@@ -83,6 +85,25 @@ struct Args {
     /// plugin reads the node's paths as they are.
     #[arg(long, value_name = "DIR")]
     local_root: Option<PathBuf>,
+    /// Development only (the `simulated-node` feature): play the simulated
+    /// Windows node and the cloud of csi-sim-cloud's profile CLOUD in this
+    /// process, the host work done in HostProcess mode over the simulator;
+    /// the node's proxy is served in --simulated-proxy-dir (for a test's
+    /// path commands) and the cloud's controller at
+    /// --simulated-controller. csi-sanity's way to HostProcess mode
+    /// (`csi-sim-cloud sanity --node-in-plugin`).
+    #[cfg(feature = "simulated-node")]
+    #[arg(long, value_name = "CLOUD", conflicts_with_all = ["host_process", "csi_proxy_socket_dir", "local_root"],
+          requires_all = ["simulated_proxy_dir", "simulated_controller"])]
+    simulated_node: Option<csi_sim_cloud::Profile>,
+    /// Where the simulated node serves its proxy's sockets.
+    #[cfg(feature = "simulated-node")]
+    #[arg(long, value_name = "DIR", requires = "simulated_node")]
+    simulated_proxy_dir: Option<PathBuf>,
+    /// Where the simulated cloud serves its controller: unix://PATH.
+    #[cfg(feature = "simulated-node")]
+    #[arg(long, value_name = "ENDPOINT", requires = "simulated_node")]
+    simulated_controller: Option<String>,
 }
 
 fn segment(s: &str) -> Result<(String, String), String> {
@@ -193,6 +214,10 @@ async fn connect_node(args: &Args) -> Result<Node, Box<dyn std::error::Error>> {
     if args.host_process {
         return host_process(options);
     }
+    #[cfg(feature = "simulated-node")]
+    if let Some(cloud) = args.simulated_node {
+        return simulated::node(args, cloud, options).await;
+    }
     if let Some(dir) = &args.csi_proxy_socket_dir {
         options = options.socket_dir(dir);
     }
@@ -250,10 +275,14 @@ async fn run(args: Args) -> Result<(), Box<dyn std::error::Error>> {
         topology: args.topology.into_iter().collect(),
         controller_service: args.controller_service,
     };
-    let mode = if args.host_process {
-        "HostProcess mode: the Windows host itself"
-    } else {
-        "the CSI Proxy"
+    #[cfg(feature = "simulated-node")]
+    let simulated = args.simulated_node.is_some();
+    #[cfg(not(feature = "simulated-node"))]
+    let simulated = false;
+    let mode = match (args.host_process, simulated) {
+        (true, _) => "HostProcess mode: the Windows host itself",
+        (_, true) => "HostProcess mode over the simulated node",
+        _ => "the CSI Proxy",
     };
     tracing::info!(node_id = driver.node_id, driver = %driver.flavor, versions = %node.versions(), "working through {mode}");
     let plugin = Plugin::new(node, driver);
