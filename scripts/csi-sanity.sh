@@ -51,7 +51,6 @@ while [ $# -gt 0 ]; do
   esac
 done
 
-cargo build --quiet -p csi-sim-cloud
 # How the plugin reaches the node: the proxy csi-sim-cloud serves, or, for
 # the example plugin in azure-nvme, a node it plays itself (below).
 node_args=(--csi-proxy-socket-dir '{proxy}')
@@ -65,9 +64,10 @@ if [ -z "$plugin" ]; then
     vsphere|smb|azurefile) driver=$cloud ;;
     *) echo "csi-sanity.sh: unknown cloud $cloud" >&2; exit 2 ;;
   esac
-  # One build for every profile: the simulated-node feature is what
-  # azure-nvme needs, and the others do not use it.
-  cargo build --quiet -p csi-node-plugin --features simulated-node
+  # One build for every profile (and one of csi-proxy-client for both
+  # programs): the simulated-node feature is what azure-nvme needs, and the
+  # others do not use it.
+  cargo build --quiet -p csi-sim-cloud -p csi-node-plugin --features csi-node-plugin/simulated-node
   plugin=$target/debug/csi-node-plugin
   plugin_args+=(--controller-service --driver "$driver")
   if [ "$cloud" = azure-nvme ]; then
@@ -79,6 +79,8 @@ if [ -z "$plugin" ]; then
   else
     plugin_args+=(--local-root '{local-root}')
   fi
+else
+  cargo build --quiet -p csi-sim-cloud
 fi
 
 sanity=()
