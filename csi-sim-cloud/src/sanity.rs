@@ -231,10 +231,14 @@ async fn start_plugin(
         .kill_on_drop(true)
         .spawn()
         .map_err(|e| format!("cannot start the plugin {:?}: {e}", command[0]))?;
+    // A plugin that plays the node serves the controller too.
+    let controller = work.join("controller.sock");
+    let sockets = match args.node_in_plugin {
+        true => format!("{} and {}", endpoint.display(), controller.display()),
+        false => endpoint.display().to_string(),
+    };
     let start = tokio::time::Instant::now();
     while start.elapsed() < PLUGIN_START {
-        // A plugin that plays the node serves the controller first.
-        let controller = work.join("controller.sock");
         if endpoint.exists() && (!args.node_in_plugin || controller.exists()) {
             return Ok(child);
         }
@@ -248,8 +252,7 @@ async fn start_plugin(
     }
     let _ = child.start_kill();
     Err(format!(
-        "the plugin did not create {} within {} s; its log:\n{}",
-        endpoint.display(),
+        "the plugin did not create {sockets} within {} s; its log:\n{}",
         PLUGIN_START.as_secs(),
         std::fs::read_to_string(&log_path).unwrap_or_default()
     ))

@@ -167,3 +167,63 @@ fn csi_sanity_that_runs_no_spec_is_a_failure() {
         .unwrap();
     assert_eq!(status.code(), Some(1));
 }
+
+/// `--node-in-plugin`: no node or cloud is started here (the proxy's
+/// directory stays empty), the plugin is told where to serve the
+/// controller, and csi-sanity starts only once the plugin serves it too
+/// (the stand-in serves its endpoint first, the controller a second later).
+#[test]
+fn with_the_node_in_the_plugin_csi_sanity_waits_for_its_controller() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path();
+    let plugin = out.join("plugin");
+    script(
+        &plugin,
+        &format!(
+            "echo \"$@\" > {o}/plugin.args\n\
+             exec python3 -c 'import socket,sys,time\n\
+             def serve(p):\n    s=socket.socket(socket.AF_UNIX); s.bind(p); s.listen(1); return s\n\
+             a=serve(sys.argv[1]); time.sleep(1); b=serve(sys.argv[2]); time.sleep(600)' \
+             \"${{2#unix://}}\" \"${{4#unix://}}\"",
+            o = out.display()
+        ),
+    );
+    let sanity = out.join("csi-sanity");
+    script(
+        &sanity,
+        &format!(
+            "while [ $# -gt 0 ]; do case \"$1\" in\n\
+               --csi.controllerendpoint) controller=$2;; esac; shift; done\n\
+             echo \"$controller\" > {o}/controller\n\
+             if [ -S \"${{controller#unix://}}\" ]; then echo serving; else echo absent; fi > {o}/served\n\
+             ls \"$(dirname \"${{controller#unix://}}\")/proxy\" | wc -l > {o}/proxy\n\
+             echo 'Ran 1 of 2 Specs in 0.100 seconds'",
+            o = out.display()
+        ),
+    );
+    let status = Command::new(BIN)
+        .args([
+            "sanity",
+            "--cloud",
+            "azure-nvme",
+            "--node-in-plugin",
+            "--csi-sanity",
+        ])
+        .arg(&sanity)
+        .arg("--")
+        .arg(&plugin)
+        .args(["--endpoint", "{endpoint}", "--controller", "{controller}"])
+        .env_remove("CSI_SANITY_LOGS")
+        .status()
+        .unwrap();
+    assert_eq!(status.code(), Some(0));
+    let args = read(&out.join("plugin.args"));
+    let controller = args.split_whitespace().nth(3).unwrap().to_string();
+    assert!(
+        controller.starts_with("unix:///") && controller.ends_with("/controller.sock"),
+        "{args}"
+    );
+    assert_eq!(read(&out.join("controller")).trim(), controller);
+    assert_eq!(read(&out.join("served")).trim(), "serving");
+    assert_eq!(read(&out.join("proxy")).trim(), "0", "a proxy was started");
+}
