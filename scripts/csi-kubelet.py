@@ -21,7 +21,9 @@ publish, stats, expand, unpublish, unstage of a disk volume (LUN 1 of the
 simulated node), each twice; the same for an SMB volume and for two SMB
 volumes on one share (the second keeps working after the first is gone);
 every INVALID_ARGUMENT and NOT_FOUND case; a normal volume condition in
-each stats reply; the metrics at --metrics-address; Probe not ready once the
+each stats reply, and its bytes read by the plugin itself (--local-root, the
+simulated C: volume's directory): for the disk and for each share, what
+statvfs gives there; the metrics at --metrics-address; Probe not ready once the
 proxy is stopped; the SMB password never in the plugin's log; after SIGTERM
 the plugin exits 0 and its socket is gone.
 Ends with `csi-kubelet: N passed, 0 failed`; exit 1 on a failure, 2 on a
@@ -171,9 +173,13 @@ def main():
             server.wait_for("ready line", lambda: "ready:" in server.output())
             socket = os.path.join(work, "csi.sock")
             metrics = f"127.0.0.1:{free_port()}"
+            # The simulated C: volume's directory (the one holding kubelet's):
+            # where the plugin reads the node's paths itself, as on Windows.
+            c_drive = next(os.path.dirname(os.path.dirname(os.path.dirname(p))) for p in
+                           glob.glob(os.path.join(sandbox, "volumes", "*", "var", "lib", "kubelet")))
             plugin = Process("csi-node-plugin", [
                 args.plugin, "--endpoint", f"unix://{socket}",
-                "--csi-proxy-socket-dir", proxy_dir, "--node-id", NODE_ID,
+                "--csi-proxy-socket-dir", proxy_dir, "--node-id", NODE_ID, "--local-root", c_drive,
                 "--state-dir", os.path.join(work, "state"), "--metrics-address", metrics], work)
             plugin.wait_for("socket", lambda: os.path.exists(socket))
             channel = grpc.insecure_channel(f"unix:{socket}", options=CHANNEL_OPTIONS)
@@ -284,15 +290,27 @@ def run_checks(grpc, pb, rpc, channel, sandbox):
                 f"{pv}: NodePublishVolume #{n + 1}")
 
     def stats(pv, is_disk):
+        # The plugin reads the space itself (--local-root: the simulated C:
+        # volume's directory, whose links the OS follows, as Windows follows
+        # a mount point or an SMB link): what statvfs gives for the volume's
+        # or the share's directory, not the proxy's figures (which know no
+        # share's space at all).
+        where = sandbox if is_disk else os.path.join(sandbox, "smb", "fileserver", "share")
         for n in range(2):
             reply = expect(OK, node.NodeGetVolumeStats, pb.NodeGetVolumeStatsRequest(
                 volume_id=pv, volume_path=target(pv)), f"{pv}: NodeGetVolumeStats #{n + 1}")
             check(reply.HasField("volume_condition") and not reply.volume_condition.abnormal,
                   f"{pv}: volume condition normal ({reply.volume_condition.message!r})")
-            if is_disk:
-                usage = [u for u in reply.usage if u.unit == pb.VolumeUsage.BYTES]
-                check(len(usage) == 1 and usage[0].total > 0 and usage[0].used + usage[0].available == usage[0].total,
-                      f"{pv}: usage in bytes ({usage[0].total if usage else None} total)")
+            usage = [u for u in reply.usage if u.unit == pb.VolumeUsage.BYTES]
+            fs = os.statvfs(where)
+            total, free, available = (fs.f_blocks * fs.f_frsize, fs.f_bfree * fs.f_frsize,
+                                      fs.f_bavail * fs.f_frsize)
+            # Free space may move between the two reads; 256 MiB of slack.
+            near = lambda a, b: abs(a - b) < 256 << 20
+            check(len(usage) == 1 and usage[0].total == total
+                  and near(usage[0].used, total - free) and near(usage[0].available, available),
+                  f"{pv}: usage in bytes read locally, as statvfs of {'the volume' if is_disk else 'the share'} "
+                  f"({usage[0].total if usage else None} total, {total} expected)")
 
     def expand(pv, is_disk):
         for n in range(2):
