@@ -138,7 +138,7 @@ END {
         }
         printf "\n"
     }
-    printf "\nratios (medians; the project's targets in brackets)\n"
+    printf "\nratios (medians; the project targets in brackets)\n"
     printf "ours->ours 64 in flight / go->go:  %.2f  [>= 1.3]\n", m["ours-ours", "conc_cps"] / m["go-go", "conc_cps"]
     printf "ours->ours p50 / go->go p50:       %.2f  [<= 0.75]\n", m["ours-ours", "p50_us"] / m["go-go", "p50_us"]
     printf "ours->go 64 in flight / go->go:    %.2f  [>= 1.0]\n", m["ours-go", "conc_cps"] / m["go-go", "conc_cps"]
