@@ -7,10 +7,14 @@
 #
 #   scripts/bench-grpc-go.sh [ROUNDS [N]]     defaults: 5 rounds, N = 20000 sequential calls
 #
-# The grpc-go peer comes from GOBENCH_BIN (default /tmp/gobench/bin); build it
-# with build.sh of the shared grpc-go bench (GOBENCH_SRC, default
-# ../shared/bench/grpc-go beside the repository), which this script runs when
-# the binaries are missing. "ours" is the csi-proxy-server binary with its
+# The grpc-go peer (gobench-server, gobench-client) is built by the build.sh of
+# GOBENCH_SRC, by default the shared grpc-go bench ../shared/bench/grpc-go
+# beside the repository where it exists (this project's machines, offline;
+# binaries in /tmp/gobench/bin, built when missing), else this repository's
+# own peer, scripts/grpc-go-peer (Debian's grpc-go, no protoc; binaries in
+# /tmp/gobench/repo-bin, rebuilt when its sources are newer).
+# GOBENCH_OWN=1 takes the repository's peer even where the shared one exists;
+# GOBENCH_BIN names where the binaries go. "ours" is the csi-proxy-server binary with its
 # default node, serving disk/v1 only, and the grpc_go_peer bench target as the
 # client; both built with the release (bench) profile. Every RESULT line is
 # kept in $OUT (default a temporary directory) for later reading.
@@ -25,15 +29,26 @@ set -euo pipefail
 rounds=${1:-5}
 n=${2:-20000}
 repo=$(cd "$(dirname "$0")/.." && pwd)
-gobin=${GOBENCH_BIN:-/tmp/gobench/bin}
-gosrc=${GOBENCH_SRC:-$repo/../shared/bench/grpc-go}
+gosrc=${GOBENCH_SRC:-}
+if [[ -z $gosrc && ${GOBENCH_OWN:-0} != 1 && -x $repo/../shared/bench/grpc-go/build.sh ]]; then
+    gosrc=$repo/../shared/bench/grpc-go
+fi
+if [[ -n $gosrc ]]; then
+    gobin=${GOBENCH_BIN:-/tmp/gobench/bin}
+else
+    gosrc=$repo/scripts/grpc-go-peer
+    gobin=${GOBENCH_BIN:-/tmp/gobench/repo-bin}
+fi
 out=${OUT:-$(mktemp -d)}
 sock=$out/sockets
 mkdir -p "$sock"
 
 if [[ ! -x $gobin/gobench-server || ! -x $gobin/gobench-client ]]; then
     "$gosrc/build.sh" "$gobin"
+elif [[ $gosrc == "$repo/scripts/grpc-go-peer" && -n $(find "$gosrc" -newer "$gobin/gobench-client" -print -quit) ]]; then
+    "$gosrc/build.sh" "$gobin"
 fi
+echo "grpc-go peer: $gobin (built from $gosrc)" >&2
 cd "$repo"
 ours_server=${OURS_SERVER:-}
 peer=${OURS_PEER:-}
@@ -138,7 +153,7 @@ END {
         }
         printf "\n"
     }
-    printf "\nratios (medians; the project's targets in brackets)\n"
+    printf "\nratios (medians; the project targets in brackets)\n"
     printf "ours->ours 64 in flight / go->go:  %.2f  [>= 1.3]\n", m["ours-ours", "conc_cps"] / m["go-go", "conc_cps"]
     printf "ours->ours p50 / go->go p50:       %.2f  [<= 0.75]\n", m["ours-ours", "p50_us"] / m["go-go", "p50_us"]
     printf "ours->go 64 in flight / go->go:    %.2f  [>= 1.0]\n", m["ours-go", "conc_cps"] / m["go-go", "conc_cps"]
