@@ -359,3 +359,64 @@ async fn proxy_mode_stats_of_a_share_say_what_cannot_be_read() {
         "{metrics}"
     );
 }
+
+/// Proxy mode with a local root (the simulated `C:` volume's directory,
+/// standing for the node's `C:\`): a staged share's and a staged disk's
+/// NodeGetVolumeStats are read by the plugin itself through the staged
+/// path (issue 35), at no host call, and say what the node layer's own
+/// read says. Where the OS follows the simulator's links: Unix, and a
+/// Windows build under Wine (`scripts/test-windows.sh`).
+#[tokio::test]
+async fn proxy_mode_stats_under_a_local_root_are_read_by_the_plugin() {
+    use csi_proxy_client::node::{NodeOptions, NodeVersions};
+    let mock = MockHost::new();
+    if !mock.host().let_the_os_follow_links() {
+        eprintln!("a Windows host that is not Wine: the simulator's links are files; not checked");
+        return;
+    }
+    let root = mock.host().host_path(r"C:\").unwrap();
+    let node = Node::from_mock_with_options(
+        &mock,
+        NodeVersions::newest(),
+        NodeOptions::default().local_root(&root),
+    )
+    .unwrap();
+    let plugin = Plugin::new(node.clone(), Smb);
+    let share = stage_request("pv", r"\\fileserver\share");
+    let mut disk = stage_request("disk", "");
+    disk.volume_context = HashMap::from([("lun".into(), "1".into())]);
+    disk.volume_capability = Some(VolumeCapability {
+        access_type: Some(AccessType::Mount(MountVolume::default())),
+        access_mode: Some(AccessMode {
+            mode: Mode::SingleNodeWriter.into(),
+        }),
+    });
+    for request in [share, disk] {
+        plugin
+            .node_stage_volume(Request::new(request))
+            .await
+            .unwrap();
+    }
+    std::fs::write(share_dir(&mock).join("on-the-share"), b"share data").unwrap();
+    for id in ["pv", "disk"] {
+        let before = mock.calls().len();
+        let stats = stats_of(&plugin, id, staging(id)).await;
+        assert_eq!(mock.calls().len(), before, "{:?}", &mock.calls()[before..]);
+        let usage = &stats.usage[0];
+        assert!(
+            usage.total > 0 && usage.available <= usage.total,
+            "{id}: {usage:?}"
+        );
+        let own = node.usage(&staging(id)).await.unwrap();
+        assert_eq!(usage.total, own.total_bytes as i64, "{id}");
+        assert_eq!(mock.calls().len(), before, "{:?}", &mock.calls()[before..]);
+    }
+    // The share's staged path reaches the share.
+    let local = r"var\lib\kubelet\plugins\kubernetes.io\csi\example\pv\globalmount"
+        .split('\\')
+        .fold(root, |p, c| p.join(c));
+    assert_eq!(
+        std::fs::read(local.join("on-the-share")).unwrap(),
+        b"share data"
+    );
+}

@@ -72,6 +72,7 @@ pub mod state;
 pub mod storage;
 pub mod system;
 pub mod volume;
+mod wine;
 
 pub use crate::win::ProxyRelease;
 use crate::win::error;

@@ -14,12 +14,15 @@
 //! `winlink:file:...`, `winlink:junction:...`,
 //! `winlink:mount:\\?\Volume{guid}\`, see `link_content`). How that content
 //! is stored on the host is known only to three functions, [`store_link`],
-//! [`stored_link`] and [`remove_link`]:
+//! [`stored_link`] and [`remove_link`], and, for the links a process
+//! reading the sandbox must be able to follow, `Namespace::store_viewed_link`:
 //! - on Unix a link is a host symlink holding the content;
 //! - on Windows a link is a regular file holding `LINK_FILE_MAGIC` followed
 //!   by the content (host symlinks need a privilege there, and Wine does not
 //!   give their content back faithfully). A real host symlink or junction
-//!   found in the sandbox is read as a foreign link.
+//!   found in the sandbox is read as a foreign link;
+//! - a Windows build under Wine, when asked, stores a viewed link as a Unix
+//!   symlink and a record of its content (see "Under Wine" below).
 //!
 //! The content is not a usable host path, and this module never asks the
 //! host to follow a link. Every host access goes through a directory handle
@@ -36,6 +39,46 @@
 //! [`WinPath::parse`] are ever used as names. A link in the sandbox that is
 //! not a `winlink:` is treated as unresolvable, never followed.
 //!
+//! # Under Wine
+//! A Windows build run under Wine (`scripts/test-windows.sh`; recognised by
+//! ntdll's `wine_get_version` export, never on real Windows: module
+//! `wine`), once asked to (`Host::let_the_os_follow_links`, as the tests
+//! that read the sandbox through the OS do), stores the links `store_viewed_link` makes (every link whose
+//! target's place in the sandbox is known: mount points, directory and
+//! file links, junctions, the SMB `local_path` link) as Unix symlinks to
+//! that place, so that a Windows-built plugin given the `C:` volume's
+//! directory as its local root reads a staged volume or share through
+//! them, as it would on Windows (issue 35). Wine follows such a symlink in
+//! every call and shows it as a plain directory, so this module does not
+//! learn of it from a handle:
+//! - the link's content is kept in a record,
+//!   `<sandbox>/.winelinks/<path of the link in the sandbox>.winlink`
+//!   (`LINK_FILE_MAGIC` and the content);
+//! - an entry is such a link when `GetFileAttributesW` marks it a reparse
+//!   point (Wine marks a Unix symlink to a directory so, and nothing else
+//!   here) and its record is read; one Wine does not mark (to a file) or
+//!   hides (dangling, its volume's directory gone, or looping) is known by
+//!   its record and the Unix side's `test -L`. A reparse point without a
+//!   record is a foreign link (opaque, never followed); a record without a
+//!   symlink is stale and dropped;
+//! - the symlink is made and removed on the Unix side (`ln -s -T`, `rm`),
+//!   since Wine 8's `CreateSymbolicLinkW` makes nothing and Windows'
+//!   removals follow the link; a directory holding such links is removed with
+//!   `rm -rf`, which follows no symlink, where Windows' recursive removal
+//!   would empty the linked directory.
+//!
+//! It is asked for, not the default, for its cost: a Unix process started
+//! per link made or removed (some 10 to 30 ms each under wine-8.0). With
+//! it taken by every host, the `node::` tests of `tests/it` took 98 s
+//! under Wine instead of 67 s. Links made before it was asked for stay
+//! files, and are still read as such.
+//!
+//! The resolution itself is unchanged: a link found so is walked by its
+//! recorded content, never through the host. Under Wine a directory is
+//! still opened through the host when it is none of these (a Unix
+//! symlink that Wine did not mark would be followed); the sandbox's
+//! safety there rests on the marking.
+//!
 //! # Divergences from upstream
 //! - A symlink in the sandbox that is not a `winlink:` (planted from outside)
 //!   is an opaque entry: it can be seen and removed, never followed.
@@ -50,6 +93,8 @@
 //!   kept (no RPC of these groups returns names).
 //! - On Windows, file data that starts with `LINK_FILE_MAGIC` cannot be
 //!   written (error 5): it would read back as a link.
+//! - Under Wine a dangling link (a mount point whose volume's directory
+//!   has gone) is not listed by `list_dir`, as Wine does not show it.
 //!
 //! # Where other parts of the node meet it
 //! - The storage and SMB models are passed in the [`Ctx`] (plain borrows of
@@ -73,10 +118,17 @@ use cap_std::fs::{Dir, Metadata, OpenOptions};
 use super::path::{Win32Error, WinPath, WinRoot, fold, volume_id_for_guid, volume_id_guid};
 use super::smb::SmbState;
 use super::storage::Storage;
+use super::wine;
 
 const LINK_PREFIX: &str = "winlink:";
 /// The sandbox's directory of link views (`Namespace::store_viewed_link`).
 const VIEWS_DIR: &str = ".links";
+/// Under Wine, the sandbox's directory of the records of links stored as
+/// Unix symlinks: the record of the link at `<sandbox>/<rel>/<name>` is the
+/// file `<sandbox>/.winelinks/<rel>/<name>.winlink` (see the module docs).
+const WINE_LINKS_DIR: &str = ".winelinks";
+/// The extension of a Wine link's record.
+const WINE_RECORD_EXT: &str = "winlink";
 /// Windows' limit on reparse-point hops in one resolution.
 pub(crate) const MAX_LINK_HOPS: u32 = 63;
 
@@ -209,6 +261,9 @@ impl Place {
 pub struct Namespace {
     sandbox: PathBuf,
     volumes_dir: PathBuf,
+    /// Under Wine, whether links are stored as Unix symlinks
+    /// ([`Namespace::store_wine_links`]); never set elsewhere.
+    wine_links: bool,
 }
 
 fn werr(code: u32) -> Win32Error {
@@ -258,7 +313,16 @@ impl Namespace {
         Self {
             sandbox,
             volumes_dir,
+            wine_links: false,
         }
+    }
+
+    /// Under Wine, stores the links made from now on as Unix symlinks the
+    /// host follows (module docs, "Under Wine"); says whether it does:
+    /// false for any other build or host.
+    pub(crate) fn store_wine_links(&mut self) -> bool {
+        self.wine_links = wine::active();
+        self.wine_links
     }
 
     /// The sandbox directory.
@@ -298,9 +362,11 @@ impl Namespace {
     }
 
     /// Removes whatever is at a volume's root (never following a link).
-    fn clear_volume_root(volumes: &Dir, guid: &str) -> Result<(), Win32Error> {
+    fn clear_volume_root(&self, volumes: &Dir, guid: &str) -> Result<(), Win32Error> {
         match volumes.symlink_metadata(guid) {
-            Ok(m) if m.is_dir() => volumes.remove_dir_all(guid).map_err(io_err),
+            Ok(m) if m.is_dir() => self
+                .remove_tree(volumes, guid, &self.volume_root(guid))
+                .map_err(io_err),
             Ok(_) => volumes.remove_file_or_symlink(guid).map_err(io_err),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(()),
             Err(e) => Err(io_err(e)),
@@ -311,7 +377,7 @@ impl Namespace {
     /// hidden `System Volume Information` directory.
     pub(crate) fn wipe_volume_root(&self, guid: &str) -> Result<(), Win32Error> {
         let volumes = self.volumes().map_err(io_err)?;
-        Self::clear_volume_root(&volumes, guid)?;
+        self.clear_volume_root(&volumes, guid)?;
         volumes.create_dir(guid).map_err(io_err)?;
         let root = volumes.open_dir_nofollow(guid).map_err(io_err)?;
         root.create_dir(fold("System Volume Information"))
@@ -321,7 +387,7 @@ impl Namespace {
     /// Removes a volume's root directory (disk detached).
     pub(crate) fn remove_volume_root(&self, guid: &str) -> Result<(), Win32Error> {
         let volumes = self.volumes().map_err(io_err)?;
-        Self::clear_volume_root(&volumes, guid)
+        self.clear_volume_root(&volumes, guid)
     }
 
     /// Host path, handle and volume of a path root.
@@ -424,36 +490,48 @@ impl Namespace {
             let name = fold(&comp);
             let next_host = host.join(&name);
             let next_win = win.join(&comp);
-            let meta = match dir.symlink_metadata(&name) {
-                Ok(m) => m,
-                Err(e) if e.kind() == io::ErrorKind::NotFound => {
-                    if create {
-                        dir.create_dir(&name).map_err(io_err)?;
-                        if last {
-                            let place = Place::child(dir, name);
-                            return Ok(walk(
-                                next_host,
-                                next_win,
-                                Some(Entry::Dir),
-                                volume,
-                                mount,
-                                place,
-                            ));
-                        }
-                        dir = dir.open_dir_nofollow(&name).map_err(io_err)?;
-                        host = next_host;
-                        win = next_win;
-                        continue;
-                    }
-                    if last {
-                        let place = Place::child(dir, name);
-                        return Ok(walk(next_host, next_win, None, volume, mount, place));
-                    }
-                    return Err(werr(Win32Error::PATH_NOT_FOUND));
-                }
+            // Under Wine a link that loops or dangles is no entry to a
+            // handle (an error); its record may still name it.
+            let (meta, unseen) = match dir.symlink_metadata(&name) {
+                Ok(m) => (Some(m), None),
+                Err(e) if e.kind() == io::ErrorKind::NotFound => (None, None),
+                Err(e) if self.wine_links => (None, Some(e)),
                 Err(e) => return Err(io_err(e)),
             };
-            if let Some(raw) = stored_link_in(&dir, &name, &meta).map_err(io_err)? {
+            let stored = self
+                .link_at(&dir, &name, &next_host, meta.as_ref())
+                .map_err(io_err)?;
+            if let (None, Some(e)) = (&stored, unseen) {
+                return Err(io_err(e));
+            }
+            // No entry and no link: missing. (A link no handle sees is a
+            // dangling one under Wine, known by its record: module docs.)
+            if meta.is_none() && stored.is_none() {
+                if create {
+                    dir.create_dir(&name).map_err(io_err)?;
+                    if last {
+                        let place = Place::child(dir, name);
+                        return Ok(walk(
+                            next_host,
+                            next_win,
+                            Some(Entry::Dir),
+                            volume,
+                            mount,
+                            place,
+                        ));
+                    }
+                    dir = dir.open_dir_nofollow(&name).map_err(io_err)?;
+                    host = next_host;
+                    win = next_win;
+                    continue;
+                }
+                if last {
+                    let place = Place::child(dir, name);
+                    return Ok(walk(next_host, next_win, None, volume, mount, place));
+                }
+                return Err(werr(Win32Error::PATH_NOT_FOUND));
+            }
+            if let Some(raw) = stored {
                 let link = match Self::parse_winlink(&raw) {
                     Ok(l) => l,
                     // A foreign link is an opaque entry: it can be seen and
@@ -536,7 +614,7 @@ impl Namespace {
                     let place = Place::root(dir);
                     return Ok(walk(host, win, Some(Entry::Dir), volume, mount, place));
                 }
-            } else if meta.is_dir() {
+            } else if meta.as_ref().is_some_and(|m| m.is_dir()) {
                 if last {
                     let place = Place::child(dir, name);
                     let entry = Some(Entry::Dir);
@@ -548,7 +626,8 @@ impl Namespace {
             } else {
                 if last {
                     let place = Place::child(dir, name);
-                    let entry = Some(Entry::File { size: meta.len() });
+                    let size = meta.as_ref().map_or(0, |m| m.len());
+                    let entry = Some(Entry::File { size });
                     return Ok(walk(next_host, next_win, entry, volume, mount, place));
                 }
                 return Err(werr(Win32Error::PATH_NOT_FOUND));
@@ -606,7 +685,7 @@ impl Namespace {
             None => Err(werr(Win32Error::FILE_NOT_FOUND)),
             Some(Entry::Dir) => dir.remove_dir(name).map_err(io_err),
             Some(Entry::File { .. }) => dir.remove_file(name).map_err(io_err),
-            Some(Entry::Link(_)) => dir.remove_file_or_symlink(name).map_err(io_err),
+            Some(Entry::Link(_)) => self.remove_link_entry(dir, name, &w.host).map_err(io_err),
         }
     }
 
@@ -631,9 +710,9 @@ impl Namespace {
         match w.entry {
             None => Ok(()),
             // Neither follows links; a link stored as a file is a file.
-            Some(Entry::Dir) => dir.remove_dir_all(name).map_err(io_err),
+            Some(Entry::Dir) => self.remove_tree(dir, name, &w.host).map_err(io_err),
             Some(Entry::File { .. }) => dir.remove_file(name).map_err(io_err),
-            Some(Entry::Link(_)) => dir.remove_file_or_symlink(name).map_err(io_err),
+            Some(Entry::Link(_)) => self.remove_link_entry(dir, name, &w.host).map_err(io_err),
         }
     }
 
@@ -677,7 +756,7 @@ impl Namespace {
         }
         let content = link_content(kind, target);
         let view = self.view_target(ctx, target);
-        self.store_viewed_link(&w.place.dir, w.place.name()?, &content, view)
+        self.store_viewed_link(&w.place.dir, w.place.name()?, &w.host, &content, view)
             .map_err(io_err)
     }
 
@@ -751,7 +830,7 @@ impl Namespace {
         parent.remove_dir(name).map_err(io_err)?;
         let content = link_content(LinkKind::Mount, &canonical);
         let view = self.view_target(ctx, &canonical);
-        self.store_viewed_link(parent, name, &content, view)
+        self.store_viewed_link(parent, name, &w.host, &content, view)
             .map_err(io_err)
     }
 
@@ -775,14 +854,23 @@ impl Namespace {
     /// `winlink:` content back from the entry's name and never follows a
     /// host link itself. Divergence: the view of a share's link stays
     /// while its mapping has gone. Elsewhere (Windows, or a content that
-    /// cannot be a file name) the link is stored as [`store_link`] does.
+    /// cannot be a file name) the link is stored as [`store_link`] does,
+    /// except under Wine when asked, as a Unix symlink to `view` and a record
+    /// ([`Namespace::store_wine_link`]). `host` is the link's host path
+    /// (`name` in `dir`).
     fn store_viewed_link(
         &self,
         dir: &Dir,
         name: &str,
+        host: &Path,
         content: &str,
         view: Option<PathBuf>,
     ) -> io::Result<()> {
+        if self.wine_links
+            && let Some(view) = &view
+        {
+            return self.store_wine_link(host, content, view);
+        }
         #[cfg(unix)]
         if let Some(view) = view
             && !content.contains('/')
@@ -803,6 +891,218 @@ impl Namespace {
         store_link_in(dir, name, content)
     }
 
+    // ------------------------------------------------------------ Wine links
+    //
+    // Only under Wine (`wine::active`): see the module docs.
+
+    /// The record of a Wine link at the host path `host`; `None` for a
+    /// path outside the sandbox (or the sandbox itself).
+    fn wine_record(&self, host: &Path) -> Option<PathBuf> {
+        let rel = host.strip_prefix(&self.sandbox).ok()?;
+        let mut file = rel.file_name()?.to_os_string();
+        file.push(".");
+        file.push(WINE_RECORD_EXT);
+        Some(
+            self.sandbox
+                .join(WINE_LINKS_DIR)
+                .join(rel)
+                .with_file_name(file),
+        )
+    }
+
+    /// Stores the link `content` at `host` as a Unix symlink to the
+    /// directory `view`: first the record, then `ln -s -T` on the Unix
+    /// side (the record is taken back if that fails).
+    fn store_wine_link(&self, host: &Path, content: &str, view: &Path) -> io::Result<()> {
+        let record = self
+            .wine_record(host)
+            .ok_or_else(|| io::Error::new(io::ErrorKind::InvalidInput, "outside the sandbox"))?;
+        let (parent, name) = host_parent(host)?;
+        let link = wine::unix_child(parent, name)?;
+        let target = wine::unix_path(view)?;
+        if let Some(dir) = record.parent() {
+            std::fs::create_dir_all(dir)?;
+        }
+        let mut data = LINK_FILE_MAGIC.to_vec();
+        data.extend_from_slice(content.as_bytes());
+        std::fs::write(&record, data)?;
+        let made = wine::run(&[
+            "/bin/ln".as_ref(),
+            "-s".as_ref(),
+            "-T".as_ref(),
+            "--".as_ref(),
+            target.as_ref(),
+            link.as_ref(),
+        ]);
+        if made.is_err() {
+            let _ = std::fs::remove_file(&record);
+        }
+        made
+    }
+
+    /// The content of the link at `host`, the entry `name` of `dir` whose
+    /// `symlink_metadata` is `meta` (`None`: no handle sees it). Under Wine
+    /// first a Unix symlink ([`Namespace::wine_link`]), then as elsewhere
+    /// ([`stored_link`]).
+    fn link_at(
+        &self,
+        dir: &Dir,
+        name: impl AsRef<Path>,
+        host: &Path,
+        meta: Option<&Metadata>,
+    ) -> io::Result<Option<OsString>> {
+        if self.wine_links
+            && let Some(content) = self.wine_link(host, meta.is_some())?
+        {
+            return Ok(Some(content));
+        }
+        match meta {
+            Some(meta) => stored_link_in(dir, name, meta),
+            None => Ok(None),
+        }
+    }
+
+    /// Under Wine, the content of the Unix symlink at `host`, `visible` if
+    /// a handle sees an entry there. A symlink is known by
+    /// `FILE_ATTRIBUTE_REPARSE_POINT` (which Wine gives a Unix symlink to a
+    /// directory, and nothing else in the sandbox) or, when it has a record
+    /// and is not so marked (a link to a file, or one dangling or looping,
+    /// which no handle sees), by the Unix side's `test -L`. Its content is its record's;
+    /// a symlink without one was planted from outside and is opaque (no
+    /// `winlink:`, never followed). A record with no symlink (a directory
+    /// or file there, or nothing) is stale: dropped.
+    fn wine_link(&self, host: &Path, visible: bool) -> io::Result<Option<OsString>> {
+        let Some(record) = self.wine_record(host) else {
+            return Ok(None);
+        };
+        let content = match std::fs::read(&record) {
+            Ok(data) => data
+                .strip_prefix(LINK_FILE_MAGIC)
+                .map(|c| OsString::from(String::from_utf8_lossy(c).into_owned())),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+            Err(e) => return Err(e),
+        };
+        let marked =
+            visible && wine::attributes(host).is_some_and(|a| a & wine::REPARSE_POINT != 0);
+        // Unmarked: a link to a file (Wine marks only those to
+        // directories), one that dangles or loops, or a stale record.
+        let symlink = marked
+            || content.is_some() && {
+                let (parent, name) = host_parent(host)?;
+                let unix = wine::unix_child(parent, name)?;
+                wine::run(&["test".as_ref(), "-L".as_ref(), unix.as_ref()]).is_ok()
+            };
+        match (symlink, content) {
+            (true, Some(content)) => Ok(Some(content)),
+            (true, None) => Ok(Some(OsString::from("(a Unix symlink)"))),
+            (false, Some(_)) => {
+                let _ = std::fs::remove_file(&record);
+                Ok(None)
+            }
+            (false, None) => Ok(None),
+        }
+    }
+
+    /// Removes the link `name` of `dir` at host path `host`, never its
+    /// target. Under Wine a Unix symlink is removed on the Unix side
+    /// (Windows' removals follow it), and its record with it.
+    fn remove_link_entry(&self, dir: &Dir, name: &str, host: &Path) -> io::Result<()> {
+        if self.wine_links {
+            let visible = dir.symlink_metadata(name).is_ok();
+            if self.wine_link(host, visible)?.is_some() {
+                let (parent, name) = host_parent(host)?;
+                let unix = wine::unix_child(parent, name)?;
+                wine::run(&[
+                    "/bin/rm".as_ref(),
+                    "-f".as_ref(),
+                    "--".as_ref(),
+                    unix.as_ref(),
+                ])?;
+                if let Some(record) = self.wine_record(host) {
+                    match std::fs::remove_file(record) {
+                        Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+                        _ => {}
+                    }
+                }
+                return Ok(());
+            }
+        }
+        dir.remove_file_or_symlink(name)
+    }
+
+    /// Removes the directory `name` of `dir` at host path `host` and
+    /// everything in it, never following a link. Under Wine, when links
+    /// of this module lie beneath (records there), on the Unix side
+    /// (`rm -rf`, which follows no symlink; Windows' recursive removal
+    /// follows Wine's), with those records.
+    fn remove_tree(&self, dir: &Dir, name: &str, host: &Path) -> io::Result<()> {
+        let records = match host.strip_prefix(&self.sandbox) {
+            Ok(rel) if self.wine_links && rel.file_name().is_some() => {
+                Some(self.sandbox.join(WINE_LINKS_DIR).join(rel))
+            }
+            _ => None,
+        };
+        // No record beneath: no link this module made (the Windows removal,
+        // as elsewhere).
+        let Some(records) = records.filter(|r| r.is_dir()) else {
+            return dir.remove_dir_all(name);
+        };
+        let (parent, host_name) = host_parent(host)?;
+        let unix = wine::unix_child(parent, host_name)?;
+        wine::run(&[
+            "/bin/rm".as_ref(),
+            "-rf".as_ref(),
+            "--".as_ref(),
+            unix.as_ref(),
+        ])?;
+        match std::fs::remove_dir_all(records) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        }
+    }
+
+    /// Under Wine, the mount points no handle sees (their volume's
+    /// directory gone, so the Unix symlink dangles), from the records
+    /// under `volumes`: `(host path, volume id)`.
+    fn dangling_wine_mount_points(&self) -> Vec<(PathBuf, String)> {
+        let mut out = Vec::new();
+        let records = self.sandbox.join(WINE_LINKS_DIR);
+        let mut stack = vec![records.join("volumes")];
+        while let Some(at) = stack.pop() {
+            let Ok(entries) = std::fs::read_dir(&at) else {
+                continue;
+            };
+            for e in entries.flatten() {
+                let p = e.path();
+                if e.file_type().is_ok_and(|t| t.is_dir()) {
+                    stack.push(p);
+                    continue;
+                }
+                if p.extension() != Some(std::ffi::OsStr::new(WINE_RECORD_EXT)) {
+                    continue;
+                }
+                let Ok(rel) = p
+                    .with_extension("")
+                    .strip_prefix(&records)
+                    .map(Path::to_path_buf)
+                else {
+                    continue;
+                };
+                let host = self.sandbox.join(rel);
+                if std::fs::symlink_metadata(&host).is_ok() {
+                    continue; // seen by the scan of the volume roots
+                }
+                if let Ok(Some(raw)) = self.wine_link(&host, false)
+                    && let Ok(l) = Self::parse_winlink(&raw)
+                    && l.kind == LinkKind::Mount
+                {
+                    out.push((host, l.target));
+                }
+            }
+        }
+        out
+    }
+
     /// `DeleteVolumeMountPoint(dir)`: the final component must be a mount
     /// point (4390 otherwise; missing → 2); it becomes an empty directory.
     pub(crate) fn delete_mount_point(&self, ctx: Ctx<'_>, dir: &WinPath) -> Result<(), Win32Error> {
@@ -811,7 +1111,8 @@ impl Namespace {
             None => Err(werr(Win32Error::FILE_NOT_FOUND)),
             Some(Entry::Link(l)) if l.kind == LinkKind::Mount => {
                 let (parent, name) = (&w.place.dir, w.place.name()?);
-                parent.remove_file_or_symlink(name).map_err(io_err)?;
+                self.remove_link_entry(parent, name, &w.host)
+                    .map_err(io_err)?;
                 parent.create_dir(name).map_err(io_err)
             }
             Some(_) => Err(werr(Win32Error::NOT_A_REPARSE_POINT)),
@@ -880,7 +1181,7 @@ impl Namespace {
                     continue;
                 };
                 let p = host.join(&name);
-                if let Ok(Some(raw)) = stored_link_in(&dir, &name, &m) {
+                if let Ok(Some(raw)) = self.link_at(&dir, &name, &p, Some(&m)) {
                     if let Ok(l) = Self::parse_winlink(&raw)
                         && l.kind == LinkKind::Mount
                     {
@@ -892,6 +1193,9 @@ impl Namespace {
                     stack.push((sub, p));
                 }
             }
+        }
+        if self.wine_links {
+            out.extend(self.dangling_wine_mount_points());
         }
         out.sort();
         out
@@ -905,6 +1209,14 @@ impl Namespace {
 /// The header of a file that stores a link on Windows; the link content
 /// follows it (UTF-8).
 pub(crate) const LINK_FILE_MAGIC: &[u8] = b"\0csi-proxy-winlink\0";
+
+/// The host directory holding `host` and its name there.
+fn host_parent(host: &Path) -> io::Result<(&Path, &std::ffi::OsStr)> {
+    match (host.parent(), host.file_name()) {
+        (Some(parent), Some(name)) => Ok((parent, name)),
+        _ => Err(io::Error::new(io::ErrorKind::InvalidInput, "no parent")),
+    }
+}
 
 /// Opens the file `name` in `dir` for reading, never through a host link.
 fn open_nofollow(dir: &Dir, name: impl AsRef<Path>) -> io::Result<cap_std::fs::File> {

@@ -387,6 +387,21 @@ impl Host {
         node.ns.list_dir(node.ctx(), &p).map_err(win_err)
     }
 
+    /// Has the node store its links so that a process reading its
+    /// sandbox through its own OS follows its mount points, and its links
+    /// whose target is in the sandbox, as Windows follows them (so a
+    /// plugin given [`Host::host_path`] of `C:\` as its local root,
+    /// `NodeOptions::local_root`, reads a staged volume or share through
+    /// them), and says whether it does. On Unix they always are host
+    /// symlinks: true, nothing changes. A Windows build under Wine stores
+    /// the links made from now on as Unix symlinks
+    /// ([`namespace`](super::namespace), "Under Wine"), at the cost of a
+    /// Unix process started per link made or removed, so only when asked:
+    /// true. On real Windows they stay files: false.
+    pub fn let_the_os_follow_links(&self) -> bool {
+        cfg!(unix) || self.lock().ns.store_wine_links()
+    }
+
     /// The sandbox path of `path` (intermediate links followed, final not).
     pub fn host_path(&self, path: &str) -> HostResult<PathBuf> {
         let node = self.lock();

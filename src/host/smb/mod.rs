@@ -326,11 +326,27 @@ fn bytes_under(dir: &Path) -> u64 {
     entries
         .flatten()
         .map(|e| match e.file_type() {
-            Ok(t) if t.is_dir() => bytes_under(&e.path()),
+            Ok(t) if t.is_dir() && !listed_as_link(&e) => bytes_under(&e.path()),
             Ok(t) if t.is_file() => e.metadata().map_or(0, |m| m.len()),
             _ => 0,
         })
         .sum()
+}
+
+/// Whether a directory listed in `read_dir` is a link: under Wine the
+/// namespace's links to directories are Unix symlinks, which Wine lists as
+/// directories marked `FILE_ATTRIBUTE_REPARSE_POINT` (not as links).
+fn listed_as_link(e: &std::fs::DirEntry) -> bool {
+    #[cfg(windows)]
+    {
+        use std::os::windows::fs::MetadataExt;
+        e.metadata().is_ok_and(|m| m.file_attributes() & 0x400 != 0)
+    }
+    #[cfg(not(windows))]
+    {
+        let _ = e;
+        false
+    }
 }
 
 impl SmbShare {

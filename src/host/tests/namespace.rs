@@ -1,6 +1,7 @@
 //! Sandbox safety and links as the namespace stores and resolves them.
 
 use super::*;
+use crate::host::namespace::Link;
 
 #[test]
 fn sandbox_escape_attempts_fail() {
@@ -341,5 +342,71 @@ fn hook_made_links_of_every_kind() {
         msg(h.create_link(&f, LinkKind::File, "C:\\x")),
         "Cannot create a file when that file already exists."
     );
+    ok_invariants(&h);
+}
+
+/// Where the host OS follows the namespace's mount points and directory
+/// links (Unix, and a Windows build under Wine: the namespace's "Under
+/// Wine"; on real Windows they are files), a process reading the sandbox
+/// reaches the target through them, while the namespace still reads them
+/// as links, removes a link alone (never its target, also when removing
+/// the directory holding it) and sees a mount point whose volume's
+/// directory has gone.
+#[test]
+fn viewed_links_are_followed_by_the_os_and_removed_alone() {
+    let h = host();
+    if !h.let_the_os_follow_links() {
+        eprintln!("a Windows host that is not Wine: links are files; not checked");
+        return;
+    }
+    let (n, id) = staged_disk(&h, GIB);
+    let m = format!(r"{K}\m");
+    h.run(|node| node.mkdir(&m)).unwrap();
+    h.run(|node| node.mount_volume(&id, &m)).unwrap();
+    h.write_file(&format!(r"{m}\data"), b"12345").unwrap();
+    let d = format!(r"{K}\d");
+    let dl = format!(r"{d}\dl");
+    h.run(|node| node.mkdir(&d)).unwrap();
+    h.create_link(&dl, LinkKind::Dir, &m).unwrap();
+    let mount = Link {
+        kind: LinkKind::Mount,
+        target: id.clone(),
+    };
+    assert_eq!(h.entry(&m).unwrap(), Some(Entry::Link(mount.clone())));
+    assert_eq!(
+        h.entry(&dl).unwrap(),
+        Some(Entry::Link(Link {
+            kind: LinkKind::Dir,
+            target: m.clone()
+        }))
+    );
+    // the OS follows both
+    for at in [&m, &dl] {
+        let local = h.host_path(at).unwrap();
+        assert!(std::fs::metadata(&local).unwrap().is_dir(), "{at}");
+        assert_eq!(std::fs::read(local.join("data")).unwrap(), b"12345", "{at}");
+    }
+    // the namespace's own view is unchanged
+    assert_eq!(h.list_dir(&d).unwrap(), ["dl"]);
+    assert_eq!(h.read_file(&format!(r"{dl}\data")).unwrap(), b"12345");
+    // a forced removal of the directory holding a link leaves the target
+    h.run(|node| node.rmdir(&d, true)).unwrap();
+    assert_eq!(h.entry(&d).unwrap(), None);
+    assert_eq!(h.read_file(&format!(r"{m}\data")).unwrap(), b"12345");
+    // unmounting makes the mount point an empty directory again; the
+    // volume keeps its data
+    h.run(|node| node.unmount_volume(&id, &m)).unwrap();
+    assert_eq!(h.entry(&m).unwrap(), Some(Entry::Dir));
+    assert_eq!(h.list_dir(&m).unwrap(), Vec::<String>::new());
+    h.run(|node| node.mount_volume(&id, &m)).unwrap();
+    assert_eq!(h.read_file(&format!(r"{m}\data")).unwrap(), b"12345");
+    // the volume's directory gone (its disk detached): still a mount point,
+    // listed, and removable
+    h.detach_disk(n).unwrap();
+    assert_eq!(h.entry(&m).unwrap(), Some(Entry::Link(mount)));
+    assert!(h.snapshot().mount_points.iter().any(|p| p.volume_id == id));
+    h.run(|node| node.rmdir(&m, false)).unwrap();
+    assert_eq!(h.entry(&m).unwrap(), None);
+    assert!(h.snapshot().mount_points.is_empty());
     ok_invariants(&h);
 }
