@@ -131,7 +131,7 @@ async fn run_in(args: &Sanity, sanity: &Path, work: &Path) -> Result<u8, String>
     let proxy = work.join("proxy");
     std::fs::create_dir_all(&proxy).map_err(|e| format!("{}: {e}", proxy.display()))?;
     log_to(&work.join("cloud.log"))?;
-    let controller = format!("unix://{}", work.join("controller.sock").display());
+    let controller = format!("unix://{}", controller_socket(work).display());
     // The node and the cloud, here unless the plugin plays them itself.
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let cloud = match args.node_in_plugin {
@@ -170,6 +170,12 @@ async fn run_in(args: &Sanity, sanity: &Path, work: &Path) -> Result<u8, String>
     result
 }
 
+/// Where the cloud's controller serves (`{controller}`), here or in a
+/// plugin that plays the node.
+fn controller_socket(work: &Path) -> PathBuf {
+    work.join("controller.sock")
+}
+
 /// Tracing of the node and the cloud goes to `path`, not to the terminal
 /// csi-sanity writes to.
 fn log_to(path: &Path) -> Result<(), String> {
@@ -185,7 +191,7 @@ fn log_to(path: &Path) -> Result<(), String> {
 /// The plugin's command line with the placeholders filled in.
 fn plugin_command(args: &Sanity, endpoint: &Path, proxy: &Path, work: &Path) -> Vec<String> {
     let endpoint = format!("unix://{}", endpoint.display());
-    let controller = format!("unix://{}", work.join("controller.sock").display());
+    let controller = format!("unix://{}", controller_socket(work).display());
     let proxy = proxy.display().to_string();
     let local_root = system_volume_dir(&work.join("node")).unwrap_or_default();
     args.plugin
@@ -232,7 +238,7 @@ async fn start_plugin(
         .spawn()
         .map_err(|e| format!("cannot start the plugin {:?}: {e}", command[0]))?;
     // A plugin that plays the node serves the controller too.
-    let controller = work.join("controller.sock");
+    let controller = controller_socket(work);
     let sockets = match args.node_in_plugin {
         true => format!("{} and {}", endpoint.display(), controller.display()),
         false => endpoint.display().to_string(),
