@@ -166,7 +166,7 @@ pub struct Host {
 impl Host {
     /// A number that names this host among the others of the process
     /// (clones share it): what keys a `MockHost` node's SMB locks.
-    #[cfg(feature = "mock")]
+    #[cfg(any(feature = "mock", feature = "host-process"))]
     pub(crate) fn identity(&self) -> usize {
         Arc::as_ptr(&self.inner) as usize
     }

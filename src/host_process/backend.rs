@@ -41,6 +41,11 @@ impl std::fmt::Debug for HostProcess {
 }
 
 impl HostProcess {
+    /// Which host the backend works on ([`WindowsHost::host_name`]).
+    pub(crate) fn host_name(&self) -> String {
+        self.host.host_name()
+    }
+
     /// Over `host`, kubelet's directory `C:\var\lib\kubelet` the only working
     /// directory, SMB mappings requiring encryption (the proxy's defaults).
     pub fn new(host: Arc<dyn WindowsHost>) -> HostProcess {

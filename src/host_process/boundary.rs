@@ -327,6 +327,13 @@ pub struct ServiceObject {
 /// what an implementation must do. Object safe: the backend holds an
 /// `Arc<dyn WindowsHost>`.
 pub trait WindowsHost: Send + Sync + 'static {
+    /// Which host this is, among the hosts of the process: every `Node`
+    /// over one host shares its records and claims in the process. The
+    /// real host is the one the process runs on.
+    fn host_name(&self) -> String {
+        "this Windows host".into()
+    }
+
     // ------------------------------------------------ storage (WMI)
 
     /// `MSFT_StorageSetting.UpdateHostStorageCache()` (static method): rescan.

@@ -328,6 +328,10 @@ impl FakeWindows {
 }
 
 impl WindowsHost for FakeWindows {
+    fn host_name(&self) -> String {
+        format!("simulated host {}", self.host.identity())
+    }
+
     fn update_host_storage_cache(&self) -> Result<MethodResult> {
         let result = self.run(|s| method(s.rescan()));
         self.answer("update_host_storage_cache", result)

@@ -112,7 +112,13 @@ impl Node {
                  (NodeOptions::allow_unknown_os_disk accepts the risk); asked again when next needed"
             );
         }
-        let mut node = Self::assemble(disk, volume, filesystem, smb, iscsi, system, tried, options);
+        let host_key = match &options.socket_dir {
+            Some(dir) => format!("proxy at {}", dir.display()),
+            None => "proxy".to_string(),
+        };
+        let mut node = Self::assemble(
+            disk, volume, filesystem, smb, iscsi, system, tried, options, host_key,
+        );
         node.inner_mut().os_volume = Mutex::new(os_volume);
         node.inner_mut().dials_os_volume = true;
         // A plugin on Windows sees the host's kubelet directory itself.
@@ -155,8 +161,12 @@ impl Node {
         iscsi: Option<IscsiGroup>,
         system: Option<SystemGroup>,
         tried: HashMap<&'static str, String>,
-        options: NodeOptions,
+        mut options: NodeOptions,
+        host_key: String,
     ) -> Node {
+        // The default records: this process's of the host, shared by its
+        // `Node`s (a driver that rebuilds its `Node` keeps them).
+        options.records = options.records.for_host(&host_key);
         let version = |v: Option<&'static str>| v.and_then(|v| v.parse().ok());
         let versions = NodeVersions {
             disk: version(disk.as_ref().map(DiskGroup::version)),
@@ -167,10 +177,6 @@ impl Node {
             system: version(system.as_ref().map(SystemGroup::version)),
         };
         let formats_at_once = options.max_concurrent_formats;
-        let host_key = match &options.socket_dir {
-            Some(dir) => dir.display().to_string(),
-            None => String::new(),
-        };
         Node {
             inner: Arc::new(Inner {
                 disk,
@@ -183,15 +189,12 @@ impl Node {
                 versions,
                 options,
                 view: smb_view::HostView::default(),
-                host_key,
                 os_volume: Mutex::new(None),
                 dials_os_volume: false,
                 os_disk: tokio::sync::OnceCell::new(),
                 data_volumes: Mutex::default(),
                 #[cfg(feature = "host-process")]
                 host_process: None,
-                disk_stages: Mutex::default(),
-                formats: Mutex::default(),
                 format_permits: tokio::sync::Semaphore::new(formats_at_once),
             }),
         }
@@ -250,10 +253,12 @@ impl Node {
             Some(v) if v.to_string() == "v1" => Some(VolumeGroup::mock("v2alpha1", host)?),
             _ => None,
         };
-        let mut node = Self::assemble(disk, volume, filesystem, smb, iscsi, system, tried, options);
+        let host_key = format!("simulated host {}", host.host().identity());
+        let mut node = Self::assemble(
+            disk, volume, filesystem, smb, iscsi, system, tried, options, host_key,
+        );
         node.inner_mut().os_volume = Mutex::new(os_volume);
         node.inner_mut().view = smb_view::HostView::Simulated(host.host().clone());
-        node.inner_mut().host_key = format!("mock {}", host.host().identity());
         Ok(node)
     }
 
@@ -316,8 +321,8 @@ impl Node {
             system,
             tried,
             options,
+            backend.host_name(),
         );
-        node.inner_mut().host_key = format!("host-process {:p}", Arc::as_ptr(&backend));
         node.inner_mut().host_process = Some(backend);
         tracing::info!(versions = %node.versions(), "host-process mode");
         node

@@ -221,8 +221,7 @@ impl Node {
         read_only: bool,
     ) -> Result<super::volumes::StagedVolume, Error> {
         let n = given.number;
-        let lock = self.disk_stage_lock(n);
-        let _staging = lock.lock().await;
+        let _staging = self.disk_stage_claim(n).await?;
         let now = self.disk_now(given).await?;
         // A path still holding its recorded volume is the stage's own
         // case: Ok from that disk, else PathInUse.
@@ -260,16 +259,16 @@ impl Node {
         Ok(staged)
     }
 
-    /// The lock of disk `n`'s stages, also held by an unstage from its
+    /// The claim of disk `n`'s stages, also held by an unstage from its
     /// check for other users of the disk to its offline.
-    pub(super) fn disk_stage_lock(&self, n: u32) -> std::sync::Arc<tokio::sync::Mutex<()>> {
+    /// A claim of the records: held host-wide (every `Node` of the
+    /// process, and every process over a directory store).
+    pub(super) async fn disk_stage_claim(&self, n: u32) -> Result<super::records::Claim, Error> {
         self.inner
-            .disk_stages
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .entry(n)
-            .or_default()
-            .clone()
+            .options
+            .records
+            .claim_exclusive(&format!("disk {n}"))
+            .await
     }
 
     /// Before a change through the volume at `path` (expand, offline):

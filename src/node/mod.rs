@@ -80,11 +80,13 @@ mod iscsi;
 mod local_space;
 mod options;
 mod path;
+mod protocol;
 mod publish;
 mod records;
 mod smb;
 mod smb_store;
 mod smb_view;
+mod store;
 mod system;
 mod volumes;
 
@@ -99,7 +101,7 @@ pub use disks::{BusType, DiskInfo, DiskPredicate, DiskSelector, PartitionStyle};
 use groups::{DiskGroup, FilesystemGroup, IscsiGroup, SmbGroup, SystemGroup, VolumeGroup};
 pub use iscsi::{IscsiAuth, IscsiTarget};
 pub use options::{
-    DEFAULT_DEADLINE, DEFAULT_FIND_DISK_INTERVAL, DEFAULT_FIND_DISK_TIMEOUT,
+    DEFAULT_DEADLINE, DEFAULT_FIND_DISK_INTERVAL, DEFAULT_FIND_DISK_TIMEOUT, DEFAULT_FORMAT_SETTLE,
     DEFAULT_MAX_CONCURRENT_FORMATS, DEFAULT_SMB_SETTLE, NodeOptions, NodeVersions,
 };
 pub use records::NodeRecords;
@@ -190,8 +192,6 @@ struct Inner {
     options: NodeOptions,
     /// How the node reads the host without the proxy (`smb_view`).
     view: smb_view::HostView,
-    /// Which host the node works on, for the process-wide SMB locks.
-    host_key: String,
     /// Volume v2alpha1, for its one call that finds the volume of `C:\`
     /// (the OS disk through the proxy); `None` while not served or not
     /// reached, dialled again when next needed (`dials_os_volume`).
@@ -211,12 +211,6 @@ struct Inner {
     /// (`IsSystem`, `IsBoot`, `IsReadOnly`, `SetAttributes`).
     #[cfg(feature = "host-process")]
     host_process: Option<Arc<crate::host_process::HostProcess>>,
-    /// One lock per disk number, held through a stage's identity check,
-    /// the stage and its record (`identity`): two stages of one disk at
-    /// two paths at once would both find it staged nowhere.
-    disk_stages: Mutex<HashMap<u32, Arc<tokio::sync::Mutex<()>>>>,
-    /// Format tasks running, by volume id (`host_work`).
-    formats: host_work::Running,
     /// Formats allowed at once ([`NodeOptions::max_concurrent_formats`]).
     format_permits: tokio::sync::Semaphore,
 }

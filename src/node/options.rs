@@ -39,6 +39,7 @@ pub struct NodeOptions {
     pub(crate) max_concurrent_formats: usize,
     pub(crate) local_root: Option<PathBuf>,
     pub(crate) smb_settle: Duration,
+    pub(crate) format_settle: Duration,
     pub(crate) allow_unknown_os_disk: bool,
 }
 
@@ -55,6 +56,12 @@ pub const DEFAULT_MAX_CONCURRENT_FORMATS: usize = 2;
 /// back before taking it as stale, where the node cannot read its status
 /// (through the proxy): 10 seconds.
 pub const DEFAULT_SMB_SETTLE: Duration = Duration::from_secs(10);
+/// Default time a format sent is given to end at the host before a volume
+/// still showing no file system is taken as not formatted by it: 10
+/// minutes. Both csi-proxy releases and HostProcess mode send a quick
+/// format (`Format-Volume` in v1.1, `MSFT_Volume.Format` with `Full`
+/// false in v1.3), which ends in seconds on any size of disk.
+pub const DEFAULT_FORMAT_SETTLE: Duration = Duration::from_secs(600);
 
 impl Default for NodeOptions {
     /// The default endpoints, no alpha versions, no iSCSI or system group,
@@ -77,6 +84,7 @@ impl Default for NodeOptions {
             max_concurrent_formats: DEFAULT_MAX_CONCURRENT_FORMATS,
             local_root: None,
             smb_settle: DEFAULT_SMB_SETTLE,
+            format_settle: DEFAULT_FORMAT_SETTLE,
             allow_unknown_os_disk: false,
         }
     }
@@ -201,8 +209,23 @@ impl NodeOptions {
         self
     }
 
+    /// How long a format sent is given to end at the host (default
+    /// [`DEFAULT_FORMAT_SETTLE`]). A format whose answer was lost (a
+    /// request timeout, a restarted proxy, a plugin that died) may still
+    /// be running: until this long after it was sent, a volume showing no
+    /// file system is [`Error::FormatPending`](crate::Error::FormatPending),
+    /// never formatted again; after it, the host has ended that format
+    /// without one, and the volume is checked and formatted as a blank
+    /// one. Set it above the longest format the host can run.
+    #[must_use]
+    pub fn format_settle(mut self, settle: Duration) -> Self {
+        self.format_settle = settle.min(crate::MAX_DURATION);
+        self
+    }
+
     /// Where the node keeps what it must remember past one call (see
-    /// [`NodeRecords`]); in memory by default.
+    /// [`NodeRecords`]); by default this process's memory, shared by its
+    /// `Node`s of the same host.
     #[must_use]
     pub fn records(mut self, records: NodeRecords) -> Self {
         self.records = records;

@@ -1,68 +1,128 @@
-//! What the node layer must remember past one call: across retries, across
-//! clones of a `Node` and, with a directory, across restarts of the driver.
+//! What the node layer must remember past one call (across retries,
+//! clones of a `Node`, other `Node`s on the host and, with a directory,
+//! restarts of the driver), and who may change what.
 //!
 //! A record is a small text value under a kind (what it is about: a
-//! format under way, a partition this node made, the disk staged at a
-//! path) and a key (a volume id, a disk id, a local path). Keys compare
+//! format sent, a partition this node made, the disk staged at a path) and
+//! a key (a volume id, a disk id, a local path). Keys compare
 //! case-insensitively, as Windows paths and volume ids do. A directory
-//! store writes one file per record, through a temporary file renamed over
-//! the old one, so a crash leaves the old value or the new, never half.
+//! store keeps one file per record, written durably and checked when read
+//! (`store`): what it cannot read is an error, never "no record".
+//!
+//! **Claims** (`NodeRecords::claim_exclusive`, `claim_shared`) are held
+//! host-wide by a live holder: in this process a lock per name shared by
+//! every `Node` over the same records, and for a directory store an OS
+//! file lock as well (`flock` on Unix, `LockFileEx` on Windows, through
+//! `std::fs::File::try_lock`), which the OS releases when the holding
+//! process dies. Two plugin processes over one state directory (a rolling
+//! update) therefore never hold one claim at once, and a dead one's claim
+//! is free at once, without inferring from a record who is alive.
+//!
+//! **Owners**: each process writing to a directory store takes an epoch
+//! (a counter in the store, one more per process) and holds the file
+//! `owners/<epoch>.owner` locked for its lifetime. A record names its
+//! writer's epoch; `NodeRecords::is_alive` asks the OS whether that
+//! writer's lock is still held, so a live process's record is never taken
+//! for a dead one's.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::Duration;
 
+use tokio::sync::{OwnedRwLockReadGuard, OwnedRwLockWriteGuard, RwLock};
+
+use super::store::{Files, file_name, normal};
 use crate::Error;
 
 /// Where the node layer keeps its records ([`NodeOptions::records`](super::NodeOptions::records)).
 ///
-/// [`NodeRecords::memory`] lasts as long as the process: enough for tests
-/// and for what retries need. [`NodeRecords::directory`] keeps the records
-/// in a directory the driver owns (on the node, outside any pod's volume),
-/// so that a restarted driver still knows what the one before it did.
-/// Clones share the records.
-#[derive(Clone, Debug)]
+/// The default keeps them in this process's memory, shared by every
+/// [`Node`](super::Node) of the process that works on the same host (a
+/// driver that rebuilds its `Node` keeps them): enough for retries and for
+/// every promise within a process. [`NodeRecords::directory`] keeps them in
+/// a directory the driver owns (on the node, outside any pod's volume), so
+/// that a restarted driver, or a second plugin process during a rolling
+/// update, knows what the other did; with it, claims are held host-wide
+/// through OS file locks. [`NodeRecords::memory`] is a store of its own,
+/// shared only by clones (for tests). Clones share the records.
+#[derive(Clone, Debug, Default)]
 pub struct NodeRecords {
     kind: Kind,
+    /// The host of the `Node`s using these records, which names their
+    /// claims in this process ([`NodeRecords::for_host`]).
+    host: Option<Arc<str>>,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Default)]
 enum Kind {
-    Memory(Arc<Mutex<BTreeMap<(String, String), String>>>),
-    Directory(PathBuf),
+    /// This process's records of the node's host, found when a `Node` is
+    /// made ([`NodeRecords::for_host`]).
+    #[default]
+    PerHost,
+    Memory(Arc<Memory>),
+    Directory(Arc<Directory>),
 }
 
-impl Default for NodeRecords {
-    fn default() -> Self {
-        Self::memory()
+#[derive(Debug, Default)]
+struct Memory {
+    map: Mutex<BTreeMap<(String, String), String>>,
+}
+
+#[derive(Debug)]
+struct Directory {
+    files: Files,
+    /// This process's lease on the directory, taken when first needed.
+    lease: OnceLock<Arc<Lease>>,
+}
+
+/// The in-process locks of a store's claims, by name.
+type Claims = Mutex<HashMap<String, Arc<RwLock<()>>>>;
+
+/// How often a claim held by another process is tried again.
+const CLAIM_POLL: Duration = Duration::from_millis(20);
+
+/// A claim held: released when dropped (and by the OS, for its file
+/// lock, when the process dies).
+#[must_use = "a claim is released when dropped"]
+pub(crate) struct Claim {
+    _held: Held,
+    _file: Option<std::fs::File>,
+}
+
+enum Held {
+    Shared(#[allow(dead_code)] OwnedRwLockReadGuard<()>),
+    Exclusive(#[allow(dead_code)] OwnedRwLockWriteGuard<()>),
+}
+
+impl std::fmt::Debug for Claim {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Claim")
     }
 }
 
-/// A key as stored: lower case, and for a file name hex of that.
-fn normal(key: &str) -> String {
-    key.to_lowercase()
-}
-
-fn file_name(key: &str) -> String {
-    normal(key)
-        .bytes()
-        .map(|b| format!("{b:02x}"))
-        .collect::<String>()
-        + ".rec"
+fn store_error(path: String, source: std::io::Error) -> Error {
+    Error::Store { path, source }
 }
 
 impl NodeRecords {
-    /// Records in this process's memory.
+    /// Records in memory of their own, shared by clones only.
     pub fn memory() -> Self {
         NodeRecords {
             kind: Kind::Memory(Arc::default()),
+            host: None,
         }
     }
 
-    /// Records in `dir` (created when first written), one file each.
+    /// Records in `dir` (created when first written), one file each, and
+    /// claims held host-wide through file locks in it.
     pub fn directory(dir: impl Into<PathBuf>) -> Self {
         NodeRecords {
-            kind: Kind::Directory(dir.into()),
+            kind: Kind::Directory(Arc::new(Directory {
+                files: Files::new(dir.into(), store_error),
+                lease: OnceLock::new(),
+            })),
+            host: None,
         }
     }
 
@@ -71,58 +131,64 @@ impl NodeRecords {
         matches!(self.kind, Kind::Directory(_))
     }
 
-    fn io(path: &Path, source: std::io::Error) -> Error {
-        Error::Store {
-            path: path.display().to_string(),
-            source,
+    /// These records for a node of the host named `host`: the default
+    /// (per host) resolved to this process's records of that host; any
+    /// other store as it is. Either way, their claims in this process are
+    /// the host's, whatever store another `Node` of the host uses.
+    pub(crate) fn for_host(self, host: &str) -> Self {
+        static HOSTS: OnceLock<Mutex<HashMap<String, NodeRecords>>> = OnceLock::new();
+        let kind = match self.kind {
+            Kind::PerHost => lock(HOSTS.get_or_init(Mutex::default))
+                .entry(host.to_string())
+                .or_insert_with(NodeRecords::memory)
+                .kind
+                .clone(),
+            kind => kind,
+        };
+        NodeRecords {
+            kind,
+            host: Some(host.into()),
         }
+    }
+
+    fn resolved(&self) -> &Kind {
+        debug_assert!(
+            !matches!(self.kind, Kind::PerHost),
+            "records are resolved for their host when a Node is made"
+        );
+        &self.kind
     }
 
     /// The value recorded under `kind` and `key`.
     pub(crate) fn get(&self, kind: &str, key: &str) -> Result<Option<String>, Error> {
-        match &self.kind {
-            Kind::Memory(map) => Ok(lock(map).get(&(kind.to_string(), normal(key))).cloned()),
-            Kind::Directory(dir) => {
-                let file = dir.join(kind).join(file_name(key));
-                match std::fs::read_to_string(&file) {
-                    Ok(text) => Ok(text.split_once('\n').map(|(_, value)| value.to_string())),
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-                    Err(e) => Err(Self::io(&file, e)),
-                }
-            }
+        match self.resolved() {
+            Kind::Memory(m) => Ok(lock(&m.map).get(&(kind.to_string(), normal(key))).cloned()),
+            Kind::Directory(d) => d.files.read(kind, key),
+            Kind::PerHost => Ok(None),
         }
     }
 
     /// Records `value` under `kind` and `key`, replacing what was there.
     pub(crate) fn put(&self, kind: &str, key: &str, value: &str) -> Result<(), Error> {
-        match &self.kind {
-            Kind::Memory(map) => {
-                lock(map).insert((kind.to_string(), normal(key)), value.to_string());
+        match self.resolved() {
+            Kind::Memory(m) => {
+                lock(&m.map).insert((kind.to_string(), normal(key)), value.to_string());
                 Ok(())
             }
-            Kind::Directory(dir) => {
-                let dir = dir.join(kind);
-                std::fs::create_dir_all(&dir).map_err(|e| Self::io(&dir, e))?;
-                let file = dir.join(file_name(key));
-                let temporary = dir.join(format!("{}.tmp", file_name(key)));
-                let text = format!("{}\n{value}", normal(key));
-                std::fs::write(&temporary, text).map_err(|e| Self::io(&temporary, e))?;
-                std::fs::rename(&temporary, &file).map_err(|e| Self::io(&file, e))
-            }
+            Kind::Directory(d) => d.files.write(kind, key, value),
+            Kind::PerHost => Ok(()),
         }
     }
 
     /// Records `value` under `kind` and `key` only if nothing is recorded
-    /// there, in one step no other caller (another `Node` over the same
-    /// records) can come between; `false`: a record was there, unchanged.
-    /// A directory store links a whole temporary file to the record's
-    /// name, which fails when the name exists.
-    pub(crate) fn claim(&self, kind: &str, key: &str, value: &str) -> Result<bool, Error> {
-        match &self.kind {
-            Kind::Memory(map) => {
-                let mut map = lock(map);
-                let entry = map.entry((kind.to_string(), normal(key)));
-                match entry {
+    /// there, in one step no other writer can come between; `false`: a
+    /// record was there, unchanged.
+    #[cfg_attr(not(test), allow(dead_code))]
+    pub(crate) fn create(&self, kind: &str, key: &str, value: &str) -> Result<bool, Error> {
+        match self.resolved() {
+            Kind::Memory(m) => {
+                let mut map = lock(&m.map);
+                match map.entry((kind.to_string(), normal(key))) {
                     std::collections::btree_map::Entry::Occupied(_) => Ok(false),
                     std::collections::btree_map::Entry::Vacant(v) => {
                         v.insert(value.to_string());
@@ -130,73 +196,227 @@ impl NodeRecords {
                     }
                 }
             }
-            Kind::Directory(dir) => {
-                let dir = dir.join(kind);
-                std::fs::create_dir_all(&dir).map_err(|e| Self::io(&dir, e))?;
-                let file = dir.join(file_name(key));
-                let temporary =
-                    dir.join(format!("{}.{}.claim", file_name(key), std::process::id()));
-                let text = format!("{}\n{value}", normal(key));
-                std::fs::write(&temporary, text).map_err(|e| Self::io(&temporary, e))?;
-                let linked = std::fs::hard_link(&temporary, &file);
-                let _ = std::fs::remove_file(&temporary);
-                match linked {
-                    Ok(()) => Ok(true),
-                    Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
-                    Err(e) => Err(Self::io(&file, e)),
-                }
-            }
+            Kind::Directory(d) => d.files.create(kind, key, value),
+            Kind::PerHost => Ok(false),
         }
     }
 
     /// Forgets the record under `kind` and `key`; none there: Ok.
     pub(crate) fn remove(&self, kind: &str, key: &str) -> Result<(), Error> {
-        match &self.kind {
-            Kind::Memory(map) => {
-                lock(map).remove(&(kind.to_string(), normal(key)));
+        match self.resolved() {
+            Kind::Memory(m) => {
+                lock(&m.map).remove(&(kind.to_string(), normal(key)));
                 Ok(())
             }
-            Kind::Directory(dir) => {
-                let file = dir.join(kind).join(file_name(key));
-                match std::fs::remove_file(&file) {
-                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Self::io(&file, e)),
-                    _ => Ok(()),
-                }
-            }
+            Kind::Directory(d) => d.files.remove(kind, key),
+            Kind::PerHost => Ok(()),
         }
     }
 
     /// Every record of `kind`, as (key in lower case, value), by key.
-    #[cfg_attr(not(test), allow(dead_code))]
     pub(crate) fn all(&self, kind: &str) -> Result<Vec<(String, String)>, Error> {
-        match &self.kind {
-            Kind::Memory(map) => Ok(lock(map)
+        match self.resolved() {
+            Kind::Memory(m) => Ok(lock(&m.map)
                 .iter()
                 .filter(|((k, _), _)| k == kind)
                 .map(|((_, key), value)| (key.clone(), value.clone()))
                 .collect()),
-            Kind::Directory(dir) => {
-                let dir = dir.join(kind);
-                let entries = match std::fs::read_dir(&dir) {
-                    Ok(entries) => entries,
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-                    Err(e) => return Err(Self::io(&dir, e)),
-                };
-                let mut out = Vec::new();
-                for entry in entries {
-                    let path = entry.map_err(|e| Self::io(&dir, e))?.path();
-                    if path.extension().is_none_or(|e| e != "rec") {
-                        continue;
-                    }
-                    let text = std::fs::read_to_string(&path).map_err(|e| Self::io(&path, e))?;
-                    if let Some((key, value)) = text.split_once('\n') {
-                        out.push((key.to_string(), value.to_string()));
-                    }
+            Kind::Directory(d) => d.files.list(kind),
+            Kind::PerHost => Ok(Vec::new()),
+        }
+    }
+
+    /// This process as the records name a writer: `epoch N` in a
+    /// directory store (see the module docs), `this process` in memory.
+    pub(crate) fn owner(&self) -> Result<String, Error> {
+        match self.resolved() {
+            Kind::Directory(d) => Ok(format!("epoch {}", d.lease()?.epoch)),
+            _ => Ok("this process".into()),
+        }
+    }
+
+    /// Whether the writer `owner` ([`NodeRecords::owner`]) still runs: its
+    /// owner file is locked by a live process. Memory records are this
+    /// process's own. An owner this store cannot name is taken as alive:
+    /// what is unknown is never taken over.
+    pub(crate) fn is_alive(&self, owner: &str) -> Result<bool, Error> {
+        let Kind::Directory(d) = self.resolved() else {
+            return Ok(true);
+        };
+        let Some(epoch) = owner
+            .strip_prefix("epoch ")
+            .and_then(|e| e.parse::<u64>().ok())
+        else {
+            return Ok(true);
+        };
+        if epoch == d.lease()?.epoch {
+            return Ok(true);
+        }
+        let path = d.files.dir().join("owners").join(format!("{epoch}.owner"));
+        let file = match std::fs::OpenOptions::new().write(true).open(&path) {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+            Err(e) => return Err(store_error(path.display().to_string(), e)),
+        };
+        match file.try_lock() {
+            Ok(()) => {
+                // Its process is gone: the file goes too (an epoch is
+                // never given again).
+                drop(file);
+                let _ = std::fs::remove_file(&path);
+                Ok(false)
+            }
+            Err(std::fs::TryLockError::WouldBlock) => Ok(true),
+            Err(std::fs::TryLockError::Error(e)) => Err(store_error(path.display().to_string(), e)),
+        }
+    }
+
+    /// Holds `name` (a volume's format, a disk's stages, an SMB server's
+    /// mappings) against every other holder on the host, waiting for it;
+    /// see the module docs. Cancel-safe: a dropped wait holds nothing.
+    pub(crate) async fn claim_exclusive(&self, name: &str) -> Result<Claim, Error> {
+        self.claim(name, false).await
+    }
+
+    /// Holds `name` together with other shared holders, against any
+    /// exclusive one.
+    pub(crate) async fn claim_shared(&self, name: &str) -> Result<Claim, Error> {
+        self.claim(name, true).await
+    }
+
+    async fn claim(&self, name: &str, shared: bool) -> Result<Claim, Error> {
+        static CLAIMS: OnceLock<Claims> = OnceLock::new();
+        // Records used outside a `Node` (tests) are a host of their own.
+        let scope = match (&self.host, &self.kind) {
+            (Some(host), _) => host.to_string(),
+            (None, Kind::Directory(d)) => d.files.dir().display().to_string(),
+            (None, Kind::Memory(m)) => format!("memory {:p}", Arc::as_ptr(m)),
+            (None, Kind::PerHost) => String::new(),
+        };
+        let key = format!("{scope}|{}", normal(name));
+        let lock = lock(CLAIMS.get_or_init(Claims::default))
+            .entry(key)
+            .or_default()
+            .clone();
+        let held = match shared {
+            true => Held::Shared(lock.read_owned().await),
+            false => Held::Exclusive(lock.write_owned().await),
+        };
+        let file = match self.resolved() {
+            Kind::Directory(d) => Some(d.file_lock(name, shared).await?),
+            _ => None,
+        };
+        Ok(Claim {
+            _held: held,
+            _file: file,
+        })
+    }
+}
+
+impl Directory {
+    /// This process's lease, taken when first asked for.
+    fn lease(&self) -> Result<Arc<Lease>, Error> {
+        static LEASES: OnceLock<Mutex<HashMap<PathBuf, Arc<Lease>>>> = OnceLock::new();
+        if let Some(lease) = self.lease.get() {
+            return Ok(lease.clone());
+        }
+        let dir = self.files.dir();
+        let lease = {
+            let mut leases = lock(LEASES.get_or_init(Mutex::default));
+            match leases.get(dir) {
+                Some(lease) => lease.clone(),
+                None => {
+                    let lease = Arc::new(Lease::take(dir)?);
+                    leases.insert(dir.to_path_buf(), lease.clone());
+                    lease
                 }
-                out.sort();
-                Ok(out)
+            }
+        };
+        Ok(self.lease.get_or_init(|| lease).clone())
+    }
+
+    /// The OS lock of claim `name`, waited for.
+    async fn file_lock(&self, name: &str, shared: bool) -> Result<std::fs::File, Error> {
+        let dir = self.files.dir().join("claims");
+        std::fs::create_dir_all(&dir).map_err(|e| store_error(dir.display().to_string(), e))?;
+        let path = dir.join(file_name(name)).with_extension("lock");
+        let fail = |e| store_error(path.display().to_string(), e);
+        let file = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(fail)?;
+        loop {
+            let tried = match shared {
+                true => file.try_lock_shared(),
+                false => file.try_lock(),
+            };
+            match tried {
+                Ok(()) => return Ok(file),
+                Err(std::fs::TryLockError::WouldBlock) => tokio::time::sleep(CLAIM_POLL).await,
+                Err(std::fs::TryLockError::Error(e)) => return Err(fail(e)),
             }
         }
+    }
+}
+
+/// A process's hold on a directory store: its epoch, and the owner file
+/// it keeps locked while it runs.
+#[derive(Debug)]
+struct Lease {
+    epoch: u64,
+    _owner: std::fs::File,
+}
+
+impl Lease {
+    /// The next epoch of `dir` (its counter raised under a lock) and its
+    /// owner file, locked.
+    fn take(dir: &Path) -> Result<Lease, Error> {
+        let owners = dir.join("owners");
+        let fail = |path: &Path, e| store_error(path.display().to_string(), e);
+        std::fs::create_dir_all(&owners).map_err(|e| fail(&owners, e))?;
+        let counter = Files::new(owners.clone(), store_error);
+        let guard_path = owners.join("epoch.lock");
+        let guard = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&guard_path)
+            .map_err(|e| fail(&guard_path, e))?;
+        guard.lock().map_err(|e| fail(&guard_path, e))?;
+        let last = match counter.read("epoch", "last")? {
+            None => 0,
+            Some(text) => text.trim().parse::<u64>().map_err(|_| {
+                fail(
+                    &counter.file("epoch", "last"),
+                    std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        format!("the epoch counter holds {text:?}, not a number"),
+                    ),
+                )
+            })?,
+        };
+        let epoch = last + 1;
+        counter.write("epoch", "last", &epoch.to_string())?;
+        let path = owners.join(format!("{epoch}.owner"));
+        let owner = std::fs::OpenOptions::new()
+            .create(true)
+            .truncate(false)
+            .write(true)
+            .open(&path)
+            .map_err(|e| fail(&path, e))?;
+        owner.try_lock().map_err(|e| {
+            fail(
+                &path,
+                std::io::Error::other(format!("a fresh epoch's owner file is held: {e}")),
+            )
+        })?;
+        drop(guard);
+        Ok(Lease {
+            epoch,
+            _owner: owner,
+        })
     }
 }
 
@@ -230,10 +450,14 @@ mod tests {
     }
 
     fn claim_once(records: &NodeRecords) {
-        assert!(records.claim("format", r"\\?\Volume{C}\", "first").unwrap());
+        assert!(
+            records
+                .create("format", r"\\?\Volume{C}\", "first")
+                .unwrap()
+        );
         assert!(
             !records
-                .claim("format", r"\\?\volume{c}\", "second")
+                .create("format", r"\\?\volume{c}\", "second")
                 .unwrap()
         );
         assert_eq!(
@@ -241,7 +465,11 @@ mod tests {
             Some("first")
         );
         records.remove("format", r"\\?\Volume{C}\").unwrap();
-        assert!(records.claim("format", r"\\?\Volume{C}\", "third").unwrap());
+        assert!(
+            records
+                .create("format", r"\\?\Volume{C}\", "third")
+                .unwrap()
+        );
     }
 
     #[test]
@@ -266,5 +494,112 @@ mod tests {
             Some("disk 1")
         );
         assert!(again.is_durable() && !NodeRecords::memory().is_durable());
+    }
+
+    #[test]
+    fn the_default_is_this_processs_records_of_the_host() {
+        let a = NodeRecords::default().for_host("records-test host a");
+        let again = NodeRecords::default().for_host("records-test host a");
+        let b = NodeRecords::default().for_host("records-test host b");
+        a.put("format", "v", "sent").unwrap();
+        assert_eq!(again.get("format", "v").unwrap().as_deref(), Some("sent"));
+        assert_eq!(b.get("format", "v").unwrap(), None);
+        let own = NodeRecords::memory().for_host("records-test host a");
+        assert_eq!(
+            own.get("format", "v").unwrap(),
+            None,
+            "an explicit store stays its own"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_claim_excludes_every_other_holder_until_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        for records in [NodeRecords::memory(), NodeRecords::directory(dir.path())] {
+            let other = records.clone();
+            let held = records.claim_exclusive("disk 3").await.unwrap();
+            let wait = std::time::Duration::from_millis(100);
+            assert!(
+                tokio::time::timeout(wait, other.claim_exclusive("Disk 3"))
+                    .await
+                    .is_err()
+            );
+            assert!(
+                tokio::time::timeout(wait, other.claim_shared("disk 3"))
+                    .await
+                    .is_err()
+            );
+            let _unrelated = other.claim_exclusive("disk 4").await.unwrap();
+            drop(held);
+            let a = other.claim_shared("disk 3").await.unwrap();
+            let _b = records.claim_shared("disk 3").await.unwrap();
+            assert!(
+                tokio::time::timeout(wait, other.claim_exclusive("disk 3"))
+                    .await
+                    .is_err()
+            );
+            drop(a);
+        }
+    }
+
+    #[tokio::test]
+    async fn a_claim_waits_for_another_process_holding_its_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let records = NodeRecords::directory(dir.path());
+        drop(records.claim_exclusive("volume v").await.unwrap());
+        // Another process's lock: an open file description of its own,
+        // which flock and LockFileEx tell apart from this one's.
+        let path = dir
+            .path()
+            .join("claims")
+            .join(file_name("volume v"))
+            .with_extension("lock");
+        let theirs = std::fs::OpenOptions::new().write(true).open(&path).unwrap();
+        theirs.try_lock().unwrap();
+        let wait = std::time::Duration::from_millis(150);
+        assert!(
+            tokio::time::timeout(wait, records.claim_exclusive("volume v"))
+                .await
+                .is_err()
+        );
+        drop(theirs); // the process died: the OS releases its lock
+        let _mine = tokio::time::timeout(wait, records.claim_exclusive("volume v"))
+            .await
+            .expect("a dead holder's claim is free")
+            .unwrap();
+    }
+
+    #[test]
+    fn an_owner_is_alive_while_its_lease_is_held() {
+        let dir = tempfile::tempdir().unwrap();
+        let records = NodeRecords::directory(dir.path());
+        let me = records.owner().unwrap();
+        assert!(records.is_alive(&me).unwrap());
+        assert_eq!(
+            NodeRecords::directory(dir.path()).owner().unwrap(),
+            me,
+            "one lease a process"
+        );
+        // A second process's lease, then its death.
+        let other = Lease::take(dir.path()).unwrap();
+        let theirs = format!("epoch {}", other.epoch);
+        assert_ne!(theirs, me);
+        assert!(records.is_alive(&theirs).unwrap());
+        drop(other);
+        assert!(!records.is_alive(&theirs).unwrap());
+        assert!(
+            !records.is_alive("epoch 999").unwrap(),
+            "never given: no live owner"
+        );
+        assert!(
+            records.is_alive("process 12").unwrap(),
+            "unknown: never taken over"
+        );
+        let third = Lease::take(dir.path()).unwrap();
+        assert!(third.epoch > other_epoch(&theirs), "epochs only grow");
+    }
+
+    fn other_epoch(owner: &str) -> u64 {
+        owner.trim_start_matches("epoch ").parse().unwrap()
     }
 }

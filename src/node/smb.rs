@@ -3,7 +3,6 @@
 
 use std::fmt;
 use std::future::IntoFuture;
-use std::sync::Arc;
 
 use super::{MountState, Node, Operation, VolumeUsage, path};
 use crate::{Error, ErrorKind};
@@ -114,18 +113,26 @@ impl Node {
     /// Serialises the SMB work on one server that maps, unmaps or releases:
     /// Windows keeps one account per server (error 1219), so recovering a
     /// mapping of one share may touch another share of the same server.
-    pub(super) async fn smb_lock(&self, root: &str) -> tokio::sync::OwnedRwLockWriteGuard<()> {
-        smb_server_lock(&self.inner.host_key, root)
-            .write_owned()
+    /// The claim is the records' (`NodeRecords::claim_exclusive`): shared
+    /// by every `Node` of the process on the host, and with a directory
+    /// store by every process on the host, released by the OS when its
+    /// holder dies.
+    pub(super) async fn smb_lock(&self, root: &str) -> Result<super::records::Claim, Error> {
+        self.inner
+            .options
+            .records
+            .claim_exclusive(&smb_server_claim(root))
             .await
     }
 
     /// Shares the server with other stages that only link to a share
     /// already mapped for staged volumes (under the same account); none
     /// of them maps or unmaps, so they run together.
-    async fn smb_lock_shared(&self, root: &str) -> tokio::sync::OwnedRwLockReadGuard<()> {
-        smb_server_lock(&self.inner.host_key, root)
-            .read_owned()
+    async fn smb_lock_shared(&self, root: &str) -> Result<super::records::Claim, Error> {
+        self.inner
+            .options
+            .records
+            .claim_shared(&smb_server_claim(root))
             .await
     }
 
@@ -325,23 +332,23 @@ impl Node {
         root: &str,
         path: &str,
         credentials: &SmbCredentials,
-    ) -> Result<Option<tokio::sync::OwnedRwLockWriteGuard<()>>, Error> {
+    ) -> Result<Option<super::records::Claim>, Error> {
         let user = &credentials.username;
         if !self.smb_mapped_for(root, user)? {
-            let serial = self.smb_lock(root).await;
+            let serial = self.smb_lock(root).await?;
             if !self.smb_mapped_for(root, user)? {
                 return Ok(Some(serial));
             }
         }
         {
-            let _shared = self.smb_lock_shared(root).await;
+            let _shared = self.smb_lock_shared(root).await?;
             if self.smb_mapped_for(root, user)?
                 && self.smb_link(remote, root, path, credentials).await?
             {
                 return Ok(None);
             }
         }
-        Ok(Some(self.smb_lock(root).await))
+        Ok(Some(self.smb_lock(root).await?))
     }
 
     /// Stages `path` as a link to `remote` on a share its staged volumes
@@ -690,7 +697,7 @@ impl Node {
     }
 
     async fn smb_unstage_at(&self, path: &str, root: &str) -> Result<MountState, Error> {
-        let _serial = self.smb_lock(root).await;
+        let _serial = self.smb_lock(root).await?;
         let seen = self.seen_share_of(path).await;
         let last = self.smb_users(root, path).await?.is_empty();
         // The proof that `path` holds no disk's volume, which must never go
@@ -781,7 +788,7 @@ impl Node {
         let store = &self.inner.options.smb_store;
         let mut removed = Vec::new();
         for reference in store.references_all()? {
-            let _serial = self.smb_lock(&reference.root).await;
+            let _serial = self.smb_lock(&reference.root).await?;
             if store.root_of(&reference.path)?.as_deref() != Some(reference.root.as_str()) {
                 continue;
             }
@@ -814,19 +821,9 @@ enum MappingSeen {
 const DISCONNECTED: u32 = 2;
 const UNAVAILABLE: u32 = 6;
 
-/// The lock of an SMB server of the host `host` (the proxy's sockets, the
-/// simulated host), one for the whole process: a driver that builds a new
-/// `Node` (or runs two) still serialises the work on each server, and a
-/// call its caller dropped, still running, is waited for.
-fn smb_server_lock(host: &str, root: &str) -> Arc<tokio::sync::RwLock<()>> {
-    type Locks = std::collections::HashMap<(String, String), Arc<tokio::sync::RwLock<()>>>;
-    static LOCKS: std::sync::OnceLock<std::sync::Mutex<Locks>> = std::sync::OnceLock::new();
-    let server = (host.to_string(), smb_server(root).to_lowercase());
-    let mut locks = LOCKS
-        .get_or_init(Default::default)
-        .lock()
-        .unwrap_or_else(|p| p.into_inner());
-    locks.entry(server).or_default().clone()
+/// The claim that serialises the work on the SMB server of `root`.
+fn smb_server_claim(root: &str) -> String {
+    format!("smb server {}", smb_server(root))
 }
 
 /// An SMB volume's stats from what HostProcess mode read.

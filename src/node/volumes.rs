@@ -426,8 +426,7 @@ impl Node {
             // Never offline under another staging path (one volume staged
             // twice, another partition of the disk staged elsewhere), nor
             // under a stage of the disk made meanwhile: its stages wait.
-            let lock = self.disk_stage_lock(n);
-            let _no_stage = lock.lock().await;
+            let _no_stage = self.disk_stage_claim(n).await?;
             let volumes = volume.volumes_on_disk(n).await?;
             match self.other_user(path, &volumes).await? {
                 Some(other) => {
