@@ -80,7 +80,7 @@ impl Default for NodeOptions {
             find_disk_interval: DEFAULT_FIND_DISK_INTERVAL,
             find_disk_timeout: DEFAULT_FIND_DISK_TIMEOUT,
             smb_store: SmbStore::memory(),
-            records: NodeRecords::memory(),
+            records: NodeRecords::default(),
             max_concurrent_formats: DEFAULT_MAX_CONCURRENT_FORMATS,
             local_root: None,
             smb_settle: DEFAULT_SMB_SETTLE,

@@ -2,9 +2,10 @@
 //! share root, so a global mapping is removed only with its last user.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
+use super::store::Files;
 use crate::Error;
 
 /// The SMB reference store: one record per staged local path, naming the
@@ -26,8 +27,13 @@ pub struct SmbStore {
 #[derive(Clone, Debug)]
 enum Kind {
     Memory(Arc<Mutex<BTreeMap<String, Reference>>>),
-    Directory(PathBuf),
+    /// One record file per staged path, kind `references`, written and
+    /// read as the node's records are (`store`).
+    Directory(Files),
 }
+
+/// The records' kind of a staged path's reference.
+const REFERENCES: &str = "references";
 
 /// One staged path, as the store records it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -68,15 +74,6 @@ impl Default for SmbStore {
     }
 }
 
-/// A file name for a local path: paths compare case-insensitively on Windows.
-fn file_name(path: &str) -> String {
-    path.to_lowercase()
-        .bytes()
-        .map(|b| format!("{b:02x}"))
-        .collect::<String>()
-        + ".ref"
-}
-
 impl SmbStore {
     /// A store in memory, lost when the process ends.
     pub fn memory() -> Self {
@@ -88,15 +85,12 @@ impl SmbStore {
     /// A store in `dir` (created when first needed), kept across restarts.
     pub fn directory(dir: impl Into<PathBuf>) -> Self {
         Self {
-            kind: Kind::Directory(dir.into()),
+            kind: Kind::Directory(Files::new(dir.into(), Self::io)),
         }
     }
 
-    fn io(dir: &Path, source: std::io::Error) -> Error {
-        Error::SmbStore {
-            path: dir.display().to_string(),
-            source,
-        }
+    fn io(path: String, source: std::io::Error) -> Error {
+        Error::SmbStore { path, source }
     }
 
     /// Records that `path` is staged from `root` with the account `user`.
@@ -111,11 +105,7 @@ impl SmbStore {
                 lock(map).insert(path.to_lowercase(), reference);
                 Ok(())
             }
-            Kind::Directory(dir) => {
-                std::fs::create_dir_all(dir).map_err(|e| Self::io(dir, e))?;
-                let file = dir.join(file_name(path));
-                std::fs::write(&file, reference.text()).map_err(|e| Self::io(&file, e))
-            }
+            Kind::Directory(files) => files.write(REFERENCES, path, &reference.text()),
         }
     }
 
@@ -123,14 +113,9 @@ impl SmbStore {
     pub(crate) fn root_of(&self, path: &str) -> Result<Option<String>, Error> {
         match &self.kind {
             Kind::Memory(map) => Ok(lock(map).get(&path.to_lowercase()).map(|r| r.root.clone())),
-            Kind::Directory(dir) => {
-                let file = dir.join(file_name(path));
-                match std::fs::read_to_string(&file) {
-                    Ok(text) => Ok(text.lines().next().map(str::to_string)),
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-                    Err(e) => Err(Self::io(&file, e)),
-                }
-            }
+            Kind::Directory(files) => Ok(files
+                .read(REFERENCES, path)?
+                .and_then(|text| text.lines().next().map(str::to_string))),
         }
     }
 
@@ -141,13 +126,7 @@ impl SmbStore {
                 lock(map).remove(&path.to_lowercase());
                 Ok(())
             }
-            Kind::Directory(dir) => {
-                let file = dir.join(file_name(path));
-                match std::fs::remove_file(&file) {
-                    Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(Self::io(&file, e)),
-                    _ => Ok(()),
-                }
-            }
+            Kind::Directory(files) => files.remove(REFERENCES, path),
         }
     }
 
@@ -155,28 +134,21 @@ impl SmbStore {
     pub(crate) fn references_all(&self) -> Result<Vec<Reference>, Error> {
         let mut all = match &self.kind {
             Kind::Memory(map) => lock(map).values().cloned().collect(),
-            Kind::Directory(dir) => {
-                let entries = match std::fs::read_dir(dir) {
-                    Ok(entries) => entries,
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-                    Err(e) => return Err(Self::io(dir, e)),
-                };
+            Kind::Directory(files) => {
                 let mut all = Vec::new();
-                for entry in entries {
-                    let entry = entry.map_err(|e| Self::io(dir, e))?;
-                    if entry.path().extension().is_none_or(|x| x != "ref") {
-                        continue;
-                    }
-                    let text = std::fs::read_to_string(entry.path())
-                        .map_err(|e| Self::io(&entry.path(), e))?;
-                    // A record cut short (a crash while writing) names no path
-                    // to look at: it is dropped.
-                    match Reference::parse(&text) {
-                        Some(reference) => all.push(reference),
-                        None => {
-                            tracing::warn!(file = %entry.path().display(), "SMB reference unreadable; ignored");
-                        }
-                    }
+                for (path, text) in files.list(REFERENCES)? {
+                    // A whole record that names no root and path is not
+                    // this crate's: unknown, so nothing is removed for it.
+                    let reference = Reference::parse(&text).ok_or_else(|| {
+                        Self::io(
+                            files.file(REFERENCES, &path).display().to_string(),
+                            std::io::Error::new(
+                                std::io::ErrorKind::InvalidData,
+                                "an SMB reference without its share and path",
+                            ),
+                        )
+                    })?;
+                    all.push(reference);
                 }
                 all
             }
@@ -247,12 +219,19 @@ mod tests {
     }
 
     #[test]
-    fn records_without_an_account_still_count() {
+    fn a_reference_that_cannot_be_read_is_an_error_not_a_missing_user() {
         let dir = tempfile::tempdir().unwrap();
-        let file = dir.path().join(file_name(r"c:\x\1"));
-        std::fs::write(&file, "\\\\s\\a\nc:\\x\\1\n").unwrap();
         let store = SmbStore::directory(dir.path());
-        assert_eq!(store.references(r"\\s\a").unwrap(), 1);
-        assert_eq!(store.users_of(r"\\s\a").unwrap(), [None]);
+        store.add(r"\\s\a", r"c:\x\1", "u").unwrap();
+        let file = std::fs::read_dir(dir.path().join(REFERENCES))
+            .unwrap()
+            .next()
+            .unwrap()
+            .unwrap()
+            .path();
+        std::fs::write(&file, "").unwrap();
+        let e = store.references(r"\\s\a").unwrap_err();
+        assert!(e.to_string().contains(&file.display().to_string()), "{e}");
+        assert!(store.root_of(r"c:\x\1").is_err());
     }
 }

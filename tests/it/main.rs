@@ -48,6 +48,7 @@ mod node_connect;
 mod node_errors;
 mod node_scenarios;
 mod node_smb_field;
+mod protocol_safety;
 mod public_shape;
 mod quirks;
 mod retries;

@@ -1,0 +1,174 @@
+//! The node's protocol for changing a volume, judged from the simulated
+//! host (issue 42): records on kubelet's real paths, a record that cannot
+//! be read, two `Node`s of one process with default options, and a format
+//! whose request never reached the host.
+#![cfg(feature = "mock")]
+
+use std::time::Duration;
+
+use crate::node_support::*;
+use csi_proxy_client::mock::MockHost;
+use csi_proxy_client::node::{Node, NodeOptions, NodeRecords, SmbStore};
+use csi_proxy_client::{Error, ErrorKind};
+
+/// kubelet's staging path since Kubernetes 1.25: the driver's name and
+/// the SHA-256 of the volume handle (140 characters with
+/// `disk.csi.azure.com`), and a pod's target path.
+fn kubelet_staging(driver: &str) -> String {
+    format!(
+        r"C:\var\lib\kubelet\plugins\kubernetes.io\csi\{driver}\9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08\globalmount"
+    )
+}
+
+const POD_TARGET: &str = r"C:\var\lib\kubelet\pods\2f5b8a4e-6c1d-4e9f-a7b3-0d8c9e1f2a3b\volumes\kubernetes.io~csi\pvc-4d3c2b1a-0f9e-8d7c-6b5a-493827161504\mount";
+
+/// Finding 16: record and reference file names were the hex of the path,
+/// 270-290 bytes on these paths, over the 255 a name may have: the stage
+/// failed after mounting, and unpublish and unstage failed for ever.
+async fn kubelet_paths_round_trip(f: Fixture) {
+    let longest_driver = format!("{}.csi.example.com", "d".repeat(47));
+    assert_eq!(longest_driver.len(), 63);
+    let staging = kubelet_staging(&longest_driver);
+    let volume = f.node.stage_disk(1u32, &staging).await.unwrap();
+    assert_eq!(f.node.stage_disk(1u32, &staging).await.unwrap(), volume);
+    f.node.publish(&staging, POD_TARGET).await.unwrap();
+    f.node.unpublish(POD_TARGET).await.unwrap();
+    f.node.unstage(&staging).await.unwrap();
+    assert!(!f.host.exists(&staging), "unstaged");
+
+    let share_staging = kubelet_staging("smb.csi.k8s.io");
+    f.node
+        .smb_stage(r"\\fileserver\share\pv3", &share_staging, &smb_user())
+        .await
+        .unwrap();
+    assert!(mapped(&f.host));
+    f.node.unstage(&share_staging).await.unwrap();
+    assert!(!mapped(&f.host), "the last reference took the mapping");
+}
+
+fn durable(dir: &std::path::Path) -> NodeOptions {
+    NodeOptions::default()
+        .records(NodeRecords::directory(dir.join("records")))
+        .smb_store(SmbStore::directory(dir.join("smb")))
+}
+
+#[tokio::test]
+async fn kubelets_real_paths_stage_and_unstage_with_a_state_directory_mock() {
+    let dir = tempfile::tempdir().unwrap();
+    kubelet_paths_round_trip(Fixture::mock(Family::V1, durable(dir.path())).await).await;
+}
+
+#[cfg(feature = "host-process")]
+#[tokio::test]
+async fn kubelets_real_paths_stage_and_unstage_with_a_state_directory_host_process() {
+    let dir = tempfile::tempdir().unwrap();
+    kubelet_paths_round_trip(Fixture::host_process(Family::V1, durable(dir.path())).await).await;
+}
+
+/// Every record file under `dir`.
+fn record_files(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            found.extend(record_files(&path));
+        } else if path.extension().is_some_and(|e| e == "rec") {
+            found.push(path);
+        }
+    }
+    found
+}
+
+/// Finding 18: a format record left empty (written without a flush, then
+/// a power loss) made every later stage recurse without pause. Now the
+/// stage fails at once with an error naming the file, and nothing more is
+/// sent to the disk.
+#[tokio::test(start_paused = true)]
+async fn an_empty_format_record_fails_the_stage_naming_its_file() {
+    let mock = MockHost::builder()
+        .request_timeout(Duration::from_secs(5))
+        .build()
+        .unwrap();
+    mock.add_latency("FormatVolume", Duration::from_secs(30));
+    let dir = tempfile::tempdir().unwrap();
+    let options = || NodeOptions::default().records(NodeRecords::directory(dir.path()));
+    let first = Node::from_mock_with_options(&mock, Family::V1.versions(), options()).unwrap();
+    let e = first.stage_disk(1u32, STAGING).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::TimedOut, "{e}");
+    let format_records = record_files(&dir.path().join("format"));
+    assert_eq!(format_records.len(), 1, "the format sent is recorded");
+    std::fs::write(&format_records[0], "").unwrap();
+
+    let second = Node::from_mock_with_options(&mock, Family::V1.versions(), options()).unwrap();
+    let e = tokio::time::timeout(Duration::from_secs(10), second.stage_disk(1u32, STAGING))
+        .await
+        .expect("fails at once")
+        .unwrap_err();
+    assert!(matches!(e, Error::Store { .. }), "{e:?}");
+    assert!(
+        e.to_string()
+            .contains(&format_records[0].display().to_string()),
+        "{e}"
+    );
+    assert_eq!(mock.calls_of("FormatVolume").len(), 1);
+}
+
+/// Finding 3: two `Node`s of one process with default options (a driver
+/// that rebuilds its `Node`) stage one disk at once. Each kept its
+/// records and its running formats to itself: both checked the volume
+/// blank and formatted it.
+async fn two_default_nodes_format_once(f: Fixture, formats: impl Fn(&Fixture) -> usize) {
+    let other = f.another_node().await;
+    let (a, b) = tokio::join!(
+        f.node.stage_disk(1u32, STAGING),
+        other.stage_disk(1u32, STAGING)
+    );
+    assert_eq!(a.unwrap(), b.unwrap());
+    assert_eq!(formats(&f), 1, "one format");
+}
+
+#[tokio::test]
+async fn two_nodes_of_one_process_with_default_options_format_once_mock() {
+    let f = Fixture::mock(Family::V1, NodeOptions::default()).await;
+    f.mock
+        .as_ref()
+        .unwrap()
+        .add_latency("FormatVolume", Duration::from_millis(300));
+    two_default_nodes_format_once(f, |f| {
+        f.mock.as_ref().unwrap().calls_of("FormatVolume").len()
+    })
+    .await;
+}
+
+#[cfg(feature = "host-process")]
+#[tokio::test]
+async fn two_nodes_of_one_process_with_default_options_format_once_host_process() {
+    let f = Fixture::host_process(Family::V1, NodeOptions::default()).await;
+    two_default_nodes_format_once(f, |f| f.fake().unwrap().method_calls("volume_format_ntfs"))
+        .await;
+}
+
+/// A `FormatVolume` that never reached the host (the proxy restarting)
+/// leaves its outcome unknown to the node, so its record stays. Before,
+/// every later stage waited for a format no one was running, for ever.
+/// Now: pending within the settle time, then checked and formatted.
+#[tokio::test(start_paused = true)]
+async fn a_format_that_never_reached_the_host_is_sent_again_after_the_settle_time() {
+    let mock = MockHost::new();
+    mock.fail_next("FormatVolume", tonic::Code::Unavailable, "proxy restarting");
+    let node =
+        Node::from_mock_with_options(&mock, Family::V1.versions(), NodeOptions::default()).unwrap();
+    let e = node.stage_disk(1u32, STAGING).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Unavailable, "{e}");
+    let e = node.stage_disk(1u32, STAGING).await.unwrap_err();
+    assert!(matches!(e, Error::FormatPending { .. }), "{e:?}");
+    assert_eq!(mock.calls_of("FormatVolume").len(), 1, "not sent again");
+
+    let settled = NodeOptions::default().format_settle(Duration::ZERO);
+    let node = Node::from_mock_with_options(&mock, Family::V1.versions(), settled).unwrap();
+    node.stage_disk(1u32, STAGING).await.unwrap();
+    assert_eq!(mock.calls_of("FormatVolume").len(), 2);
+    mock.host()
+        .write_file(&format!(r"{STAGING_C}\data"), b"kept")
+        .unwrap();
+}
