@@ -138,8 +138,9 @@ pub enum Error {
 
     /// A volume or disk shows no file system, but the node cannot show that
     /// it holds nothing, so it is neither formatted nor initialised;
-    /// nothing changed. In HostProcess mode its first sectors hold a known
-    /// signature (BitLocker, ext4, XFS, LUKS, ...); through the proxy, which
+    /// nothing changed. In HostProcess mode its first or last MiB holds a
+    /// known signature (BitLocker, ext4, XFS, LUKS, an md RAID superblock,
+    /// DRBD meta-data, an LDM database, ...); through the proxy, which
     /// cannot read sectors, the node did not create its partition.
     #[error(
         "disk {disk}: {volume} may hold data, so it is not formatted: {why} (check what it holds; wipe it only if it is meant to be blank)"

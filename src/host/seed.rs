@@ -63,7 +63,11 @@
 //! `size`, `fs`, `drive_letter`, `id` (`\\?\Volume{GUID}\`, default
 //! generated), `used` (default: NTFS overhead), `system` (false), `holds`
 //! (with `fs = "raw"`: what the volume holds that Windows does not show,
-//! `"bitlocker"`, `"ext4"`, `"xfs"`, `"ntfs"`, ...). Partitions
+//! `"bitlocker"`, `"ext4"`, `"xfs"`, `"ntfs"`, `"linux_raid_1.0"`, ...,
+//! at that format's place in the partition, or `"ext4@4096"`,
+//! `"xfs@end-1048576"` to put it that many bytes from the partition's
+//! start or before its end; a disk's `holds` likewise, on a raw disk).
+//! Partitions
 //! are created in file order; disk states (`online`, `read_only`,
 //! `needs_rescan`) are applied after all volumes exist.
 //!
@@ -379,11 +383,12 @@ pub struct VolumeSeed {
     pub holds: Option<String>,
 }
 
-/// `name` if it names a signature of `crate::win::signatures`.
-fn known_signature(field: String, name: &str) -> HostResult<String> {
-    match crate::win::signatures::named(name) {
-        Some(s) => Ok(s.name.to_string()),
-        None => Err(field_err(field, format!("unknown signature {name:?}"))),
+/// `holds` if it names a signature of `crate::win::signatures`, alone or
+/// with a place (`name@<bytes>`, `name@end-<bytes>`).
+fn known_signature(field: String, holds: &str) -> HostResult<String> {
+    match crate::win::signatures::placed(holds) {
+        Some(_) => Ok(holds.to_string()),
+        None => Err(field_err(field, format!("unknown signature {holds:?}"))),
     }
 }
 

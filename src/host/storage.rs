@@ -295,8 +295,12 @@ pub struct Disk {
     /// What a RAW disk holds across the whole device, though Windows shows
     /// no partition table: the name of a signature
     /// (`crate::win::signatures`, e.g. `ext4` for a file system Linux's
-    /// mount-utils made on the whole device), written at the disk's start
-    /// when its sectors are read. Initialising the disk overwrites it.
+    /// mount-utils made on the whole device, `linux_raid_0.90` for an md
+    /// member), written where that format puts it (from the device's start
+    /// or its end) when its sectors are read; `name@<bytes>` and
+    /// `name@end-<bytes>` place it that many bytes from the start or before
+    /// the end instead (`signatures::placed`). Initialising the disk
+    /// overwrites it.
     pub holds: Option<String>,
 }
 
@@ -420,10 +424,13 @@ pub struct Volume {
     pub flushes: u64,
     /// Boot/system volume (cannot be formatted).
     pub is_system: bool,
-    /// What a volume Windows shows as RAW holds at its start: the name of a
-    /// signature (`crate::win::signatures`: `bitlocker` for a volume locked
-    /// without its key, `ext4` or `xfs` in a basic-data or 0x07 partition,
-    /// `ntfs` that Windows no longer mounts). Formatting overwrites it.
+    /// What a volume Windows shows as RAW holds: the name of a signature
+    /// (`crate::win::signatures`: `bitlocker` for a volume locked without
+    /// its key, `ext4` or `xfs` in a basic-data or 0x07 partition, `ntfs`
+    /// that Windows no longer mounts, `drbd_09` for DRBD's internal
+    /// meta-data at the partition's end), written where that format puts
+    /// it in the partition, or at `name@<bytes>` / `name@end-<bytes>`
+    /// (`signatures::placed`). Formatting overwrites it.
     pub holds: Option<String>,
 }
 
@@ -1057,25 +1064,31 @@ impl Storage {
     /// [`holds`](Volume::holds), and on a RAW disk what the device
     /// [`holds`](Disk::holds) at its start.
     pub fn read(&self, n: u32, offset: u64, len: usize) -> HostResult<Vec<u8>> {
-        use crate::win::signatures::{named, write};
+        use crate::win::signatures::{placed, position_at, write};
         let d = self.disk(n).ok_or_else(|| disk_not_found(n))?;
         let mut bytes = vec![0u8; len];
-        let mut put = |name: &str, at: u64| {
-            if let Some(s) = named(name) {
-                write(s, at, offset, &mut bytes);
+        // `holds` (a name, or a name and a place) in the region of `size`
+        // bytes from `start`.
+        let mut put = |holds: &str, start: u64, size: u64| {
+            if let Some((s, place)) = placed(holds)
+                && let Some(at) = position_at(s, place, size)
+            {
+                write(s, start + at, offset, &mut bytes);
             }
         };
         match d.partition_style {
             PartitionStyle::Raw => {
-                if let Some(name) = &d.holds {
-                    put(name, 0);
+                if let Some(holds) = &d.holds {
+                    put(holds, 0, d.size);
                 }
             }
-            PartitionStyle::Mbr => put("mbr", 0),
+            PartitionStyle::Mbr => put("mbr", 0, d.size),
             PartitionStyle::Gpt => {
-                put("mbr", 0);
+                put("mbr", 0, d.size);
                 // The GPT header is in the second logical sector.
-                put("gpt", u64::from(d.sector_size) - 0x200);
+                // (`gpt` is the header at 0x200 of that sector.)
+                let sector = u64::from(d.sector_size) - 0x200;
+                put(&format!("gpt@{sector}"), 0, d.size);
             }
         }
         for p in &d.partitions {
@@ -1090,7 +1103,7 @@ impl Storage {
                 FileSystem::Raw => v.holds.as_deref(),
             };
             if let Some(name) = name {
-                put(name, p.offset);
+                put(name, p.offset, p.size);
             }
         }
         Ok(bytes)

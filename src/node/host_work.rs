@@ -181,8 +181,8 @@ impl Node {
 
     /// Whether volume `id` of disk `disk`, which shows no file system, may
     /// be formatted: [`Error::MayHoldData`] unless the node can show it
-    /// holds nothing. HostProcess mode reads its partition's first MiB for
-    /// a known signature (`crate::win::signatures`). Through the proxy,
+    /// holds nothing. HostProcess mode reads its partition's first and last
+    /// MiB for a known signature (`crate::win::signatures`). Through the proxy,
     /// which cannot read sectors, only a partition this node created (a
     /// `partition` record) may be.
     pub(super) async fn may_format(&self, disk: u32, id: &str) -> Result<(), Error> {
@@ -194,7 +194,7 @@ impl Node {
                     disk,
                     volume: id.to_string(),
                     why: format!(
-                        "Windows shows no file system on it, but its first sectors hold {found}"
+                        "Windows shows no file system on it, but its sectors hold {found}"
                     ),
                 }),
             };

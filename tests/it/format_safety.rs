@@ -207,6 +207,166 @@ async fn a_whole_device_file_system_is_not_initialised_host_process() {
     f.finish().await;
 }
 
+/// Issue 42, finding 19: what a storage engineer must not format over lies
+/// at a device's end as often as at its start. Each name is a signature of
+/// the table (`src/win/signatures.rs`) the simulated host writes at that
+/// format's own place in the region (the whole RAW disk, or the RAW
+/// volume's partition), with its magic as the format's sources give it.
+#[cfg(feature = "host-process")]
+mod end_of_device_host_process {
+    use super::*;
+
+    const MD: [u8; 4] = 0xA92B_4EFCu32.to_le_bytes();
+    const MD_BE: [u8; 4] = 0xA92B_4EFCu32.to_be_bytes();
+
+    /// Each new signature and its magic.
+    const HELD: &[(&str, &[u8])] = &[
+        // md RAID: v0.90 in the last 64 KiB-aligned 64 KiB block (either
+        // byte order), v1.0 8 to 12 KiB before the end, v1.1 at the start.
+        ("linux_raid_0.90", &MD),
+        ("linux_raid_0.90_be", &MD_BE),
+        ("linux_raid_1.0", &MD),
+        ("linux_raid_1.1", &MD),
+        // DRBD internal meta-data (the last 4 KiB block) and external
+        // meta-data (the meta-data device's start), each magic.
+        ("drbd_08", &0x8374_026Bu32.to_be_bytes()),
+        ("drbd_84_unclean", &0x8374_026Cu32.to_be_bytes()),
+        ("drbd_09", &0x8374_026Du32.to_be_bytes()),
+        ("drbd_external_08", &0x8374_026Bu32.to_be_bytes()),
+        ("drbd_external_84_unclean", &0x8374_026Cu32.to_be_bytes()),
+        ("drbd_external_09", &0x8374_026Du32.to_be_bytes()),
+        // LDM: the PRIVHEAD in sector 6, and the database in the last MiB.
+        ("ldm_privhead", b"PRIVHEAD"),
+        ("ldm_privhead_1856", b"PRIVHEAD"),
+        ("ldm_privhead_2047", b"PRIVHEAD"),
+        ("ldm_tocblock_1", b"TOCBLOCK"),
+        ("ldm_tocblock_2", b"TOCBLOCK"),
+        ("ldm_tocblock_2045", b"TOCBLOCK"),
+        ("ldm_tocblock_2046", b"TOCBLOCK"),
+        ("ldm_vmdb", b"VMDB"),
+        // A backup GPT header alone, 512- and 4096-byte sectors.
+        ("gpt_backup_512", b"EFI PART"),
+        ("gpt_backup_4096", b"EFI PART"),
+    ];
+
+    /// Whether the first or last MiB of the `size` bytes of disk 1 from
+    /// `start` hold `magic`, read from the host.
+    fn still_holds(host: &Host, start: u64, size: u64, magic: &[u8]) -> bool {
+        let node = host.lock();
+        let mib = 1u64 << 20;
+        [start, start + size - mib].into_iter().any(|at| {
+            let bytes = node.storage.read(1, at, mib as usize).expect("read");
+            bytes.windows(magic.len()).any(|w| w == magic)
+        })
+    }
+
+    #[tokio::test]
+    async fn a_raw_disk_ending_in_a_signature_is_not_initialised() {
+        // Each signature that was staged over, named at once.
+        let mut staged = Vec::new();
+        for (name, magic) in HELD {
+            let seed = seed(&format!("holds = \"{name}\"\n"));
+            let f =
+                Fixture::host_process_seeded(Family::V1, NodeOptions::default(), Some(&seed)).await;
+            let Err(err) = f.node.stage_disk(1u32, STAGING).await else {
+                staged.push(*name);
+                continue;
+            };
+            assert!(
+                matches!(&err, Error::MayHoldData { disk: 1, volume, why }
+                    if volume == "the whole disk" && why.contains(&format!("a {name} signature"))),
+                "{name}: {err}"
+            );
+            assert_eq!(err.kind(), ErrorKind::FailedPrecondition);
+            let size = f.host.lock().storage.disk(1).unwrap().size;
+            assert!(
+                f.host.lock().storage.disk(1).unwrap().partitions.is_empty(),
+                "{name}"
+            );
+            assert!(still_holds(&f.host, 0, size, magic), "{name}: overwritten");
+            assert_eq!(
+                f.fake().unwrap().method_calls("disk_initialize"),
+                0,
+                "{name}"
+            );
+            assert!(
+                !f.host.exists(STAGING_C),
+                "{name}: the staging path was made"
+            );
+            f.finish().await;
+        }
+        assert!(staged.is_empty(), "initialised and staged over: {staged:?}");
+    }
+
+    #[tokio::test]
+    async fn a_raw_volume_ending_in_a_signature_is_not_formatted() {
+        let mut formatted = Vec::new();
+        for (name, magic) in HELD {
+            let f = Fixture::host_process_seeded(
+                Family::V1,
+                NodeOptions::default(),
+                Some(&mbr_partition_holding(name)),
+            )
+            .await;
+            let Err(err) = f.node.stage_disk(1u32, STAGING).await else {
+                formatted.push(*name);
+                continue;
+            };
+            assert!(
+                matches!(&err, Error::MayHoldData { disk: 1, volume, why }
+                    if volume.starts_with(r"\\?\Volume{") && why.contains(&format!("a {name} signature"))),
+                "{name}: {err}"
+            );
+            let (start, size) = {
+                let node = f.host.lock();
+                let p = node.storage.disk(1).unwrap().partitions[0].clone();
+                (p.offset, p.size)
+            };
+            assert!(
+                still_holds(&f.host, start, size, magic),
+                "{name}: overwritten"
+            );
+            assert_eq!(format_calls(&f), Some(0), "{name}");
+            assert!(
+                !f.host.exists(STAGING_C),
+                "{name}: the staging path was made"
+            );
+            f.finish().await;
+        }
+        assert!(
+            formatted.is_empty(),
+            "formatted and staged over: {formatted:?}"
+        );
+    }
+
+    /// The check reads a region's ends, not its middle: a magic away from
+    /// both (a stale superblock 16 GiB in) is not a signature, and the
+    /// disk stages; so does a volume ending in nothing.
+    #[tokio::test]
+    async fn a_device_blank_at_both_ends_is_staged() {
+        let stale = seed("holds = \"linux_raid_1.0@17179869184\"\n");
+        let f =
+            Fixture::host_process_seeded(Family::V1, NodeOptions::default(), Some(&stale)).await;
+        f.node.stage_disk(1u32, STAGING).await.unwrap();
+        assert_eq!(f.fake().unwrap().method_calls("disk_initialize"), 1);
+        assert_eq!(shows(&first_partition_bytes(&f.host)), "ntfs");
+        f.finish().await;
+
+        let f = Fixture::host_process_seeded(
+            Family::V1,
+            NodeOptions::default(),
+            Some(&seed(
+                "partition_style = \"mbr\"\n[[volumes]]\ndisk = 1\nkind = \"mbr\"\n",
+            )),
+        )
+        .await;
+        f.node.stage_disk(1u32, STAGING).await.unwrap();
+        assert_eq!(format_calls(&f), Some(1));
+        assert_eq!(shows(&first_partition_bytes(&f.host)), "ntfs");
+        f.finish().await;
+    }
+}
+
 /// Found case 6, v0.2: IsVolumeFormatted is true for NTFS only, so a ReFS
 /// data volume looked unformatted and was formatted NTFS. It is refused
 /// now (the node did not create its partition), and stays ReFS.
