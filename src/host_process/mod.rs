@@ -11,11 +11,12 @@
 //! return code is success, error texts, path confinement) sits above the
 //! boundary and is tested on any platform.
 //!
-//! Over the real host, `Node::host_process`
-//! (Windows); over any boundary,
+//! Over the real host,
+//! [`Node::host_process`][hp] (Windows only);
+//! over any boundary,
 //! [`Node::host_process_with`](crate::node::Node::host_process_with). The
-//! Windows implementation of the boundary is the `windows` submodule
-//! (Windows only).
+//! Windows implementation of the boundary is the [`windows`][hp-windows]
+//! submodule (Windows only).
 //!
 //! Groups: disk, volume, filesystem and smb at v1, iscsi at v1alpha2,
 //! system at v1alpha1 (iscsi and system when the `NodeOptions` ask for
@@ -36,6 +37,18 @@
 //! and the backend's own rules (`tests/it/host_process.rs`). The Windows side
 //! of the boundary is a separate piece; see its module docs for what ran
 //! under Wine and what waits for a real Windows node.
+// The links above: to the items where this build has them (Windows, or the
+// docs.rs build's stand-in), else to the docs.rs page, so that `cargo doc`
+// on Linux without `--cfg docsrs` has no broken link.
+#![cfg_attr(
+    any(windows, docsrs),
+    doc = "\n\n[hp]: crate::node::Node::host_process\n[hp-windows]: self::windows"
+)]
+#![cfg_attr(
+    not(any(windows, docsrs)),
+    doc = "\n\n[hp]: https://docs.rs/csi-proxy-client/latest/csi_proxy_client/node/struct.Node.html#method.host_process\n\
+           [hp-windows]: https://docs.rs/csi-proxy-client/latest/csi_proxy_client/host_process/windows/index.html"
+)]
 
 mod backend;
 mod blank;
@@ -52,6 +65,14 @@ pub(crate) mod smb;
 mod system;
 mod volume;
 #[cfg(windows)]
+#[cfg_attr(docsrs, doc(cfg(windows)))]
+pub mod windows;
+// The Linux docs (docs.rs's default page) list the Windows module's public
+// items too, and `Node::host_process`: a stand-in with the same signatures,
+// built only for documentation (`scripts/check-docs.sh` keeps the two alike).
+#[cfg(all(docsrs, not(windows)))]
+#[doc(cfg(windows))]
+#[path = "windows_docs.rs"]
 pub mod windows;
 
 pub use backend::{DEFAULT_KUBELET_DIR, ENDPOINT, HostProcess};
