@@ -188,16 +188,18 @@ impl Node {
     pub(super) async fn may_format(&self, disk: u32, id: &str) -> Result<(), Error> {
         #[cfg(feature = "host-process")]
         if let Some(backend) = &self.inner.host_process {
-            return match backend.volume_signature(id).await? {
-                None => Ok(()),
-                Some(found) => Err(Error::MayHoldData {
-                    disk,
-                    volume: id.to_string(),
-                    why: format!(
-                        "Windows shows no file system on it, but its sectors hold {found}"
-                    ),
-                }),
-            };
+            let found = backend.volume_signature(id).await?;
+            if super::protocol::may_format(Some(found.is_some()), false) {
+                return Ok(());
+            }
+            return Err(Error::MayHoldData {
+                disk,
+                volume: id.to_string(),
+                why: format!(
+                    "Windows shows no file system on it, but its sectors hold {}",
+                    found.unwrap_or_default()
+                ),
+            });
         }
         let licensed = self.inner.options.records.get(PARTITION, id)?.is_some();
         if super::protocol::may_format(None, licensed) {

@@ -81,6 +81,8 @@ mod local_space;
 mod options;
 mod path;
 mod protocol;
+#[cfg(test)]
+mod protocol_model;
 mod publish;
 mod records;
 mod smb;

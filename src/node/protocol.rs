@@ -1,7 +1,7 @@
 //! The decisions of the node's protocol for changing a disk's volume, as
 //! pure functions of what is recorded and what the host shows: the code
 //! that does the work (`host_work`, `volumes`) asks them, and the model
-//! checker (`tests/it/protocol_model.rs`) explores every interleaving of
+//! checker (`protocol_model`, a test module beside this one) explores every interleaving of
 //! two processes, crashes, lost answers and late host effects over the
 //! same functions.
 //!
