@@ -406,7 +406,8 @@ impl Node {
         let disk = match offline {
             true => {
                 // The disk staged here, not one that took its LUN.
-                self.check_staged_volume(path, volume_id, "take offline the disk of")?;
+                self.check_staged_volume(path, volume_id, "take offline the disk of")
+                    .await?;
                 Some(volume.disk_of(volume_id).await?)
             }
             false => None,
@@ -490,7 +491,7 @@ impl Node {
         let (disk, volume) = (self.disk()?, self.volume()?);
         // Neither waits for the other.
         let ((), id) = tokio::try_join!(disk.rescan(), volume.volume_at(path))?;
-        self.check_staged_volume(path, &id, "expand")?;
+        self.check_staged_volume(path, &id, "expand").await?;
         if min_growth == 0 {
             return self.grow_volume(&id, None, 0, size_bytes).await;
         }
