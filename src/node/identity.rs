@@ -257,14 +257,19 @@ impl Node {
         let lock = self.disk_stage_lock(n);
         let _staging = lock.lock().await;
         let now = self.disk_now(given).await?;
-        // Different disk ids are another disk, whatever the path holds: a
-        // clone's volume carries its source's id, and a mount point of the
-        // source resolves to it. Without ids to decide, a path still
-        // holding its recorded volume is the stage's own case: Ok from
-        // that disk, else PathInUse.
+        // A path still holding its recorded volume is the stage's own
+        // case: Ok from that disk, else PathInUse. Not when the disk ids
+        // differ and the disk given shows the recorded volume id: a clone's
+        // volume carries its source's id, and a mount point of the source
+        // resolves to it, so the stage's own check would take it for the
+        // disk staged there.
         if let Some(recorded) = self.stage_record(path)?
             && match recorded.ids_decide(&now) {
-                Some(same) => !same,
+                Some(same) => {
+                    !same
+                        && (recorded.shows_volume(&now)
+                            || !self.still_holds(path, &recorded.volume).await?)
+                }
                 None => {
                     !recorded.on(&now)
                         && now.tells()
