@@ -59,11 +59,14 @@ impl Staged {
     }
 
     /// What the disk ids say: `Some(same)` when the record and `now` both
-    /// show one (page 83 id or serial number), which then decide; `None`
-    /// when either has none.
+    /// show one of the same kind (both page 83 ids, or both serial
+    /// numbers), which then decide; `None` when either has none, or a page
+    /// 83 id stands against a serial number (an id that appeared later
+    /// cannot be told from another disk's).
     fn ids_decide(&self, now: &DiskNow) -> Option<bool> {
+        let kind = |id: &str| id.split_once(' ').map(|(kind, _)| kind.to_string());
         match (&self.disk, &now.id) {
-            (Some(recorded), Some(id)) => Some(recorded == id),
+            (Some(recorded), Some(id)) if kind(recorded) == kind(id) => Some(recorded == id),
             _ => None,
         }
     }
@@ -413,6 +416,12 @@ mod tests {
         // Without an id on one side the volume id decides.
         let no_id_now = DiskNow { id: None, ..clone };
         assert!(s.on(&no_id_now));
+        // Nor when one shows a serial number and the other a page 83 id.
+        let serial_now = DiskNow {
+            id: Some("serial 4567".into()),
+            ..no_id_now
+        };
+        assert!(s.on(&serial_now));
         let no_id = Staged::decode("disk=\nvolume=v\n");
         assert_eq!(no_id.disk, None);
     }
