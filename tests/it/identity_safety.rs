@@ -439,6 +439,60 @@ async fn a_clone_never_passes_for_its_source(f: &Fixture) {
     f.node.unstage(STAGING).await.unwrap();
 }
 
+/// Issue 42, case 15, the related case: a clone attached beside its
+/// source (kubernetes-csi/csi-proxy#287) stays offline, and Windows
+/// refuses to bring it online while the source's volumes, whose ids it
+/// carries, are present. Its stage at another path fails; nothing of the
+/// source changes (its mount, its pod's file, its volume staged at one
+/// path), and the clone is neither partitioned nor formatted. The error
+/// is still the online's own (`SetDiskState ... result 4`; on v0.2 "has no
+/// data volume"): the node cannot read an offline disk's volume ids to
+/// name the collision.
+async fn a_clone_beside_its_source_never_touches_the_source(f: &Fixture) {
+    let a = f.host.hot_attach(HotAttach::new(4 * GIB)).unwrap();
+    let disk_a = f
+        .node
+        .find_disk(DiskSelector::Lun(a.lun.unwrap()))
+        .await
+        .unwrap();
+    let volume = f.node.stage_disk(&disk_a, STAGING).await.unwrap();
+    f.host
+        .write_file(&format!(r"{STAGING_C}\a.txt"), b"pod A's data")
+        .unwrap();
+    let b = f
+        .host
+        .hot_attach_clone(a.handle, HotAttach::new(4 * GIB))
+        .unwrap();
+    let disk_b = f
+        .node
+        .find_disk(DiskSelector::Lun(b.lun.unwrap()))
+        .await
+        .unwrap();
+    let clone_before = f.host.snapshot().disk(b.number).cloned();
+    let err = f.node.stage_disk(&disk_b, OTHER_STAGING).await.unwrap_err();
+    assert!(
+        !matches!(err.kind(), ErrorKind::Unavailable | ErrorKind::TimedOut),
+        "not a retry's matter: {err}"
+    );
+    let snapshot = f.host.snapshot();
+    assert_eq!(
+        mounts_of(&snapshot, &volume),
+        vec![STAGING_C.to_lowercase()]
+    );
+    assert_eq!(volumes_of(&snapshot, a.number), vec![volume.clone()]);
+    assert_eq!(
+        snapshot.disk(b.number).cloned(),
+        clone_before,
+        "the clone unchanged"
+    );
+    assert!(!f.host.exists(&format!(r"{OTHER_STAGING_C}\a.txt")));
+    assert_eq!(
+        f.host.read_file(&format!(r"{STAGING_C}\a.txt")).unwrap(),
+        b"pod A's data"
+    );
+    f.node.unstage(STAGING).await.unwrap();
+}
+
 node_tests!(
     the_os_disk_is_never_changed_even_when_it_cannot_be_known,
     the_risk_of_an_unknown_os_disk_is_taken_only_when_asked,
@@ -450,6 +504,7 @@ node_tests!(
     a_disk_is_never_taken_offline_under_another_staging_path,
     a_file_at_the_staging_path_is_refused_never_deleted,
     a_clone_never_passes_for_its_source,
+    a_clone_beside_its_source_never_touches_the_source,
 );
 
 /// An unstage with offline and a stage of the same disk at another path
