@@ -326,15 +326,16 @@ impl Node {
     /// volume than `volume`, the one it holds now, or from a disk whose id
     /// differs from the id of `volume`'s disk now (a clone carries its
     /// source's volume id: issue 42, case 15). The disk's id is read only
-    /// when the record has one.
+    /// when the record has one, its number and the ids asked at once; the
+    /// number read is returned.
     pub(super) async fn check_staged_volume(
         &self,
         path: &str,
         volume: &str,
         operation: &'static str,
-    ) -> Result<(), Error> {
+    ) -> Result<Option<u32>, Error> {
         let Some(recorded) = self.stage_record(path)? else {
-            return Ok(());
+            return Ok(None);
         };
         let different = |found: String| Error::DifferentDisk {
             path: path.to_string(),
@@ -346,17 +347,18 @@ impl Node {
             return Err(different(format!("volume {volume}")));
         }
         if recorded.disk.is_none() {
-            return Ok(());
+            return Ok(None);
         }
-        let n = self.volume()?.disk_of(volume).await?;
+        let (disk, volumes) = (self.disk()?, self.volume()?);
+        let (n, ids) = tokio::try_join!(volumes.disk_of(volume), disk.ids())?;
         let now = DiskNow {
             number: n,
-            id: disk_id(&self.disk()?.ids().await?, n),
+            id: disk_id(&ids, n),
             volumes: vec![volume.to_string()],
         };
         match recorded.ids_decide(&now) {
             Some(false) => Err(different(now.describe())),
-            _ => Ok(()),
+            _ => Ok(Some(n)),
         }
     }
 
