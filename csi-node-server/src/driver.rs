@@ -423,8 +423,10 @@ pub fn default_fs_type(volume: &VolumeSource, fs_type: &str) -> Result<(), Statu
     )))
 }
 
-/// The reader access modes, served read-write on Windows: a link cannot be
-/// made read-only, and the volume is mounted the same way.
+/// The reader access modes. A disk of such a mode is staged read-only
+/// (`StageDisk::read_only`: in HostProcess mode its read-only flag is left
+/// as it is, never cleared); its links are made as for any mode, since a
+/// link cannot be made read-only on Windows.
 pub fn is_reader(mode: Mode) -> bool {
     matches!(mode, Mode::SingleNodeReaderOnly | Mode::MultiNodeReaderOnly)
 }

@@ -257,7 +257,18 @@ impl Plugin {
                         .map_err(status_of)?;
                     let mode = r.volume_capability.as_ref().and_then(|c| c.access_mode);
                     let reader = mode.is_some_and(|m| is_reader(m.mode()));
-                    let mut stage = self.node.stage_disk(&disk, path);
+                    // A reader's disk is staged read-only: in HostProcess
+                    // mode a disk the cloud attached read-only is then
+                    // mounted as it is, and one a SAN policy left read-only
+                    // is not made writable. As GCE PD's node plugin mounts
+                    // reader modes read-only at stage
+                    // (gcp-compute-persistent-disk-csi-driver
+                    // pkg/gce-pd-csi-driver/utils.go,
+                    // getReadOnlyFromCapability, used by node.go's
+                    // NodeStageVolume); azuredisk-csi-driver's
+                    // pkg/azuredisk/nodeserver.go stages every mode alike
+                    // and marks only the publish "ro".
+                    let mut stage = self.node.stage_disk(&disk, path).read_only(reader);
                     if self.driver.grow_after_stage() && !reader {
                         stage = stage.grow(MIN_GROWTH_AFTER_STAGE);
                     }

@@ -711,3 +711,76 @@ mod composed {
         let _ = plugin.probe(Request::new(ProbeRequest {})).await.unwrap();
     }
 }
+
+/// Issue 42, found case 17: a reader access mode stages its disk
+/// read-only. In HostProcess mode (the fake Windows boundary over the
+/// simulated host), disk 1 holds data and the cloud attached it read-only
+/// (online, read-only): a `MULTI_NODE_READER_ONLY` stage mounts it as it
+/// is (before, every stage was refused as a read-write stage of a
+/// read-only disk). Disk 2 holds data and is offline and read-only, as a
+/// SAN policy leaves a disk: a `SINGLE_NODE_READER_ONLY` stage brings it
+/// online and mounts it, read-only still (before, it was made writable).
+#[tokio::test]
+async fn reader_modes_stage_a_read_only_disk_as_it_is_host_process() {
+    use csi_proxy_client::host_process::FakeWindows;
+    use csi_proxy_client::node::NodeOptions;
+    let mock = MockHost::new();
+    let fake = Arc::new(FakeWindows::new(mock.host().clone()));
+    let node = Node::host_process_with(fake, NodeOptions::default());
+    let plugin = Plugin::new(node.clone(), Configurable::default());
+    let writer = mount(Mode::SingleNodeWriter, "", &[], "");
+    // Each disk formatted by a writer first, then unstaged.
+    for (id, lun) in [("pv-w1", 1), ("pv-w2", 2)] {
+        stage(&plugin, disk_stage(id, lun, writer.clone()))
+            .await
+            .unwrap();
+        plugin
+            .node_unstage_volume(Request::new(unstage(id)))
+            .await
+            .unwrap();
+    }
+    let host = mock.host();
+    host.set_disk_read_only(1, true).unwrap();
+    host.set_disk_offline(2, true).unwrap();
+    host.set_disk_read_only(2, true).unwrap();
+    let volume_of = |n: u32| {
+        let snapshot = host.snapshot();
+        let ids: Vec<String> = snapshot
+            .volumes
+            .iter()
+            .filter(|v| v.disk == n)
+            .map(|v| v.id.clone())
+            .collect();
+        assert_eq!(ids.len(), 1, "disk {n}: {ids:?}");
+        ids[0].clone()
+    };
+    let mounted_at = |volume: &str| -> Vec<String> {
+        host.snapshot()
+            .mount_points
+            .iter()
+            .filter(|m| m.volume_id.eq_ignore_ascii_case(volume))
+            .map(|m| m.path.to_lowercase())
+            .collect()
+    };
+    let reader_many = mount(Mode::MultiNodeReaderOnly, "", &[], "");
+    stage(&plugin, disk_stage("pv-rox", 1, reader_many))
+        .await
+        .unwrap();
+    let disk_1 = host.snapshot().disk(1).unwrap().clone();
+    assert!(disk_1.is_read_only && !disk_1.is_offline, "{disk_1:?}");
+    assert_eq!(
+        mounted_at(&volume_of(1)),
+        vec![staging("pv-rox").to_lowercase()]
+    );
+    let reader_once = mount(Mode::SingleNodeReaderOnly, "", &[], "");
+    stage(&plugin, disk_stage("pv-ro", 2, reader_once))
+        .await
+        .unwrap();
+    let disk_2 = host.snapshot().disk(2).unwrap().clone();
+    assert!(disk_2.is_read_only, "made writable: {disk_2:?}");
+    assert!(!disk_2.is_offline, "{disk_2:?}");
+    assert_eq!(
+        mounted_at(&volume_of(2)),
+        vec![staging("pv-ro").to_lowercase()]
+    );
+}

@@ -152,6 +152,21 @@ impl HostState {
         self.hot_attached(number, handle)
     }
 
+    /// Attaches a clone of the disk with handle `source` (a PVC clone, a
+    /// snapshot restore: its partitions and their volume ids) beside it,
+    /// where and as `disk` says (`disk.size` is ignored: the source's).
+    /// It stays offline and cannot come online while its source's volumes
+    /// are present ([`Storage::attach_clone`](super::storage::Storage)).
+    pub fn hot_attach_clone(
+        &mut self,
+        source: DiskHandle,
+        disk: HotAttach,
+    ) -> Result<HotDisk, HotplugError> {
+        let spec = self.hot_spec(&disk)?;
+        let (number, handle) = self.storage.attach_clone(source, spec)?;
+        self.hot_attached(number, handle)
+    }
+
     fn hot_spec(&self, disk: &HotAttach) -> Result<DiskSpec, HotplugError> {
         let location = match &disk.location {
             Some(l) => l.clone(),
@@ -264,6 +279,15 @@ impl Host {
         disk: HotAttach,
     ) -> Result<HotDisk, HotplugError> {
         self.lock().hot_reattach(detached, disk)
+    }
+
+    /// [`HostState::hot_attach_clone`] under the node's lock.
+    pub fn hot_attach_clone(
+        &self,
+        source: DiskHandle,
+        disk: HotAttach,
+    ) -> Result<HotDisk, HotplugError> {
+        self.lock().hot_attach_clone(source, disk)
     }
 
     /// [`HostState::hot_grow`] under the node's lock.

@@ -302,6 +302,11 @@ pub struct Disk {
     /// the end instead (`signatures::placed`). Initialising the disk
     /// overwrites it.
     pub holds: Option<String>,
+    /// A clone attached beside its source ([`Storage::attach_clone`]): the
+    /// source's handle. Its partitions carry the source's volume ids (a
+    /// PVC clone or snapshot restore keeps the partition GUIDs); it has
+    /// no volume of its own.
+    pub clone_of: Option<DiskHandle>,
 }
 
 /// When storage management lists a disk.
@@ -686,6 +691,7 @@ impl Storage {
             partitions: Vec::new(),
             probe_error: None,
             holds: None,
+            clone_of: None,
             visibility: if spec.needs_rescan {
                 Visibility::AfterRescan {
                     delay: spec.rescan_delay,
@@ -968,6 +974,56 @@ impl Storage {
         Ok(())
     }
 
+    /// Attaches a clone of the disk with handle `source` beside it, under
+    /// the ids and place of `spec`: the source's size, partition style and
+    /// partitions, their volume ids included. Windows keeps such a disk
+    /// offline (a disk signature collision, kubernetes-csi/csi-proxy#287),
+    /// and [`set_online`](Storage::set_online) refuses it while a volume
+    /// of its ids is present on another disk. The smallest model: the
+    /// clone never gets volumes of its own (no resignature), and the
+    /// method's answer (generic failure, 4) is an assumption, not read
+    /// from a real node.
+    pub(crate) fn attach_clone(
+        &mut self,
+        source: DiskHandle,
+        spec: DiskSpec,
+    ) -> HostResult<(u32, DiskHandle)> {
+        let src = self.disk_by_handle(source).cloned().ok_or_else(|| {
+            HostError::invalid_argument(format!("no disk with handle {}", source.0))
+        })?;
+        let (number, handle) = self.attach_disk(DiskSpec {
+            size: src.size,
+            sector_size: src.sector_size,
+            partition_style: PartitionStyle::Raw,
+            offline: true,
+            system: false,
+            ..spec
+        })?;
+        let disk = self.disks.get_mut(&number).expect("disk just attached");
+        disk.partition_style = src.partition_style;
+        disk.partitions = src.partitions;
+        for p in &mut disk.partitions {
+            p.drive_letter = None;
+        }
+        disk.clone_of = Some(source);
+        Ok((number, handle))
+    }
+
+    /// Whether disk `n` carries a volume id present on another disk (a
+    /// clone beside its source).
+    fn collides(&self, n: u32) -> bool {
+        self.disks.get(&n).is_some_and(|d| {
+            d.partitions
+                .iter()
+                .filter_map(|p| p.volume.as_deref())
+                .any(|id| {
+                    self.volumes
+                        .get(&vkey(id))
+                        .is_some_and(|v| v.disk != n && self.is_present(v))
+                })
+        })
+    }
+
     /// Takes a disk offline or brings it online (no checks: the test hook
     /// "behind the proxy's back"). Unknown disk → error.
     pub fn force_offline(&mut self, n: u32, offline: bool) -> HostResult<()> {
@@ -987,6 +1043,11 @@ impl Storage {
             let method = "MSFT_Disk.Offline";
             return Err(wmi_error(method, &d.wmi_target(), wmi::SYSTEM_DISK));
         }
+        let (clone, target) = (d.clone_of.is_some(), d.wmi_target());
+        if online && clone && self.collides(n) {
+            return Err(wmi_error("MSFT_Disk.Online", &target, wmi::FAILED));
+        }
+        let d = self.disk_mut(n).expect("disk just found");
         d.is_offline = !online;
         Ok(())
     }
@@ -1358,6 +1419,8 @@ impl Storage {
                         "disk {} partition {}: no volume",
                         d.number, p.number
                     )),
+                    // A clone's partitions carry its source's volume ids.
+                    (Some(_), false) if d.clone_of.is_some() => {}
                     (Some(id), false) => match self.volumes.get(&vkey(id)) {
                         Some(v) if v.disk == d.number && v.partition == p.number => {}
                         _ => out.push(format!(

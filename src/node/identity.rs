@@ -58,14 +58,62 @@ impl Staged {
         )
     }
 
-    /// Whether this record is of the disk `now` shows.
-    fn on(&self, now: &DiskNow) -> bool {
-        (self.disk.is_some() && self.disk == now.id)
-            || now
-                .volumes
-                .iter()
-                .any(|v| v.eq_ignore_ascii_case(&self.volume))
+    /// What the disk ids say: `Some(same)` when the record and `now` both
+    /// show one of the same kind (both page 83 ids, or both serial
+    /// numbers), which then decide; `None` when either has none, or a page
+    /// 83 id stands against a serial number (an id that appeared later
+    /// cannot be told from another disk's).
+    fn ids_decide(&self, now: &DiskNow) -> Option<bool> {
+        let kind = |id: &str| id.split_once(' ').map(|(kind, _)| kind.to_string());
+        match (&self.disk, &now.id) {
+            (Some(recorded), Some(id)) if kind(recorded) == kind(id) => Some(recorded == id),
+            _ => None,
+        }
     }
+
+    /// Whether this record is of the disk `now` shows. The disk ids decide
+    /// when both sides show one: a clone (a PVC clone, a snapshot restore)
+    /// keeps its source's partition GUIDs, so its volume can carry the
+    /// source's volume id under another page 83 id (issue 42, case 15).
+    /// The volume id decides only when a side shows no disk id.
+    fn on(&self, now: &DiskNow) -> bool {
+        self.ids_decide(now)
+            .unwrap_or_else(|| self.shows_volume(now))
+    }
+
+    /// Whether `now` lists the recorded volume.
+    fn shows_volume(&self, now: &DiskNow) -> bool {
+        now.volumes
+            .iter()
+            .any(|v| v.eq_ignore_ascii_case(&self.volume))
+    }
+
+    /// Whether the path this record is of may share a volume with the disk
+    /// `now` shows: the same disk id, or its volume listed there. Broader
+    /// than [`Staged::on`], for refusals only (one volume at one path): a
+    /// mount point names its volume by id, so a path recorded from a
+    /// clone's source that still holds that id holds the clone's volume.
+    fn may_share(&self, now: &DiskNow) -> bool {
+        self.ids_decide(now) == Some(true) || self.shows_volume(now)
+    }
+}
+
+/// A disk's id as the records keep it: `page83 <id>`, else `serial
+/// <number>`, else `None`.
+fn disk_id(ids: &BTreeMap<u32, DiskFacts>, n: u32) -> Option<String> {
+    ids.get(&n).and_then(|f| {
+        let page83 = f.page83.as_deref().map(str::trim).filter(|s| !s.is_empty());
+        let serial = f
+            .serial_number
+            .as_deref()
+            .map(str::trim)
+            .filter(|s| !s.is_empty());
+        match (page83, serial) {
+            (Some(p), _) => Some(format!("page83 {p}")),
+            (None, Some(s)) => Some(format!("serial {s}")),
+            (None, None) => None,
+        }
+    })
 }
 
 /// What a disk shows now: its id and its volumes.
@@ -174,19 +222,7 @@ impl Node {
         if let Some(places) = places {
             check_place(given, &places)?;
         }
-        let id = ids.get(&n).and_then(|f| {
-            let page83 = f.page83.as_deref().map(str::trim).filter(|s| !s.is_empty());
-            let serial = f
-                .serial_number
-                .as_deref()
-                .map(str::trim)
-                .filter(|s| !s.is_empty());
-            match (page83, serial) {
-                (Some(p), _) => Some(format!("page83 {p}")),
-                (None, Some(s)) => Some(format!("serial {s}")),
-                (None, None) => None,
-            }
-        });
+        let id = disk_id(&ids, n);
         let volumes = volumes
             .into_iter()
             .filter(|v| !v.trim().is_empty())
@@ -224,11 +260,24 @@ impl Node {
         let _staging = self.disk_stage_claim(n).await?;
         let now = self.disk_now(given).await?;
         // A path still holding its recorded volume is the stage's own
-        // case: Ok from that disk, else PathInUse.
+        // case: Ok from that disk, else PathInUse. Not when the disk ids
+        // differ and the disk given shows the recorded volume id: a clone's
+        // volume carries its source's id, and a mount point of the source
+        // resolves to it, so the stage's own check would take it for the
+        // disk staged there.
         if let Some(recorded) = self.stage_record(path)?
-            && !recorded.on(&now)
-            && now.tells()
-            && !self.still_holds(path, &recorded.volume).await?
+            && match recorded.ids_decide(&now) {
+                Some(same) => {
+                    !same
+                        && (recorded.shows_volume(&now)
+                            || !self.still_holds(path, &recorded.volume).await?)
+                }
+                None => {
+                    !recorded.on(&now)
+                        && now.tells()
+                        && !self.still_holds(path, &recorded.volume).await?
+                }
+            }
         {
             return Err(Error::DifferentDisk {
                 path: path.to_string(),
@@ -240,7 +289,7 @@ impl Node {
         let here = path.to_lowercase();
         for (other, recorded) in self.stage_records()? {
             if other != here
-                && recorded.on(&now)
+                && recorded.may_share(&now)
                 && self.still_holds(&other, &recorded.volume).await?
             {
                 return Err(Error::StagedElsewhere {
@@ -273,23 +322,42 @@ impl Node {
 
     /// Before a change through the volume at `path` (expand, offline):
     /// [`Error::DifferentDisk`] when the path was staged with another
-    /// volume than `volume`, the one it holds now.
-    pub(super) fn check_staged_volume(
+    /// volume than `volume`, the one it holds now, or from a disk whose id
+    /// differs from the id of `volume`'s disk now (a clone carries its
+    /// source's volume id: issue 42, case 15). The disk's id is read only
+    /// when the record has one, its number and the ids asked at once; the
+    /// number read is returned.
+    pub(super) async fn check_staged_volume(
         &self,
         path: &str,
         volume: &str,
         operation: &'static str,
-    ) -> Result<(), Error> {
-        match self.stage_record(path)? {
-            Some(recorded) if !recorded.volume.eq_ignore_ascii_case(volume) => {
-                Err(Error::DifferentDisk {
-                    path: path.to_string(),
-                    operation,
-                    recorded: recorded.describe().into(),
-                    found: format!("volume {volume}").into(),
-                })
-            }
-            _ => Ok(()),
+    ) -> Result<Option<u32>, Error> {
+        let Some(recorded) = self.stage_record(path)? else {
+            return Ok(None);
+        };
+        let different = |found: String| Error::DifferentDisk {
+            path: path.to_string(),
+            operation,
+            recorded: recorded.describe().into(),
+            found: found.into(),
+        };
+        if !recorded.volume.eq_ignore_ascii_case(volume) {
+            return Err(different(format!("volume {volume}")));
+        }
+        if recorded.disk.is_none() {
+            return Ok(None);
+        }
+        let (disk, volumes) = (self.disk()?, self.volume()?);
+        let (n, ids) = tokio::try_join!(volumes.disk_of(volume), disk.ids())?;
+        let now = DiskNow {
+            number: n,
+            id: disk_id(&ids, n),
+            volumes: vec![volume.to_string()],
+        };
+        match recorded.ids_decide(&now) {
+            Some(false) => Err(different(now.describe())),
+            _ => Ok(Some(n)),
         }
     }
 
@@ -338,6 +406,23 @@ mod tests {
         };
         assert!(s.on(&same));
         assert!(!s.on(&other));
+        // A clone: the source's volume id under another page 83 id.
+        let clone = DiskNow {
+            number: 2,
+            id: Some("page83 MSFT    89ab".into()),
+            volumes: vec![s.volume.clone()],
+        };
+        assert!(!s.on(&clone), "the ids decide");
+        assert!(s.may_share(&clone), "its volume may be at the path");
+        // Without an id on one side the volume id decides.
+        let no_id_now = DiskNow { id: None, ..clone };
+        assert!(s.on(&no_id_now));
+        // Nor when one shows a serial number and the other a page 83 id.
+        let serial_now = DiskNow {
+            id: Some("serial 4567".into()),
+            ..no_id_now
+        };
+        assert!(s.on(&serial_now));
         let no_id = Staged::decode("disk=\nvolume=v\n");
         assert_eq!(no_id.disk, None);
     }

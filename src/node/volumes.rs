@@ -406,8 +406,13 @@ impl Node {
         let disk = match offline {
             true => {
                 // The disk staged here, not one that took its LUN.
-                self.check_staged_volume(path, volume_id, "take offline the disk of")?;
-                Some(volume.disk_of(volume_id).await?)
+                let read = self
+                    .check_staged_volume(path, volume_id, "take offline the disk of")
+                    .await?;
+                Some(match read {
+                    Some(n) => n,
+                    None => volume.disk_of(volume_id).await?,
+                })
             }
             false => None,
         };
@@ -489,12 +494,15 @@ impl Node {
         let (disk, volume) = (self.disk()?, self.volume()?);
         // Neither waits for the other.
         let ((), id) = tokio::try_join!(disk.rescan(), volume.volume_at(path))?;
-        self.check_staged_volume(path, &id, "expand")?;
+        let read = self.check_staged_volume(path, &id, "expand").await?;
         if min_growth == 0 {
             return self.grow_volume(&id, None, 0, size_bytes).await;
         }
         // The sizes are read before growing: the disk must be online.
-        let number = volume.disk_of(&id).await?;
+        let number = match read {
+            Some(n) => n,
+            None => volume.disk_of(&id).await?,
+        };
         if disk.is_online(number).await? == Some(false) {
             tracing::info!(disk = number, "bringing the disk online before growing");
             disk.set_online(number, true).await?;

@@ -364,6 +364,135 @@ async fn a_file_at_the_staging_path_is_refused_never_deleted(f: &Fixture) {
     );
 }
 
+// ------------------------------------------------------------ issue 42, case 15
+
+/// Issue 42, found case 15: a clone of disk A (a PVC clone, a snapshot
+/// restore) keeps A's partition GUIDs, so its volume carries A's volume
+/// id, under another page 83 id. Here A is staged, its mount removed
+/// behind the node's back (its record kept) and A detached, and its clone
+/// attached at A's LUN (A's contents, another page 83 id). A stale
+/// NodeStage of A finds the clone by LUN: before, the matching volume id
+/// passed the identity check and the clone was mounted at A's path. Then the clone's volume is mounted at A's path behind the node's
+/// back (a mount point names a volume by its GUID, so a dangling one of A
+/// resolves to the clone): the stage, an expand and an unstage with
+/// offline of A's path are refused as another disk, nothing changed.
+async fn a_clone_never_passes_for_its_source(f: &Fixture) {
+    use csi_proxy_client::host::storage::Page83;
+    let a = f.host.hot_attach(HotAttach::new(4 * GIB)).unwrap();
+    let lun = a.lun.expect("a SCSI LUN");
+    let disk_a = f.node.find_disk(DiskSelector::Lun(lun)).await.unwrap();
+    let volume = f.node.stage_disk(&disk_a, STAGING).await.unwrap();
+    f.host
+        .write_file(&format!(r"{STAGING_C}\a.txt"), b"pod A's data")
+        .unwrap();
+    f.host
+        .run(|s| s.unmount_volume(&volume, STAGING_C))
+        .expect("unmounted behind the node's back");
+    let source = f.host.hot_detach(a.handle).unwrap();
+    let mut clone_id = b"MSFT    ".to_vec();
+    clone_id.extend_from_slice(&[0xc1; 16]);
+    let clone = HotAttach {
+        page83: Some(Page83::Binary(clone_id)),
+        ..HotAttach::new(4 * GIB)
+    };
+    let b = f.host.hot_reattach(source, clone).unwrap();
+    assert_eq!(b.lun, Some(lun), "the clone at A's LUN");
+    assert_eq!(
+        volumes_of(&f.host.snapshot(), b.number),
+        vec![volume.clone()]
+    );
+    let different = |e: Error| {
+        assert!(matches!(e, Error::DifferentDisk { .. }), "{e}");
+        assert_eq!(e.kind(), ErrorKind::FailedPrecondition);
+        let text = e.to_string();
+        assert!(text.contains("c1c1c1c1"), "names the clone's id: {text}");
+    };
+    // The stale NodeStage of A.
+    let stale = f.node.find_disk(DiskSelector::Lun(lun)).await.unwrap();
+    different(f.node.stage_disk(&stale, STAGING).await.unwrap_err());
+    assert!(
+        mounts_of(&f.host.snapshot(), &volume).is_empty(),
+        "the clone mounted at A's path"
+    );
+    // A's mount point, dangling, now resolving to the clone.
+    f.host
+        .run(|s| s.mount_volume(&volume, STAGING_C))
+        .expect("mounted behind the node's back");
+    let size = f.host.run(|s| s.storage.volume_size(&volume));
+    f.host.hot_grow(b.handle, 20 * GIB).unwrap();
+    different(f.node.stage_disk(b.number, STAGING).await.unwrap_err());
+    different(f.node.expand(STAGING).await.unwrap_err());
+    different(f.node.unstage(STAGING).offline(true).await.unwrap_err());
+    assert!(online(&f.host, b.number), "the clone online");
+    assert_eq!(f.host.run(|s| s.storage.volume_size(&volume)), size);
+    assert_eq!(
+        mounts_of(&f.host.snapshot(), &volume),
+        vec![STAGING_C.to_lowercase()]
+    );
+    assert_eq!(
+        f.host.read_file(&format!(r"{STAGING_C}\a.txt")).unwrap(),
+        b"pod A's data"
+    );
+    f.host
+        .run(|s| s.unmount_volume(&volume, STAGING_C))
+        .expect("unmounted");
+    f.node.unstage(STAGING).await.unwrap();
+}
+
+/// Issue 42, case 15, the related case: a clone attached beside its
+/// source (kubernetes-csi/csi-proxy#287) stays offline, and Windows
+/// refuses to bring it online while the source's volumes, whose ids it
+/// carries, are present. Its stage at another path fails; nothing of the
+/// source changes (its mount, its pod's file, its volume staged at one
+/// path), and the clone is neither partitioned nor formatted. The error
+/// is still the online's own (`SetDiskState ... result 4`; on v0.2 "has no
+/// data volume"): the node cannot read an offline disk's volume ids to
+/// name the collision.
+async fn a_clone_beside_its_source_never_touches_the_source(f: &Fixture) {
+    let a = f.host.hot_attach(HotAttach::new(4 * GIB)).unwrap();
+    let disk_a = f
+        .node
+        .find_disk(DiskSelector::Lun(a.lun.unwrap()))
+        .await
+        .unwrap();
+    let volume = f.node.stage_disk(&disk_a, STAGING).await.unwrap();
+    f.host
+        .write_file(&format!(r"{STAGING_C}\a.txt"), b"pod A's data")
+        .unwrap();
+    let b = f
+        .host
+        .hot_attach_clone(a.handle, HotAttach::new(4 * GIB))
+        .unwrap();
+    let disk_b = f
+        .node
+        .find_disk(DiskSelector::Lun(b.lun.unwrap()))
+        .await
+        .unwrap();
+    let clone_before = f.host.snapshot().disk(b.number).cloned();
+    let err = f.node.stage_disk(&disk_b, OTHER_STAGING).await.unwrap_err();
+    assert!(
+        !matches!(err.kind(), ErrorKind::Unavailable | ErrorKind::TimedOut),
+        "not a retry's matter: {err}"
+    );
+    let snapshot = f.host.snapshot();
+    assert_eq!(
+        mounts_of(&snapshot, &volume),
+        vec![STAGING_C.to_lowercase()]
+    );
+    assert_eq!(volumes_of(&snapshot, a.number), vec![volume.clone()]);
+    assert_eq!(
+        snapshot.disk(b.number).cloned(),
+        clone_before,
+        "the clone unchanged"
+    );
+    assert!(!f.host.exists(&format!(r"{OTHER_STAGING_C}\a.txt")));
+    assert_eq!(
+        f.host.read_file(&format!(r"{STAGING_C}\a.txt")).unwrap(),
+        b"pod A's data"
+    );
+    f.node.unstage(STAGING).await.unwrap();
+}
+
 node_tests!(
     the_os_disk_is_never_changed_even_when_it_cannot_be_known,
     the_risk_of_an_unknown_os_disk_is_taken_only_when_asked,
@@ -374,6 +503,8 @@ node_tests!(
     a_disk_found_earlier_is_staged_only_where_it_was_found,
     a_disk_is_never_taken_offline_under_another_staging_path,
     a_file_at_the_staging_path_is_refused_never_deleted,
+    a_clone_never_passes_for_its_source,
+    a_clone_beside_its_source_never_touches_the_source,
 );
 
 /// An unstage with offline and a stage of the same disk at another path
