@@ -161,14 +161,18 @@ pub(crate) fn win_err(e: Win32Error) -> HostError {
 #[derive(Debug, Clone)]
 pub struct Host {
     inner: Arc<Mutex<HostState>>,
+    /// Given once per host made in this process, never again (an address
+    /// would be: a host dropped leaves it to the next one).
+    id: u64,
 }
 
 impl Host {
-    /// A number that names this host among the others of the process
-    /// (clones share it): what keys a `MockHost` node's SMB locks.
+    /// A number that names this host among the others of the process,
+    /// never given to another (clones share it): what names a node's
+    /// records and claims on a simulated host.
     #[cfg(any(feature = "mock", feature = "host-process"))]
-    pub(crate) fn identity(&self) -> usize {
-        Arc::as_ptr(&self.inner) as usize
+    pub(crate) fn identity(&self) -> u64 {
+        self.id
     }
 }
 
@@ -219,8 +223,10 @@ pub fn temporary_sandbox() -> HostResult<tempfile::TempDir> {
 impl Host {
     /// The host of a built node.
     pub(super) fn from_node(node: HostState) -> Host {
+        static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(1);
         Host {
             inner: Arc::new(Mutex::new(node)),
+            id: NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
         }
     }
 
