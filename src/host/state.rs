@@ -163,6 +163,7 @@ pub struct Host {
     inner: Arc<Mutex<HostState>>,
     /// Given once per host made in this process, never again (an address
     /// would be: a host dropped leaves it to the next one).
+    #[cfg_attr(not(any(feature = "mock", feature = "host-process")), allow(dead_code))]
     id: u64,
 }
 

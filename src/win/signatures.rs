@@ -228,11 +228,13 @@ pub const SIGNATURES: &[Signature] = &[
 /// each, which holds every signature of the table (the farthest from the
 /// start, btrfs's, lies at 64 KiB; from the end, LDM's database fills the
 /// last MiB) and is aligned for any sector size.
+#[cfg_attr(not(feature = "host-process"), allow(dead_code))]
 pub const READ: u64 = 1 << 20;
 
 /// The byte ranges (offset, length) of a region of `size` bytes a reader
 /// reads to look for every signature: its first and its last
 /// [`READ`] bytes, one range when they meet.
+#[cfg_attr(not(feature = "host-process"), allow(dead_code))]
 pub fn reads(size: u64) -> Vec<(u64, u64)> {
     let head = READ.min(size);
     let tail = size.saturating_sub(READ).max(head);
