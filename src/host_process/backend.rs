@@ -46,6 +46,11 @@ impl HostProcess {
         self.host.host_name()
     }
 
+    /// Where the node's records go by default ([`WindowsHost::state_dir`]).
+    pub(crate) fn state_dir(&self) -> Option<std::path::PathBuf> {
+        self.host.state_dir()
+    }
+
     /// Over `host`, kubelet's directory `C:\var\lib\kubelet` the only working
     /// directory, SMB mappings requiring encryption (the proxy's defaults).
     pub fn new(host: Arc<dyn WindowsHost>) -> HostProcess {

@@ -334,6 +334,15 @@ pub trait WindowsHost: Send + Sync + 'static {
         "this Windows host".into()
     }
 
+    /// Where the node layer keeps its records on this host when the
+    /// driver names no place ([`NodeOptions::records`](crate::node::NodeOptions::records)
+    /// left at its default): a directory on the host itself, so that a
+    /// restarted plugin knows what the one before it sent. `None`: in
+    /// this process's memory.
+    fn state_dir(&self) -> Option<std::path::PathBuf> {
+        None
+    }
+
     // ------------------------------------------------ storage (WMI)
 
     /// `MSFT_StorageSetting.UpdateHostStorageCache()` (static method): rescan.

@@ -55,6 +55,11 @@ pub const DISK_OFFLINE: u32 = 41003;
 /// `WBEM_E_INVALID_PARAMETER`: a method's argument was refused.
 pub const WBEM_E_INVALID_PARAMETER: u32 = 0x8004_1008;
 
+/// Where the fake keeps the node's records on the simulated host by
+/// default ([`WindowsHost::state_dir`]), as the real host keeps them under
+/// `%ProgramData%`.
+pub const FAKE_STATE_DIR: &str = r"C:\ProgramData\csi-proxy-client";
+
 /// The Windows boundary over a simulated [`Host`]. Cheap to clone; clones
 /// share the host.
 #[derive(Debug, Clone)]
@@ -330,6 +335,16 @@ impl FakeWindows {
 impl WindowsHost for FakeWindows {
     fn host_name(&self) -> String {
         format!("simulated host {}", self.host.identity())
+    }
+
+    fn state_dir(&self) -> Option<std::path::PathBuf> {
+        // Made on the simulated host where it is missing, as a real
+        // host's `%ProgramData%` is there.
+        if !self.host.exists(FAKE_STATE_DIR) {
+            let _ = self.host.create_dir(r"C:\ProgramData");
+            let _ = self.host.create_dir(FAKE_STATE_DIR);
+        }
+        self.host.host_path(FAKE_STATE_DIR).ok()
     }
 
     fn update_host_storage_cache(&self) -> Result<MethodResult> {

@@ -78,4 +78,4 @@ pub mod windows;
 pub use backend::{DEFAULT_KUBELET_DIR, ENDPOINT, HostProcess};
 pub use boundary::{Failure, MethodResult, WindowsHost};
 #[cfg(feature = "server")]
-pub use fake::FakeWindows;
+pub use fake::{FAKE_STATE_DIR, FakeWindows};

@@ -290,9 +290,18 @@ impl Node {
     #[cfg(feature = "host-process")]
     pub fn from_host_process(
         backend: crate::host_process::HostProcess,
-        options: NodeOptions,
+        mut options: NodeOptions,
     ) -> Node {
         let backend = Arc::new(backend);
+        // A driver that names no records keeps them on the host itself
+        // (`WindowsHost::state_dir`): a restarted plugin then still knows
+        // a format its predecessor sent, which the storage service goes on
+        // with after the process that asked has died.
+        if options.records.is_default()
+            && let Some(dir) = backend.state_dir()
+        {
+            options.records = super::NodeRecords::directory(dir.join("records"));
+        }
         let mut tried = HashMap::new();
         let iscsi = if options.iscsi {
             Some(IscsiGroup::V1alpha2(backend.clone()))

@@ -126,6 +126,12 @@ impl NodeRecords {
         }
     }
 
+    /// Whether these are the default records (none named by the driver).
+    #[cfg_attr(not(feature = "host-process"), allow(dead_code))]
+    pub(crate) fn is_default(&self) -> bool {
+        matches!(self.kind, Kind::PerHost)
+    }
+
     /// Whether the records outlive the process.
     pub fn is_durable(&self) -> bool {
         matches!(self.kind, Kind::Directory(_))

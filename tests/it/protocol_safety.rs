@@ -172,3 +172,35 @@ async fn a_format_that_never_reached_the_host_is_sent_again_after_the_settle_tim
         .write_file(&format!(r"{STAGING_C}\data"), b"kept")
         .unwrap();
 }
+
+/// Finding 2: HostProcess mode with default options kept its records in
+/// the process's memory, so a plugin restarted while the storage service
+/// still formatted (the process that asked is gone; the format is not)
+/// found no record and formatted again. With no records named, HostProcess
+/// mode now keeps them on the host (`WindowsHost::state_dir`), where the
+/// restarted plugin reads the format sent.
+#[cfg(feature = "host-process")]
+#[tokio::test]
+async fn host_process_mode_keeps_its_default_records_on_the_host() {
+    use csi_proxy_client::host_process::FAKE_STATE_DIR;
+    let f = Fixture::host_process(Family::V1, NodeOptions::default()).await;
+    f.fake()
+        .unwrap()
+        .add_latency("volume_format_ntfs", Duration::from_secs(3));
+    let short = NodeOptions::default().deadline(Duration::from_secs(1));
+    let first = f.another_node_with(short).await;
+    let e = first.stage_disk(1u32, STAGING).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::TimedOut, "{e}");
+    let dir = f.host.host_path(FAKE_STATE_DIR).unwrap().join("records");
+    assert_eq!(
+        record_files(&dir.join("format")).len(),
+        1,
+        "the format sent is recorded on the host"
+    );
+    // The restarted plugin: the records on the host, memory of its own.
+    let restarted = f
+        .another_node_with(NodeOptions::default().records(NodeRecords::directory(&dir)))
+        .await;
+    restarted.stage_disk(1u32, STAGING).await.unwrap();
+    assert_eq!(f.fake().unwrap().method_calls("volume_format_ntfs"), 1);
+}

@@ -278,6 +278,14 @@ fn str_arg(s: &str) -> Variant {
 }
 
 impl WindowsHost for LocalHost {
+    /// `%ProgramData%\csi-proxy-client` (`C:\ProgramData` when unset): a
+    /// HostProcess container sees the host's file system, and a directory
+    /// there outlives the plugin's container.
+    fn state_dir(&self) -> Option<std::path::PathBuf> {
+        let base = std::env::var_os("ProgramData").unwrap_or_else(|| r"C:\ProgramData".into());
+        Some(std::path::PathBuf::from(base).join("csi-proxy-client"))
+    }
+
     fn update_host_storage_cache(&self) -> Result<MethodResult> {
         cim::with(Namespace::Storage, |conn| {
             let out = call(
