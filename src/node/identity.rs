@@ -299,7 +299,9 @@ impl Node {
                 });
             }
         }
-        let staged = self.stage_disk_at(n, path, read_only, &now.volumes).await?;
+        let staged = self
+            .stage_disk_at(n, now.id.as_deref(), path, read_only, &now.volumes)
+            .await?;
         let record = Staged {
             disk: now.id,
             volume: staged.id.clone(),

@@ -7,6 +7,10 @@ use std::future::IntoFuture;
 use super::{DiskInfo, MountState, Node, Operation, VolumeUsage, path};
 use crate::{Error, ErrorKind};
 
+/// The records' kind of a `PartitionDisk` about to be sent, keyed by the
+/// disk's id: its intent, kept until the partition's licence is recorded.
+const PARTITIONING: &str = "partitioning";
+
 /// What a stage staged: the volume, and whether the stage made its
 /// partition.
 pub(super) struct StagedVolume {
@@ -110,6 +114,7 @@ impl Node {
     pub(super) async fn stage_disk_at(
         &self,
         number: u32,
+        disk_id: Option<&str>,
         path: &str,
         read_only: bool,
         listed: &[String],
@@ -144,7 +149,7 @@ impl Node {
         self.make_writable(number, read_only).await?;
         let read_only = |e: Error| read_only_refusal(number, e);
         let prepare = |listed| async move {
-            self.partition_if_blank(number, listed)
+            self.partition_if_blank(number, disk_id, listed)
                 .await
                 .map_err(read_only)
         };
@@ -236,6 +241,7 @@ impl Node {
     async fn partition_if_blank(
         &self,
         n: u32,
+        disk_id: Option<&str>,
         listed: Option<&[String]>,
     ) -> Result<(String, bool), Error> {
         #[cfg(feature = "host-process")]
@@ -257,25 +263,77 @@ impl Node {
                 .map(|id| (id, false))
                 .ok_or(Error::NoVolume { disk: n });
         }
+        let records = &self.inner.options.records;
+        // The intent is keyed by what names the disk (its page 83 id or
+        // serial; its number only when it shows neither), so it never
+        // passes to another disk given the number later.
+        let disk_key = disk_id.map_or_else(|| format!("disk number {n}"), str::to_string);
         let ids = match listed {
             Some(ids) => ids.to_vec(),
             None => self.volume_ids(n).await?,
         };
         if !ids.is_empty() {
-            return Ok((self.data_volume(n, ids).await?, false));
+            let id = self.data_volume(n, ids).await?;
+            // Finding 4: a stage dropped between PartitionDisk and its
+            // licence left the disk's new partition unlicensed, refused
+            // as "may hold data" at every retry. The intent recorded
+            // before PartitionDisk is the same evidence the licence is
+            // given on (the disk listed no volume, under the disk's
+            // claim): the volume gets its licence now.
+            if records.get(PARTITIONING, &disk_key)?.is_some() {
+                self.license(n, &id)?;
+                records.remove(PARTITIONING, &disk_key)?;
+            }
+            return Ok((id, false));
         }
-        self.disk()?.partition(n).await?;
-        let ids = self.volume_ids(n).await?;
-        let id = self.data_volume(n, ids).await?;
+        // Only an online disk's empty listing says it holds no volume: an
+        // offline disk lists none whatever it holds. The caller brings it
+        // online and prepares it again. (A proxy that cannot tell, None,
+        // is taken at its listing, as before.)
+        if self.disk()?.is_online(n).await? == Some(false) {
+            return Err(Error::NoVolume { disk: n });
+        }
+        records.put(
+            PARTITIONING,
+            &disk_key,
+            &format!("PartitionDisk of online disk {n}, which listed no volume"),
+        )?;
+        let made = async {
+            self.disk()?.partition(n).await?;
+            let ids = self.volume_ids(n).await?;
+            self.data_volume(n, ids).await
+        };
+        let id = match made.await {
+            Ok(id) => id,
+            // Its outcome unknown, the PartitionDisk may have landed: the
+            // intent stays for the retry.
+            Err(e) if matches!(e.kind(), ErrorKind::Unavailable | ErrorKind::TimedOut) => {
+                return Err(e);
+            }
+            // Known not to have made a partition with a volume: nothing a
+            // later listing shows is this intent's.
+            Err(e) => {
+                records.remove(PARTITIONING, &disk_key)?;
+                return Err(e);
+            }
+        };
         // Before the call the disk listed no volume: this one is the
         // partition PartitionDisk made (an offline disk lists none after
         // it either, and is onlined and looked at again by the caller).
+        self.license(n, &id)?;
+        records.remove(PARTITIONING, &disk_key)?;
+        Ok((id, true))
+    }
+
+    /// Records the partition licence of volume `id` on disk `n`: its
+    /// partition is this node's, formattable until its format is known
+    /// done (`host_work`).
+    fn license(&self, n: u32, id: &str) -> Result<(), Error> {
         self.inner.options.records.put(
             super::host_work::PARTITION,
-            &id,
+            id,
             &format!("created on disk {n}"),
-        )?;
-        Ok((id, true))
+        )
     }
 
     /// The volumes the proxy lists on disk `n`, without the empty id

@@ -204,3 +204,31 @@ async fn host_process_mode_keeps_its_default_records_on_the_host() {
     restarted.stage_disk(1u32, STAGING).await.unwrap();
     assert_eq!(f.fake().unwrap().method_calls("volume_format_ntfs"), 1);
 }
+
+/// Finding 4: a stage whose `PartitionDisk` outlived its request (the
+/// host made the partition; the answer was lost) left the new partition
+/// without its licence: every retry found an unformatted volume this node
+/// could not show it made, "may hold data", for good. The intent recorded
+/// before `PartitionDisk` licenses it on the retry.
+#[tokio::test(start_paused = true)]
+async fn a_partition_whose_answer_was_lost_is_still_staged() {
+    let mock = MockHost::builder()
+        .request_timeout(Duration::from_secs(5))
+        .build()
+        .unwrap();
+    mock.add_latency("PartitionDisk", Duration::from_secs(10));
+    let node =
+        Node::from_mock_with_options(&mock, Family::V1.versions(), NodeOptions::default()).unwrap();
+    let e = node.stage_disk(1u32, STAGING).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::TimedOut, "{e}");
+    tokio::time::sleep(Duration::from_secs(20)).await;
+    mock.clear_faults();
+    let volume = node.stage_disk(1u32, STAGING).await.unwrap();
+    assert_eq!(
+        mock.calls_of("PartitionDisk").len(),
+        1,
+        "not partitioned again"
+    );
+    assert_eq!(mock.calls_of("FormatVolume").len(), 1);
+    assert_eq!(node.stage_disk(1u32, STAGING).await.unwrap(), volume);
+}
