@@ -90,6 +90,9 @@ struct Volume {
     listed: bool,
     /// The durable `partition` record (proxy mode's licence to format).
     licence: bool,
+    /// The durable `partitioning` intent of its disk: a `PartitionDisk`
+    /// about to be sent or sent with its outcome unknown.
+    intent: bool,
     record: Record,
     /// The process holding the volume's claim.
     claim: Option<u8>,
@@ -137,6 +140,7 @@ struct State {
     crashes_left: u8,
 }
 
+#[derive(Clone)]
 struct Config {
     name: &'static str,
     mode: Mode,
@@ -146,6 +150,9 @@ struct Config {
     crashes: u8,
     /// Whether the claim is taken (false: a broken variant).
     claims: bool,
+    /// Whether proxy mode records its `partitioning` intent (false: the
+    /// code before finding 4's fix).
+    intents: bool,
     decide: Decide,
     may: MayFormat,
 }
@@ -155,6 +162,7 @@ fn volume(content: Content, listed: bool, licence: bool) -> Volume {
         content,
         listed,
         licence,
+        intent: false,
         record: Record::None,
         claim: None,
         orphans: 0,
@@ -194,6 +202,7 @@ impl Config {
             volumes,
             crashes,
             claims: true,
+            intents: true,
             decide: protocol::format_step,
             may: protocol::may_format,
         }
@@ -379,6 +388,13 @@ fn process_steps(cfg: &Config, s: &State, p: usize, out: &mut Vec<Edge>) {
             let vol = &s.vols[v as usize];
             if vol.mounted {
                 go("finds the volume staged", false, v, &|n| set(n, n.after(v)));
+            } else if vol.listed && vol.intent && !vol.licence {
+                // The intent licenses what its PartitionDisk may have made.
+                go("lists a volume, its intent licenses it", false, v, &|n| {
+                    let vol = &mut n.vols[v as usize];
+                    (vol.licence, vol.intent) = (true, false);
+                    set(n, Pc::Claim(v))
+                });
             } else if vol.listed {
                 go("lists the volume", false, v, &|n| set(n, Pc::Claim(v)));
             } else {
@@ -390,6 +406,7 @@ fn process_steps(cfg: &Config, s: &State, p: usize, out: &mut Vec<Edge>) {
             // does nothing on a partitioned one.
             let partition = |n: &mut State| {
                 let vol = &mut n.vols[v as usize];
+                vol.intent = cfg.intents;
                 if vol.content == Content::Blank && !vol.listed {
                     vol.listed = true;
                 }
@@ -403,16 +420,20 @@ fn process_steps(cfg: &Config, s: &State, p: usize, out: &mut Vec<Edge>) {
                 set(n, Pc::Stage(v))
             });
             go("PartitionDisk lost before the host", true, v, &|n| {
+                n.vols[v as usize].intent = cfg.intents;
                 set(n, Pc::Stage(v))
             });
         }
         Pc::Relist(v) => match s.vols[v as usize].listed {
             // The licence: "this node's PartitionDisk made it".
             true => go("lists a volume, records its licence", false, v, &|n| {
-                n.vols[v as usize].licence = true;
+                let vol = &mut n.vols[v as usize];
+                (vol.licence, vol.intent) = (true, false);
                 set(n, Pc::Claim(v))
             }),
+            // Known to have made no volume: the intent goes.
             false => go("still lists no volume (NoVolume)", false, v, &|n| {
+                n.vols[v as usize].intent = false;
                 set(n, Pc::Stage(v))
             }),
         },
@@ -853,23 +874,20 @@ mod tests {
         assert_found(&cfg, "(1)");
     }
 
-    /// OPEN FINDING 4 (issue 42): a stage interrupted between
+    /// Finding 4 (issue 42), fixed: a stage interrupted between
     /// `PartitionDisk` and the licence's record (its answer lost, or the
-    /// process dying) leaves a blank disk unstageable for good: every
-    /// retry lists an unlicensed volume and refuses it. Liveness is checked
-    /// only once the whole space held every safety invariant, so this
-    /// also shows the partition path safe with two processes. When the fix
-    /// lands, turn this into `assert_holds`.
+    /// process dying) left a blank disk unstageable for good: every retry
+    /// listed an unlicensed volume and refused it. The `partitioning`
+    /// intent, recorded before `PartitionDisk`, licenses it on the retry.
+    /// Without the intent (`cfg.intent = false`) the checker finds the
+    /// liveness failure.
     #[test]
-    fn open_finding_4_a_partition_unrecorded_is_never_staged() {
+    fn finding_4_a_partition_whose_answer_was_lost_is_still_staged() {
         let volumes = vec![new_disk(), blank(true)];
-        let cfg = Config::new(
-            "open finding 4: proxy, new disk",
-            Mode::Proxy,
-            2,
-            volumes,
-            1,
-        );
-        assert_found(&cfg, "liveness");
+        let cfg = Config::new("finding 4: proxy, new disk", Mode::Proxy, 2, volumes, 1);
+        assert_holds(&cfg);
+        let mut before = cfg.clone();
+        before.intents = false;
+        assert_found(&before, "liveness");
     }
 }
