@@ -23,16 +23,18 @@ impl Node {
     }
 
     /// Removes `path`: a directory with its contents, or a link (never what
-    /// it points to); Ok if absent.
+    /// it points to); Ok if absent. What the node recorded as staged at
+    /// `path` goes with it, so a later stage there is a new one (before,
+    /// it was [`Error::DifferentDisk`] against the removed volume's disk).
     pub async fn remove(&self, path: &str) -> Result<(), Error> {
         let path = path::local(path)?;
         self.bounded("remove", async {
             let fs = self.fs()?;
-            if !fs.exists(&path).await? {
-                return Ok(());
+            if fs.exists(&path).await? {
+                let link = fs.is_link(&path).await?;
+                fs.rmdir(&path, !link).await?;
             }
-            let link = fs.is_link(&path).await?;
-            fs.rmdir(&path, !link).await
+            self.forget_stage(&path)
         })
         .await
     }

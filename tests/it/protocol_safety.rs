@@ -7,8 +7,9 @@
 use std::time::Duration;
 
 use crate::node_support::*;
+use csi_proxy_client::host::HotAttach;
 use csi_proxy_client::mock::MockHost;
-use csi_proxy_client::node::{Node, NodeOptions, NodeRecords, SmbStore};
+use csi_proxy_client::node::{DiskSelector, MountState, Node, NodeOptions, NodeRecords, SmbStore};
 use csi_proxy_client::{Error, ErrorKind};
 
 /// kubelet's staging path since Kubernetes 1.25: the driver's name and
@@ -231,4 +232,55 @@ async fn a_partition_whose_answer_was_lost_is_still_staged() {
     );
     assert_eq!(mock.calls_of("FormatVolume").len(), 1);
     assert_eq!(node.stage_disk(1u32, STAGING).await.unwrap(), volume);
+}
+
+/// Finding 20: `Node::remove` left the path's stage record, so a later
+/// legitimate stage of another disk there was `DifferentDisk`, with no
+/// documented way out. The record goes with the path.
+async fn a_removed_staging_path_is_staged_anew(f: Fixture) {
+    let a = f.host.hot_attach(HotAttach::new(4 * GIB)).unwrap();
+    let b = f.host.hot_attach(HotAttach::new(4 * GIB)).unwrap();
+    let disk_a = f
+        .node
+        .find_disk(DiskSelector::Lun(a.lun.unwrap()))
+        .await
+        .unwrap();
+    let disk_b = f
+        .node
+        .find_disk(DiskSelector::Lun(b.lun.unwrap()))
+        .await
+        .unwrap();
+    f.node.stage_disk(&disk_a, STAGING).await.unwrap();
+    f.host
+        .write_file(&format!(r"{STAGING_C}\a.txt"), b"pod A's data")
+        .unwrap();
+    // A driver's clean-up of the path (its volume deleted meanwhile):
+    // the mount point goes, never what it points to.
+    f.node.remove(STAGING).await.unwrap();
+    assert_eq!(
+        f.node.mount_state(STAGING).await.unwrap(),
+        MountState::Missing
+    );
+    let volume_b = f.node.stage_disk(&disk_b, STAGING).await.unwrap();
+    assert_eq!(
+        f.node.mount_state(STAGING).await.unwrap(),
+        MountState::Mounted {
+            volume_id: volume_b
+        }
+    );
+}
+
+#[tokio::test]
+async fn a_removed_staging_path_is_staged_anew_mock() {
+    a_removed_staging_path_is_staged_anew(Fixture::mock(Family::V1, NodeOptions::default()).await)
+        .await;
+}
+
+#[cfg(feature = "host-process")]
+#[tokio::test]
+async fn a_removed_staging_path_is_staged_anew_host_process() {
+    a_removed_staging_path_is_staged_anew(
+        Fixture::host_process(Family::V1, NodeOptions::default()).await,
+    )
+    .await;
 }
