@@ -608,4 +608,71 @@ mod tests {
     fn other_epoch(owner: &str) -> u64 {
         owner.trim_start_matches("epoch ").parse().unwrap()
     }
+
+    /// The claim and lease a child process holds in
+    /// `a_claim_held_by_another_process_is_free_when_it_dies`; a no-op
+    /// when run as an ordinary test.
+    #[test]
+    fn child_process_holding_a_claim() {
+        let Some(dir) = std::env::var_os("CSI_PROXY_CLIENT_CLAIM_CHILD") else {
+            return;
+        };
+        let dir = PathBuf::from(dir);
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async {
+            let records = NodeRecords::directory(&dir);
+            let _claim = records.claim_exclusive("format v").await.unwrap();
+            let owner = records.owner().unwrap();
+            std::fs::write(dir.join("child-ready"), owner).unwrap();
+            tokio::time::sleep(Duration::from_secs(120)).await;
+        });
+    }
+
+    /// Another OS process holds a volume's claim: this one waits, sees its
+    /// owner alive, and when it is killed (no chance to release anything)
+    /// the OS has released its claim and its lease.
+    #[cfg(unix)]
+    #[tokio::test]
+    async fn a_claim_held_by_another_process_is_free_when_it_dies() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "node::records::tests::child_process_holding_a_claim",
+                "--nocapture",
+            ])
+            .env("CSI_PROXY_CLIENT_CLAIM_CHILD", dir.path())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let ready = dir.path().join("child-ready");
+        let mut waited = 0;
+        while !ready.exists() {
+            assert!(waited < 600, "the child never took its claim");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            waited += 1;
+        }
+        let theirs = std::fs::read_to_string(&ready).unwrap();
+        let records = NodeRecords::directory(dir.path());
+        assert!(records.is_alive(&theirs).unwrap(), "{theirs} runs");
+        assert_ne!(records.owner().unwrap(), theirs);
+        let wait = Duration::from_millis(300);
+        assert!(
+            tokio::time::timeout(wait, records.claim_exclusive("format v"))
+                .await
+                .is_err(),
+            "held by the child"
+        );
+        child.kill().unwrap();
+        child.wait().unwrap();
+        let _mine =
+            tokio::time::timeout(Duration::from_secs(5), records.claim_exclusive("format v"))
+                .await
+                .expect("a dead process's claim is free")
+                .unwrap();
+        assert!(!records.is_alive(&theirs).unwrap(), "{theirs} is gone");
+    }
 }
