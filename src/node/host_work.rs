@@ -47,7 +47,9 @@
 //! (`pkg/mounter/safe_mounter_windows.go`, `FormatAndMount`), with `Force`
 //! from csi-proxy v1.3.0 (`pkg/os/volume/api.go`, `FormatVolume`).
 
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::collections::HashMap;
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use tracing::Instrument;
 
@@ -82,9 +84,27 @@ fn sent_record(owner: &str) -> String {
     format!("sent {} by {owner}\n", now_secs())
 }
 
-/// The record as the protocol reads it; text it cannot read is pending
+/// How long this process has watched volume `id`'s record `text`
+/// pending, on its monotonic clock (zero when first seen).
+fn watched(id: &str, text: &str) -> Duration {
+    type Seen = HashMap<(String, String), Instant>;
+    static SEEN: OnceLock<Mutex<Seen>> = OnceLock::new();
+    let mut seen = SEEN
+        .get_or_init(Mutex::default)
+        .lock()
+        .unwrap_or_else(|p| p.into_inner());
+    seen.entry((id.to_lowercase(), text.to_string()))
+        .or_insert_with(Instant::now)
+        .elapsed()
+}
+
+/// The record of volume `id` as the protocol reads it. A format sent is
+/// as old as the lesser of the wall clock's time since it was sent and
+/// the time this process has watched it pending on its own monotonic
+/// clock: a step of the wall clock (a time sync at boot) never makes a
+/// format still running look settled. Text it cannot read is pending
 /// (never a second format).
-fn read_record(text: Option<&str>) -> FormatRecord {
+fn read_record(id: &str, text: Option<&str>) -> FormatRecord {
     let Some(text) = text else {
         return FormatRecord::None;
     };
@@ -92,10 +112,11 @@ fn read_record(text: Option<&str>) -> FormatRecord {
         .strip_prefix("sent ")
         .and_then(|rest| rest.split_whitespace().next())
         .and_then(|secs| secs.parse::<u64>().ok());
+    let wall = sent
+        .and_then(|at| now_secs().checked_sub(at))
+        .map(Duration::from_secs);
     FormatRecord::Sent {
-        elapsed: sent
-            .and_then(|at| now_secs().checked_sub(at))
-            .map(Duration::from_secs),
+        elapsed: wall.map(|wall| wall.min(watched(id, text))),
     }
 }
 
@@ -128,7 +149,7 @@ impl Node {
         let patience = tokio::time::Instant::now() + self.inner.options.deadline / 2;
         loop {
             let text = records.get(FORMAT, id)?;
-            let record = read_record(text.as_deref());
+            let record = read_record(id, text.as_deref());
             let formatted = volume.is_formatted(id).await?;
             match format_step(record, formatted, settle) {
                 FormatStep::Formatted => {

@@ -216,7 +216,11 @@ impl NodeOptions {
     /// file system is [`Error::FormatPending`](crate::Error::FormatPending),
     /// never formatted again; after it, the host has ended that format
     /// without one, and the volume is checked and formatted as a blank
-    /// one. Set it above the longest format the host can run.
+    /// one. Set it above the longest format the host can run. Time is
+    /// counted both by the wall clock from the send and by this process's
+    /// monotonic clock from when it first found the format pending: the
+    /// lesser counts, so a step of the wall clock never shortens it (a
+    /// restarted plugin waits the settle time again).
     #[must_use]
     pub fn format_settle(mut self, settle: Duration) -> Self {
         self.format_settle = settle.min(crate::MAX_DURATION);

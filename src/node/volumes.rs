@@ -265,9 +265,10 @@ impl Node {
         }
         let records = &self.inner.options.records;
         // The intent is keyed by what names the disk (its page 83 id or
-        // serial; its number only when it shows neither), so it never
-        // passes to another disk given the number later.
-        let disk_key = disk_id.map_or_else(|| format!("disk number {n}"), str::to_string);
+        // serial), so it never passes to another disk. A disk that shows
+        // neither gets none: its number is given to the next disk
+        // attached, whose data a stale intent would license.
+        let disk_key = disk_id.map(str::to_string);
         let ids = match listed {
             Some(ids) => ids.to_vec(),
             None => self.volume_ids(n).await?,
@@ -280,9 +281,11 @@ impl Node {
             // before PartitionDisk is the same evidence the licence is
             // given on (the disk listed no volume, under the disk's
             // claim): the volume gets its licence now.
-            if records.get(PARTITIONING, &disk_key)?.is_some() {
+            if let Some(key) = &disk_key
+                && records.get(PARTITIONING, key)?.is_some()
+            {
                 self.license(n, &id)?;
-                records.remove(PARTITIONING, &disk_key)?;
+                records.remove(PARTITIONING, key)?;
             }
             return Ok((id, false));
         }
@@ -293,35 +296,40 @@ impl Node {
         if self.disk()?.is_online(n).await? == Some(false) {
             return Err(Error::NoVolume { disk: n });
         }
-        records.put(
-            PARTITIONING,
-            &disk_key,
-            &format!("PartitionDisk of online disk {n}, which listed no volume"),
-        )?;
-        let made = async {
-            self.disk()?.partition(n).await?;
-            let ids = self.volume_ids(n).await?;
-            self.data_volume(n, ids).await
-        };
-        let id = match made.await {
-            Ok(id) => id,
+        if let Some(key) = &disk_key {
+            records.put(
+                PARTITIONING,
+                key,
+                &format!("PartitionDisk of online disk {n}, which listed no volume"),
+            )?;
+        }
+        match self.disk()?.partition(n).await {
+            Ok(()) => {}
             // Its outcome unknown, the PartitionDisk may have landed: the
             // intent stays for the retry.
             Err(e) if matches!(e.kind(), ErrorKind::Unavailable | ErrorKind::TimedOut) => {
                 return Err(e);
             }
-            // Known not to have made a partition with a volume: nothing a
-            // later listing shows is this intent's.
+            // Known not to have made a partition: nothing a later listing
+            // shows is this intent's.
             Err(e) => {
-                records.remove(PARTITIONING, &disk_key)?;
+                if let Some(key) = &disk_key {
+                    records.remove(PARTITIONING, key)?;
+                }
                 return Err(e);
             }
-        };
+        }
+        // Made: the intent stays until the licence is recorded, whatever
+        // ends the listing (a failed call, or a volume Windows shows late).
+        let ids = self.volume_ids(n).await?;
+        let id = self.data_volume(n, ids).await?;
         // Before the call the disk listed no volume: this one is the
         // partition PartitionDisk made (an offline disk lists none after
         // it either, and is onlined and looked at again by the caller).
         self.license(n, &id)?;
-        records.remove(PARTITIONING, &disk_key)?;
+        if let Some(key) = &disk_key {
+            records.remove(PARTITIONING, key)?;
+        }
         Ok((id, true))
     }
 

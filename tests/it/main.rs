@@ -28,6 +28,7 @@ mod scenarios;
 mod node_support;
 
 mod adversarial;
+mod adversary_42;
 mod cancellation;
 mod client_unix;
 mod concurrency;
