@@ -431,9 +431,9 @@ fn process_steps(cfg: &Config, s: &State, p: usize, out: &mut Vec<Edge>) {
                 (vol.licence, vol.intent) = (true, false);
                 set(n, Pc::Claim(v))
             }),
-            // Known to have made no volume: the intent goes.
+            // PartitionDisk answered: its intent stays until a volume
+            // gets the licence (Windows may show the volume late).
             false => go("still lists no volume (NoVolume)", false, v, &|n| {
-                n.vols[v as usize].intent = false;
                 set(n, Pc::Stage(v))
             }),
         },
