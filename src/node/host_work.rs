@@ -123,14 +123,22 @@ fn read_record(id: &str, text: Option<&str>) -> FormatRecord {
 impl Node {
     /// Formats volume `id` NTFS unless it is formatted already, under the
     /// volume's claim, in a task that goes on if the caller gives up (see
-    /// the module docs).
-    pub(super) async fn ensure_formatted(&self, disk: u32, id: &str) -> Result<(), Error> {
+    /// the module docs). `made_now`: the caller's own `PartitionDisk`
+    /// made the volume moments ago, under the disk's claim, on a disk
+    /// listing no volume: the host has just shown it blank, and it is not
+    /// asked again (`IsVolumeFormatted` costs a PowerShell or WMI call).
+    pub(super) async fn ensure_formatted(
+        &self,
+        disk: u32,
+        id: &str,
+        made_now: bool,
+    ) -> Result<(), Error> {
         let records = &self.inner.options.records;
         let claim = records.claim_exclusive(&format!("format {id}")).await?;
         let node = self.clone();
         let id = id.to_string();
         let work = async move {
-            let result = node.format_claimed(disk, &id).await;
+            let result = node.format_claimed(disk, &id, made_now).await;
             drop(claim);
             result
         };
@@ -142,15 +150,22 @@ impl Node {
 
     /// The protocol's step for volume `id`, its claim held: what its
     /// record and the host show decide.
-    async fn format_claimed(&self, disk: u32, id: &str) -> Result<(), Error> {
+    async fn format_claimed(&self, disk: u32, id: &str, made_now: bool) -> Result<(), Error> {
         let volume = self.volume()?;
         let records = &self.inner.options.records;
         let settle = self.inner.options.format_settle;
         let patience = tokio::time::Instant::now() + self.inner.options.deadline / 2;
+        let mut known_blank = made_now;
         loop {
             let text = records.get(FORMAT, id)?;
             let record = read_record(id, text.as_deref());
-            let formatted = volume.is_formatted(id).await?;
+            // Only a new volume with no format recorded is taken as the
+            // host showed it; anything else is asked.
+            let formatted = match known_blank && text.is_none() {
+                true => false,
+                false => volume.is_formatted(id).await?,
+            };
+            known_blank = false;
             match format_step(record, formatted, settle) {
                 FormatStep::Formatted => {
                     records.remove(FORMAT, id)?;

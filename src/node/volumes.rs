@@ -120,36 +120,56 @@ impl Node {
         listed: &[String],
     ) -> Result<StagedVolume, Error> {
         let (disk, volume, fs) = (self.disk()?, self.volume()?, self.fs()?);
-        self.refuse_os_disk(number, "stage").await?;
-        match self.state(path).await? {
-            MountState::Mounted { volume_id } => {
-                return if volume.disk_of(&volume_id).await? == number {
-                    Ok(StagedVolume {
-                        id: volume_id,
-                        partitioned: false,
-                    })
-                } else {
-                    Err(Error::PathInUse {
+        let path_ready = async {
+            // The OS disk is refused before anything is changed.
+            self.refuse_os_disk(number, "stage").await?;
+            match self.state(path).await? {
+                MountState::Mounted { volume_id } => {
+                    return if volume.disk_of(&volume_id).await? == number {
+                        Ok(Some(StagedVolume {
+                            id: volume_id,
+                            partitioned: false,
+                        }))
+                    } else {
+                        Err(Error::PathInUse {
+                            path: path.to_string(),
+                            holds: format!("volume {volume_id} of another disk"),
+                        })
+                    };
+                }
+                MountState::Linked => {
+                    return Err(Error::PathInUse {
                         path: path.to_string(),
-                        holds: format!("volume {volume_id} of another disk"),
-                    })
-                };
+                        holds: "a link".into(),
+                    });
+                }
+                // Proves it an empty directory (a file is refused, never
+                // deleted); it is made again before the mount.
+                MountState::NotMounted => self.remove_empty_dir_only(path).await?,
+                MountState::Missing => {}
             }
-            MountState::Linked => {
-                return Err(Error::PathInUse {
-                    path: path.to_string(),
-                    holds: "a link".into(),
-                });
+            Ok(None)
+        };
+        // A disk listing no volume is asked whether it is online (only an
+        // online disk's empty listing says it holds none): asked beside
+        // the OS disk's and the path's checks, which it does not depend
+        // on (a read; nothing is changed before the checks pass). Proxy
+        // mode only.
+        let online = async {
+            match listed.is_empty() && !self.in_host_process_mode() {
+                true => disk.is_online(number).await.map(Some),
+                false => Ok(None),
             }
-            // Proves it an empty directory (a file is refused, never
-            // deleted); it is made again before the mount.
-            MountState::NotMounted => self.remove_empty_dir_only(path).await?,
-            MountState::Missing => {}
+        };
+        let (ready, online) = tokio::join!(path_ready, online);
+        if let Some(staged) = ready? {
+            return Ok(staged);
         }
+        let online = online?;
         self.make_writable(number, read_only).await?;
         let read_only = |e: Error| read_only_refusal(number, e);
-        let prepare = |listed| async move {
-            self.partition_if_blank(number, disk_id, listed)
+        let prepare = |listed, online| async move {
+            self.partition_if_blank(number, disk_id, listed, online)
                 .await
                 .map_err(read_only)
         };
@@ -157,7 +177,7 @@ impl Node {
         // cannot be partitioned or shows no volume, as an offline disk
         // does; it is then brought online and prepared again, its volumes
         // listed again.
-        let (id, partitioned) = match prepare(Some(listed)).await {
+        let (id, partitioned) = match prepare(Some(listed), online).await {
             Ok(found) => found,
             Err(e) if matches!(e.kind(), ErrorKind::Unavailable | ErrorKind::TimedOut) => {
                 return Err(e);
@@ -168,14 +188,14 @@ impl Node {
                 }
                 tracing::info!(disk = number, error = %e, "bringing the disk online");
                 disk.set_online(number, true).await?;
-                prepare(None).await?
+                prepare(None, None).await?
             }
         };
         // Not the OS disk's (refused above): later checks need no call.
         self.remember_data_volume(&id);
         // A format in a task of its own: it outlives this caller at the
         // host, and a retry must wait for it rather than format again.
-        self.ensure_formatted(number, &id)
+        self.ensure_formatted(number, &id, partitioned)
             .await
             .map_err(read_only)?;
         fs.mkdir(path).await?;
@@ -243,6 +263,7 @@ impl Node {
         n: u32,
         disk_id: Option<&str>,
         listed: Option<&[String]>,
+        online: Option<Option<bool>>,
     ) -> Result<(String, bool), Error> {
         #[cfg(feature = "host-process")]
         if let Some(backend) = &self.inner.host_process {
@@ -293,7 +314,11 @@ impl Node {
         // offline disk lists none whatever it holds. The caller brings it
         // online and prepares it again. (A proxy that cannot tell, None,
         // is taken at its listing, as before.)
-        if self.disk()?.is_online(n).await? == Some(false) {
+        let online = match online {
+            Some(known) => known,
+            None => self.disk()?.is_online(n).await?,
+        };
+        if online == Some(false) {
             return Err(Error::NoVolume { disk: n });
         }
         if let Some(key) = &disk_key {
@@ -331,6 +356,16 @@ impl Node {
             records.remove(PARTITIONING, key)?;
         }
         Ok((id, true))
+    }
+
+    /// Whether the node works in HostProcess mode (which reads sectors and
+    /// partitions without the proxy's listing rules).
+    fn in_host_process_mode(&self) -> bool {
+        #[cfg(feature = "host-process")]
+        if self.inner.host_process.is_some() {
+            return true;
+        }
+        false
     }
 
     /// Records the partition licence of volume `id` on disk `n`: its

@@ -404,8 +404,9 @@ mod expand {
 
 /// A stage asks each fact once (`docs/cost.md`): the disk's id and volumes
 /// at once, the blank check made on that one listing, one format check
-/// once the format is claimed, and no grow reads after a partition the
-/// stage made itself (csi-proxy's PartitionDisk takes the whole disk).
+/// once the format is claimed (none for the volume the stage's own
+/// PartitionDisk made), and no grow reads after a partition the stage
+/// made itself (csi-proxy's PartitionDisk takes the whole disk).
 /// Before, a blank stage made 21 host calls (a second location listing,
 /// two more volume listings, a second format check, two size reads).
 #[tokio::test(start_paused = true)]
@@ -431,7 +432,16 @@ async fn a_stage_asks_each_fact_once() {
         // still where it was found (beside its id and volumes).
         assert_eq!(count(from, "ListDiskLocations"), 2, "{seen}");
         assert_eq!(count(from, "ListDiskIDs"), 1, "{seen}");
-        assert_eq!(count(from, "IsVolumeFormatted"), 1, "{seen}");
+        // A volume the stage's own PartitionDisk just made is not asked
+        // whether it is formatted; a disk listing no volume is asked
+        // whether it is online (only an online disk's empty listing says
+        // it holds none).
+        assert_eq!(
+            count(from, "IsVolumeFormatted"),
+            usize::from(!blank),
+            "{seen}"
+        );
+        assert_eq!(count(from, "GetDiskState"), usize::from(blank), "{seen}");
         assert_eq!(
             count(from, "ListVolumesOnDisk"),
             1 + usize::from(blank),
