@@ -50,7 +50,7 @@
 //! | NodeUnpublishVolume | [`Node::unpublish`] | removes the link (a share staged at the target, an ephemeral volume, is unstaged) | absent: Ok | [`Error::NotEmpty`] (a plain directory with files) |
 //! | NodeUnstageVolume | [`Node::unstage`] ([`Unstage`]) | a disk's volume: flushes, unmounts, removes the staging path; a share's link: removed, the mapping with its last reference; with offline, the disk stays online while another staging path holds it | absent: Ok | [`Error::NotEmpty`], [`Error::PathInUse`] (a file), with offline [`Error::DifferentDisk`], [`Error::OsDisk`], [`Error::OsDiskUnknown`] |
 //! | NodeExpandVolume | [`Node::expand`] ([`Expand`]) | rescans, grows the volume to its partition | nothing to grow: Ok | [`Error::DifferentDisk`], [`Error::OsDisk`], [`Error::OsDiskUnknown`] |
-//! | NodeGetVolumeStats | [`Node::usage`], [`Node::smb_share_stats`] | reads the space | | |
+//! | NodeGetVolumeStats | [`Node::volume_stats`] ([`VolumeStats`]) | reads the figures and condition of a disk's volume or a share's link, the plugin's own read first (bytes alone: [`Node::usage`]; a share's: [`Node::smb_share_stats`]) | | [`Error::NotStaged`] (nothing at the path) |
 //!
 //! And for paths and start-up: [`Node::ensure_dir`] (creates the directory
 //! and its parents), [`Node::remove`] (a directory tree, or a link, never
@@ -88,6 +88,7 @@ mod records;
 mod smb;
 mod smb_store;
 mod smb_view;
+mod stats;
 mod store;
 mod system;
 mod volumes;
@@ -109,6 +110,7 @@ pub use options::{
 pub use records::NodeRecords;
 pub use smb::{ShareStats, SmbCredentials, SmbStage};
 pub use smb_store::SmbStore;
+pub use stats::{InodeUsage, VolumeCondition, VolumeStats};
 pub use volumes::{Expand, StageDisk, Unstage};
 
 use crate::Error;
