@@ -139,20 +139,6 @@ pub(super) fn disk_free_space(path: &Path) -> std::io::Result<LocalSpace> {
 mod tests {
     use std::path::{Path, PathBuf};
 
-    /// What one local read of a directory's file system tells.
-    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-    pub(super) struct LocalSpace {
-        /// Bytes of the file system.
-        pub total: u64,
-        /// Bytes free.
-        pub free: u64,
-        /// Bytes free to this process.
-        pub available: u64,
-        /// Inodes: total, free, free to this process; `None` where the file
-        /// system has no fixed count (NTFS; a Unix one that reports none).
-        pub inodes: Option<(u64, u64, u64)>,
-    }
-
     /// Under Wine (scripts/test-windows.sh) or on Unix: a local
     /// directory's volume.
     #[test]
