@@ -11,6 +11,7 @@ use csi_node_server::csi::v1::volume_capability::{AccessMode, AccessType, MountV
 use csi_node_server::csi::v1::*;
 use csi_node_server::{Driver, Plugin, VolumeRequest, VolumeSource, async_trait};
 use csi_proxy_client::mock::MockHost;
+use csi_proxy_client::node::MockNode;
 use csi_proxy_client::node::{DiskSelector, MountState, Node};
 use tonic::{Code, Request, Status};
 
@@ -462,19 +463,17 @@ async fn host_process_stats_are_one_node_call_for_a_disk_and_a_share() {
 /// Windows build under Wine (`scripts/test-windows.sh`).
 #[tokio::test]
 async fn proxy_mode_stats_under_a_local_root_are_read_by_the_plugin() {
-    use csi_proxy_client::node::{NodeOptions, NodeVersions};
+    use csi_proxy_client::node::NodeOptions;
     let mock = MockHost::new();
     if !mock.host().let_the_os_follow_links() {
         eprintln!("a Windows host that is not Wine: the simulator's links are files; not checked");
         return;
     }
     let root = mock.host().host_path(r"C:\").unwrap();
-    let node = Node::from_mock_with_options(
-        &mock,
-        NodeVersions::newest(),
-        NodeOptions::default().local_root(&root),
-    )
-    .unwrap();
+    let node = MockNode::new(&mock)
+        .options(NodeOptions::default().local_root(&root))
+        .build()
+        .unwrap();
     let plugin = Plugin::new(node.clone(), Smb);
     let share = stage_request("pv", r"\\fileserver\share");
     let mut disk = stage_request("disk", "");

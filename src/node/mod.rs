@@ -8,6 +8,11 @@
 //! ([`Node::from_mock`]), and in HostProcess mode on the Windows host
 //! itself, no proxy (feature `host-process`, `Node::host_process`).
 //!
+//! | | proxy mode | HostProcess mode (feature `host-process`) |
+//! |---|---|---|
+//! | on a node | [`Node::connect`]`(options)` | `Node::host_process(options)` (Windows) |
+//! | in unit tests (feature `mock`) | [`Node::from_mock`]`(&host)`; versions or options: `MockNode::new(&host).versions(..).options(..).build()` | `Node::host_process_with(FakeWindows::new(host), options)`, or over a configured `HostProcess` |
+//!
 //! ```no_run
 //! use csi_proxy_client::node::{DiskSelector, Node, NodeOptions};
 //!
@@ -100,6 +105,8 @@ use std::sync::{Arc, Mutex};
 
 use tracing::Instrument;
 
+#[cfg(feature = "mock")]
+pub use connect::MockNode;
 pub use disks::{BusType, DiskInfo, DiskPredicate, DiskSelector, PartitionStyle};
 use groups::{DiskGroup, FilesystemGroup, IscsiGroup, SmbGroup, SystemGroup, VolumeGroup};
 pub use iscsi::{IscsiAuth, IscsiTarget};
