@@ -29,13 +29,13 @@ pub struct VolumeCondition {
 /// What [`Node::volume_stats`] tells of a staged path. Which mode tells
 /// what:
 ///
-/// | the plugin runs | a disk's volume | an SMB share's link | inodes | host calls |
+/// | the plugin runs | a disk's volume | an SMB share's link | inodes | when its own read fails |
 /// |---|---|---|---|---|
-/// | HostProcess, on Windows | bytes (`GetDiskFreeSpaceExW` on the path) | bytes (the same read, which follows the link); when it fails, the global mapping's status (`MSFT_SmbGlobalMapping`) names what is wrong | never (NTFS) | none; a failed read: the volume behind the path, its stats or the mapping |
-/// | proxy, on Windows | bytes (the plugin's own `GetDiskFreeSpaceExW`) | bytes (the same read); when it fails, no figures and a message that the mapping cannot be read through the proxy | never (NTFS) | none; a failed read: `GetVolumeIDFromTargetPath`, `GetVolumeStats` (a share: `PathExists`, `IsSymlink` instead of the stats) |
-/// | proxy, elsewhere, with a [local root](super::NodeOptions::local_root) (the simulated node) | bytes (the plugin's own `statvfs` of the mapped path) | bytes (the same) | `statvfs`'s counts | none; a failed read: as on Windows |
-/// | proxy, elsewhere, without one | bytes from the proxy (`GetVolumeStats`) | none | never | 2 (a share: 3) |
-/// | HostProcess over a fake (unit tests), no local root | bytes from the fake host | bytes and the mapping's status from the fake host | never | 2 (a share: 4) |
+/// | HostProcess, on Windows | bytes: `GetDiskFreeSpaceExW` on the path, which follows the mount point | bytes: the same read, which follows the link to the share | never (NTFS) | asks the host (WMI, Win32): the volume behind the path and its bytes; for a link with none, the share behind it and its global mapping's status (`MSFT_SmbGlobalMapping`), abnormal when not OK or gone |
+/// | proxy, on Windows | bytes: the plugin's own `GetDiskFreeSpaceExW` | bytes: the same read | never (NTFS) | asks the proxy: `GetVolumeIDFromTargetPath`, `GetVolumeStats` (bytes); for a link with no volume, `PathExists` and `IsSymlink`, and no figures: the proxy cannot read a share's space or its mapping, and the message says so |
+/// | proxy, elsewhere, with a [local root](super::NodeOptions::local_root) (the simulated node) | bytes: the plugin's own `statvfs` of the mapped path | bytes: the same | `statvfs`'s counts, when it has them | as on Windows |
+/// | proxy, elsewhere, without one | from the proxy: 2 calls | no figures: 3 calls | never | (always) |
+/// | HostProcess over a fake (unit tests), no local root | from the fake host | bytes and the mapping's status from the fake host | never | (always) |
 ///
 /// A path with nothing there is [`Error::NotStaged`]; a directory with no
 /// volume behind it (a mount point whose disk went away looks so) is

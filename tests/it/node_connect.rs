@@ -508,7 +508,7 @@ async fn host_process_with_takes_a_fake_an_arc_or_a_configured_backend() {
     for node in &nodes {
         assert_eq!(
             node.versions().to_string(),
-            "disk=v1 volume=v1 filesystem=v1 smb=v1"
+            "disk=v1 volume=v1 filesystem=v1 smb=v1 iscsi=none system=none"
         );
     }
     // They act on the one simulated host.
