@@ -10,7 +10,7 @@ use crate::node_support::*;
 use csi_proxy_client::host::HotAttach;
 use csi_proxy_client::mock::MockHost;
 use csi_proxy_client::node::{
-    DiskSelector, MockNode, MountState, Node, NodeOptions, NodeRecords, SmbStore,
+    DiskSelector, MockNode, MountState, NodeOptions, NodeRecords, SmbStore,
 };
 use csi_proxy_client::{Error, ErrorKind};
 
