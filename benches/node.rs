@@ -35,7 +35,7 @@ mod unix {
     use csi_proxy_client::disk::v1::{self as disk, DiskApi};
     use csi_proxy_client::filesystem::v1::{self as fs, FilesystemApi};
     use csi_proxy_client::mock::MockHost;
-    use csi_proxy_client::node::{Node, NodeOptions, NodeVersions};
+    use csi_proxy_client::node::{MockNode, Node, NodeOptions, NodeVersions};
     use csi_proxy_client::server::{GroupVersion, Server};
     use csi_proxy_client::volume::v1::{self as volume, VolumeApi};
 
@@ -300,7 +300,7 @@ mod unix {
             iscsi: None,
             system: None,
         };
-        let node = Node::from_mock_with(&host, versions).unwrap();
+        let node = MockNode::new(&host).versions(versions).build().unwrap();
         let raw = Raw {
             disk: host.clone(),
             volume: host.clone(),

@@ -185,7 +185,9 @@ pub enum Error {
         holds: String,
     },
 
-    /// A publish found no staged volume at the staging path; nothing changed.
+    /// A publish found no staged volume at the staging path, or
+    /// [`Node::volume_stats`](crate::node::Node::volume_stats) nothing at
+    /// the path; nothing changed.
     #[error("nothing is staged at {path}")]
     NotStaged {
         /// The staging path.

@@ -35,9 +35,8 @@ use csi_node_server::{Driver, Plugin, VolumeRequest, VolumeSource};
 use csi_proxy_client::host::seed::NodeSeed;
 use csi_proxy_client::host::{LatencyProfile, ProxyRelease};
 use csi_proxy_client::mock::MockHost;
-use csi_proxy_client::node::{
-    DEFAULT_MAX_CONCURRENT_FORMATS, DiskSelector, Node, NodeOptions, NodeVersions,
-};
+use csi_proxy_client::node::MockNode;
+use csi_proxy_client::node::{DEFAULT_MAX_CONCURRENT_FORMATS, DiskSelector, Node, NodeOptions};
 use csi_proxy_client::{Error, disk, filesystem, smb, volume};
 use tonic::{Request, Status};
 
@@ -624,7 +623,9 @@ async fn run_ours(profile: (LatencyProfile, ProxyRelease)) -> HashMap<&'static s
     // as the drivers' `*(local)*` steps are.
     let c_root = mock.host().host_path(r"C:\").expect("the C: volume");
     let options = NodeOptions::default().local_root(c_root);
-    let node = Node::from_mock_with_options(&mock, NodeVersions::newest(), options)
+    let node = MockNode::new(&mock)
+        .options(options)
+        .build()
         .expect("the node layer speaks every newest version");
     let plugin = Plugin::new(node, BenchDriver);
     let mut out = HashMap::new();

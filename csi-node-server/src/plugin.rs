@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use tokio::time::Instant as CacheInstant;
 
-use csi_proxy_client::node::{MountState, Node, VolumeUsage};
+use csi_proxy_client::node::{MountState, Node};
 use csi_proxy_client::{Error, ErrorKind};
 use tonic::{Code, Request, Response, Status};
 
@@ -431,67 +431,41 @@ impl Plugin {
             return Ok(kept);
         }
         let _busy = self.claim(&r.volume_id, &r.volume_path)?;
-        // A volume is the usual answer: its figures are read locally where
-        // the node layer can (no host call; a share's link reaches the
-        // share's space), else in two calls (the volume behind the path,
-        // its stats), and only a path without them is looked at further.
-        // The "usage" operation is recorded
-        // once the path is known to hold no share: a share has no volume
-        // here, and its stats are no failed usage.
-        let start = Instant::now();
-        let usage = self.node.usage(&r.volume_path).await;
-        let record = |result: Result<(), &Error>| {
-            self.metrics
-                .record_operation("usage", result, start.elapsed())
+        // One node call, whatever backs the path (a disk's volume, a
+        // share's link): the node reads locally first, asks the host only
+        // where it must, and says the volume's condition.
+        let stats = match self
+            .op("volume_stats", self.node.volume_stats(&r.volume_path))
+            .await
+        {
+            Ok(stats) => stats,
+            // Nothing at the path, or a path the node refuses before asking
+            // the host (a relative one): no volume there.
+            Err(Error::NotStaged { .. }) => return Err(no_volume(&r.volume_id, &r.volume_path)),
+            Err(e @ Error::InvalidPath { .. }) => {
+                return Err(Status::not_found(format!(
+                    "volume {}: no volume at {}: {e}",
+                    r.volume_id, r.volume_path
+                )));
+            }
+            Err(e) => return Err(status_of(e)),
         };
-        let (usage, condition) = match usage {
-            Ok(usage) => {
-                record(Ok(()));
-                let condition = Ok("the volume is mounted and readable".to_string());
-                (Some(usage), condition)
-            }
-            // An unreachable proxy says nothing about the volume.
-            Err(e) if unreachable(&e) => {
-                record(Err(&e));
-                return Err(status_of(e));
-            }
-            Err(e) => {
-                let state = self.volume_state(&r.volume_id, &r.volume_path).await;
-                if !matches!(state, Ok(MountState::Linked)) {
-                    record(Err(&e));
-                }
-                match state? {
-                    MountState::Missing => return Err(no_volume(&r.volume_id, &r.volume_path)),
-                    // Something is there, but no volume behind it: a mount point
-                    // whose disk went away looks like this.
-                    MountState::NotMounted => {
-                        (None, Err(format!("no volume behind {}", r.volume_path)))
-                    }
-                    MountState::Linked => self.share_stats(&r).await?,
-                    MountState::Mounted { .. } => {
-                        (None, Err(format!("the volume cannot be read: {e}")))
-                    }
-                }
-            }
-        };
-        let usage = usage
-            .map(|u| csi::VolumeUsage {
-                available: bytes(u.available_bytes),
-                total: bytes(u.total_bytes),
-                used: bytes(u.used_bytes),
-                unit: csi::volume_usage::Unit::Bytes.into(),
-            })
-            .into_iter()
-            .collect();
-        let volume_condition = match condition {
-            Ok(message) => csi::VolumeCondition {
-                abnormal: false,
-                message,
-            },
-            Err(message) => csi::VolumeCondition {
-                abnormal: true,
-                message,
-            },
+        let bytes_usage = stats.usage.map(|u| csi::VolumeUsage {
+            available: bytes(u.available_bytes),
+            total: bytes(u.total_bytes),
+            used: bytes(u.used_bytes),
+            unit: csi::volume_usage::Unit::Bytes.into(),
+        });
+        let inode_usage = stats.inodes.map(|i| csi::VolumeUsage {
+            available: bytes(i.available),
+            total: bytes(i.total),
+            used: bytes(i.used),
+            unit: csi::volume_usage::Unit::Inodes.into(),
+        });
+        let usage = bytes_usage.into_iter().chain(inode_usage).collect();
+        let volume_condition = csi::VolumeCondition {
+            abnormal: stats.condition.abnormal,
+            message: stats.condition.message,
         };
         let reply = csi::NodeGetVolumeStatsResponse {
             usage,
@@ -522,33 +496,6 @@ impl Plugin {
             }
             None => None,
         }
-    }
-
-    /// The figures and condition of an SMB volume (a link to its share):
-    /// the share's, as far as this mode can read them.
-    async fn share_stats(
-        &self,
-        r: &csi::NodeGetVolumeStatsRequest,
-    ) -> Result<(Option<VolumeUsage>, Result<String, String>), Status> {
-        let share = self
-            .op("smb_share_stats", self.node.smb_share_stats(&r.volume_path))
-            .await
-            .map_err(status_of)?;
-        if let Some(why) = &share.unread {
-            tracing::debug!(volume_id = r.volume_id, why, "no SMB share figures");
-        }
-        let condition = match (share.trouble, share.mapping_checked, share.unread) {
-            (Some(trouble), ..) => Err(trouble),
-            (None, true, _) => Ok("the SMB share is mapped and readable".to_string()),
-            // Through the proxy the mapping's status cannot be read.
-            (None, false, None) => Ok("the SMB share is readable by the plugin; its \
-                                       mapping's status cannot be read through the proxy"
-                .to_string()),
-            (None, false, Some(why)) => Ok(format!(
-                "{why}; the SMB mapping's status cannot be read through the proxy"
-            )),
-        };
-        Ok((share.usage, condition))
     }
 
     async fn expand(

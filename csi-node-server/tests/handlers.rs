@@ -15,6 +15,7 @@ use csi_node_server::csi::v1::volume_capability::{
 use csi_node_server::csi::v1::*;
 use csi_node_server::{Driver, Plugin, VolumeRequest, VolumeSource};
 use csi_proxy_client::mock::MockHost;
+use csi_proxy_client::node::MockNode;
 use csi_proxy_client::node::{DiskSelector, MountState, Node};
 use tonic::{Code, Request, Status};
 
@@ -289,12 +290,12 @@ async fn smb_volumes_on_one_share_keep_the_mapping_until_the_last_unstages() {
 /// removes the mapping with the last (csi-driver-smb#1039 leaked them).
 #[tokio::test]
 async fn smb_references_on_disk_survive_a_restart_and_the_last_unstage_unmaps() {
-    use csi_proxy_client::node::{NodeOptions, NodeVersions, SmbStore};
+    use csi_proxy_client::node::{NodeOptions, SmbStore};
     let mock = MockHost::new();
     let state = tempfile::tempdir().unwrap();
     let plugin = || {
         let options = NodeOptions::default().smb_store(SmbStore::directory(state.path()));
-        let node = Node::from_mock_with_options(&mock, NodeVersions::newest(), options).unwrap();
+        let node = MockNode::new(&mock).options(options).build().unwrap();
         Plugin::new(node, TestDriver)
     };
     let share = mock

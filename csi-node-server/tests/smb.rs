@@ -11,6 +11,7 @@ use csi_node_server::csi::v1::volume_capability::{AccessMode, AccessType, MountV
 use csi_node_server::csi::v1::*;
 use csi_node_server::{Driver, Plugin, VolumeRequest, VolumeSource, async_trait};
 use csi_proxy_client::mock::MockHost;
+use csi_proxy_client::node::MockNode;
 use csi_proxy_client::node::{DiskSelector, MountState, Node};
 use tonic::{Code, Request, Status};
 
@@ -355,9 +356,103 @@ async fn proxy_mode_stats_of_a_share_say_what_cannot_be_read() {
         "a share's stats counted as a usage operation:\n{metrics}"
     );
     assert!(
-        metrics.contains(r#"csi_node_operations_total{operation="smb_share_stats",result="ok"} 1"#),
+        metrics.contains(r#"csi_node_operations_total{operation="volume_stats",result="ok"} 1"#),
         "{metrics}"
     );
+}
+
+/// The node operations the plugin has recorded, all kinds together.
+fn node_operations(plugin: &Plugin) -> u64 {
+    plugin
+        .metrics()
+        .encode()
+        .lines()
+        .filter(|l| l.starts_with("csi_node_operations_total{"))
+        .filter_map(|l| l.rsplit(' ').next()?.parse::<u64>().ok())
+        .sum()
+}
+
+/// A share and a disk (LUN 1) staged through `plugin`, as "pv" and "disk".
+async fn stage_a_share_and_a_disk(plugin: &Plugin) {
+    let share = stage_request("pv", r"\\fileserver\share");
+    let mut disk = stage_request("disk", "");
+    disk.volume_context = HashMap::from([("lun".into(), "1".into())]);
+    disk.volume_capability = Some(VolumeCapability {
+        access_type: Some(AccessType::Mount(MountVolume::default())),
+        access_mode: Some(AccessMode {
+            mode: Mode::SingleNodeWriter.into(),
+        }),
+    });
+    for request in [share, disk] {
+        plugin
+            .node_stage_volume(Request::new(request))
+            .await
+            .unwrap();
+    }
+}
+
+/// NodeGetVolumeStats is one node call, whatever backs the path (issue
+/// 43: it was up to three, `usage`, `mount_state` and `smb_share_stats`,
+/// the plugin choosing between them): the plugin records one node
+/// operation, and asks the proxy exactly what one `Node::volume_stats`
+/// asks and no more, for a staged disk (the volume behind the path, its
+/// stats) and a staged share (no volume behind its link: the path is
+/// there and a link), both answered as the node answers them.
+#[tokio::test]
+async fn stats_are_one_node_call_for_a_disk_and_a_share() {
+    let (mock, node, plugin) = setup(Smb);
+    stage_a_share_and_a_disk(&plugin).await;
+    let expected: [(&str, &[&str]); 2] = [
+        ("disk", &["GetVolumeIDFromTargetPath", "GetVolumeStats"]),
+        (
+            "pv",
+            &["GetVolumeIDFromTargetPath", "PathExists", "IsSymlink"],
+        ),
+    ];
+    let names = |mock: &MockHost| -> Vec<&'static str> {
+        mock.calls().iter().map(|c| c.rpc.name).collect()
+    };
+    for (id, calls) in expected {
+        let path = staging(id);
+        let operations = node_operations(&plugin);
+        mock.clear_calls();
+        let reply = stats_of(&plugin, id, path.clone()).await;
+        let by_plugin = names(&mock);
+        assert_eq!(node_operations(&plugin), operations + 1, "{id}");
+        mock.clear_calls();
+        let direct = node.volume_stats(&path).await.unwrap();
+        assert_eq!(
+            by_plugin,
+            names(&mock),
+            "{id}: the plugin's calls and the node's"
+        );
+        assert_eq!(by_plugin, calls, "{id}");
+        eprintln!("{id}: {} host calls {by_plugin:?}", by_plugin.len());
+        let condition = reply.volume_condition.unwrap();
+        assert_eq!(condition.abnormal, direct.condition.abnormal, "{id}");
+        assert_eq!(condition.message, direct.condition.message, "{id}");
+        assert_eq!(
+            reply.usage.first().map(|u| u.total as u64),
+            direct.usage.map(|u| u.total_bytes),
+            "{id}"
+        );
+    }
+}
+
+/// In HostProcess mode too the plugin's stats are one node operation for
+/// a disk and a share, with the share's figures and condition.
+#[tokio::test]
+async fn host_process_stats_are_one_node_call_for_a_disk_and_a_share() {
+    let (_mock, plugin) = setup_host_process();
+    stage_a_share_and_a_disk(&plugin).await;
+    for id in ["disk", "pv"] {
+        let operations = node_operations(&plugin);
+        let reply = stats_of(&plugin, id, staging(id)).await;
+        assert_eq!(node_operations(&plugin), operations + 1, "{id}");
+        assert_eq!(reply.usage.len(), 1, "{id}: {reply:?}");
+        assert!(reply.usage[0].total > 0, "{id}: {reply:?}");
+        assert!(!reply.volume_condition.unwrap().abnormal, "{id}");
+    }
 }
 
 /// Proxy mode with a local root (the simulated `C:` volume's directory,
@@ -368,19 +463,17 @@ async fn proxy_mode_stats_of_a_share_say_what_cannot_be_read() {
 /// Windows build under Wine (`scripts/test-windows.sh`).
 #[tokio::test]
 async fn proxy_mode_stats_under_a_local_root_are_read_by_the_plugin() {
-    use csi_proxy_client::node::{NodeOptions, NodeVersions};
+    use csi_proxy_client::node::NodeOptions;
     let mock = MockHost::new();
     if !mock.host().let_the_os_follow_links() {
         eprintln!("a Windows host that is not Wine: the simulator's links are files; not checked");
         return;
     }
     let root = mock.host().host_path(r"C:\").unwrap();
-    let node = Node::from_mock_with_options(
-        &mock,
-        NodeVersions::newest(),
-        NodeOptions::default().local_root(&root),
-    )
-    .unwrap();
+    let node = MockNode::new(&mock)
+        .options(NodeOptions::default().local_root(&root))
+        .build()
+        .unwrap();
     let plugin = Plugin::new(node.clone(), Smb);
     let share = stage_request("pv", r"\\fileserver\share");
     let mut disk = stage_request("disk", "");
@@ -409,6 +502,18 @@ async fn proxy_mode_stats_under_a_local_root_are_read_by_the_plugin() {
         );
         let own = node.usage(&staging(id)).await.unwrap();
         assert_eq!(usage.total, own.total_bytes as i64, "{id}");
+        // Inodes where the local read counts them: statvfs, never Windows.
+        let direct = node.volume_stats(&staging(id)).await.unwrap();
+        assert!(cfg!(unix) || direct.inodes.is_none(), "{id}: {direct:?}");
+        match direct.inodes {
+            Some(inodes) => {
+                assert_eq!(stats.usage.len(), 2, "{id}: {stats:?}");
+                assert_eq!(stats.usage[1].unit(), volume_usage::Unit::Inodes);
+                assert_eq!(stats.usage[1].total, inodes.total as i64, "{id}");
+                assert!(inodes.used + inodes.available <= inodes.total, "{id}");
+            }
+            None => assert_eq!(stats.usage.len(), 1, "{id}: {stats:?}"),
+        }
         assert_eq!(mock.calls().len(), before, "{:?}", &mock.calls()[before..]);
     }
     // The share's staged path reaches the share.

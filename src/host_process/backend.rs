@@ -40,6 +40,30 @@ impl std::fmt::Debug for HostProcess {
     }
 }
 
+/// A backend over a boundary as [`HostProcess::new`] makes it, for
+/// [`Node::host_process_with`](crate::node::Node::host_process_with).
+impl From<Arc<dyn WindowsHost>> for HostProcess {
+    fn from(host: Arc<dyn WindowsHost>) -> HostProcess {
+        HostProcess::new(host)
+    }
+}
+
+/// A backend over a boundary as [`HostProcess::new`] makes it (an
+/// `Arc<FakeWindows>` in tests).
+impl<W: WindowsHost> From<Arc<W>> for HostProcess {
+    fn from(host: Arc<W>) -> HostProcess {
+        HostProcess::new(host)
+    }
+}
+
+/// A backend over a boundary as [`HostProcess::new`] makes it
+/// (`FakeWindows::new(..)` in tests).
+impl<W: WindowsHost> From<W> for HostProcess {
+    fn from(host: W) -> HostProcess {
+        HostProcess::new(Arc::new(host))
+    }
+}
+
 impl HostProcess {
     /// Which host the backend works on ([`WindowsHost::host_name`]).
     pub(crate) fn host_name(&self) -> String {

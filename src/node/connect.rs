@@ -1,5 +1,9 @@
-//! Connecting: the versions each group negotiates, and the constructors
-//! over the proxy, a `MockHost` and HostProcess mode.
+//! Connecting: the versions each group negotiates, and the constructors,
+//! one per situation of the README's "Which mode" table: `connect` (the
+//! proxy), `host_process` (HostProcess mode), `from_mock` (unit tests;
+//! `MockNode` for versions and options) and `host_process_with`
+//! (HostProcess mode over a fake or a configured backend). The others are
+//! deprecated names of these.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -200,27 +204,51 @@ impl Node {
         }
     }
 
-    /// The node layer over an in-process [`MockHost`](crate::mock::MockHost),
-    /// every group at its newest non-alpha version ([`NodeVersions::newest`]).
+    /// Unit tests over an in-process [`MockHost`](crate::mock::MockHost):
+    /// every group at its newest non-alpha version
+    /// ([`NodeVersions::newest`]), default options. Other versions or
+    /// options: [`MockNode`].
     #[cfg(feature = "mock")]
     pub fn from_mock(host: &crate::mock::MockHost) -> Node {
-        Self::from_mock_with(host, NodeVersions::newest())
+        MockNode::new(host)
+            .build()
             .expect("the node layer speaks every newest version")
     }
 
     /// The node layer over a [`MockHost`](crate::mock::MockHost) at the
     /// given versions (a group set to `None` is absent).
     #[cfg(feature = "mock")]
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `MockNode::new(host).versions(versions).build()`"
+    )]
     pub fn from_mock_with(
         host: &crate::mock::MockHost,
         versions: NodeVersions,
     ) -> Result<Node, Error> {
-        Self::from_mock_with_options(host, versions, NodeOptions::default())
+        MockNode::new(host).versions(versions).build()
     }
 
-    /// [`Node::from_mock_with`] with options (deadlines, SMB store, ...).
+    /// [`MockNode`] with versions and options.
     #[cfg(feature = "mock")]
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `MockNode::new(host).versions(versions).options(options).build()`"
+    )]
     pub fn from_mock_with_options(
+        host: &crate::mock::MockHost,
+        versions: NodeVersions,
+        options: NodeOptions,
+    ) -> Result<Node, Error> {
+        MockNode::new(host)
+            .versions(versions)
+            .options(options)
+            .build()
+    }
+
+    /// The node over `host` at `versions` with `options` ([`MockNode::build`]).
+    #[cfg(feature = "mock")]
+    fn mock_node(
         host: &crate::mock::MockHost,
         versions: NodeVersions,
         options: NodeOptions,
@@ -272,15 +300,21 @@ impl Node {
         Ok(Self::host_process_with(host, options))
     }
 
-    /// HostProcess mode over any implementation of the Windows boundary
-    /// (the fake over the simulated host in tests,
-    /// [`FakeWindows`](crate::host_process::FakeWindows)).
+    /// HostProcess mode over another implementation of the Windows
+    /// boundary or a configured backend: the fake over the simulated host
+    /// in unit tests ([`FakeWindows`](crate::host_process::FakeWindows), as
+    /// is or in an `Arc`), any `Arc<dyn WindowsHost>`, or a
+    /// [`HostProcess`](crate::host_process::HostProcess) with its working
+    /// directories and SMB privacy set. Disk, volume, filesystem and smb
+    /// are at v1; iscsi at v1alpha2 and system at v1alpha1 when asked for
+    /// ([`NodeOptions::iscsi`], [`NodeOptions::system`]).
     #[cfg(feature = "host-process")]
     pub fn host_process_with(
-        host: Arc<dyn crate::host_process::WindowsHost>,
+        host: impl Into<crate::host_process::HostProcess>,
         options: NodeOptions,
     ) -> Node {
-        Self::from_host_process(crate::host_process::HostProcess::new(host), options)
+        #[allow(deprecated)]
+        Self::from_host_process(host.into(), options)
     }
 
     /// HostProcess mode over a configured backend (working directories,
@@ -288,6 +322,10 @@ impl Node {
     /// v1alpha2 and system at v1alpha1 when asked for
     /// ([`NodeOptions::iscsi`], [`NodeOptions::system`]).
     #[cfg(feature = "host-process")]
+    #[deprecated(
+        since = "0.2.0",
+        note = "use `Node::host_process_with(backend, options)`"
+    )]
     pub fn from_host_process(
         backend: crate::host_process::HostProcess,
         mut options: NodeOptions,
@@ -335,5 +373,61 @@ impl Node {
         node.inner_mut().host_process = Some(backend);
         tracing::info!(versions = %node.versions(), "host-process mode");
         node
+    }
+}
+
+/// The node layer over a [`MockHost`](crate::mock::MockHost) with other
+/// versions or options than [`Node::from_mock`]'s: a proxy of an older
+/// release, a group absent, deadlines, stores, a local root.
+///
+/// ```
+/// use csi_proxy_client::mock::MockHost;
+/// use csi_proxy_client::node::{MockNode, NodeOptions, NodeVersions};
+///
+/// let host = MockHost::new();
+/// // A proxy serving no iSCSI or system group, with a shorter deadline.
+/// let versions: NodeVersions = "disk=v1 volume=v1 filesystem=v1 smb=v1".parse()?;
+/// let node = MockNode::new(&host)
+///     .versions(versions)
+///     .options(NodeOptions::default().deadline(std::time::Duration::from_secs(30)))
+///     .build()?;
+/// assert!(node.versions().iscsi.is_none());
+/// # Ok::<(), csi_proxy_client::Error>(())
+/// ```
+#[cfg(feature = "mock")]
+#[derive(Debug)]
+#[must_use = "no node is made until `build`"]
+pub struct MockNode<'a> {
+    host: &'a crate::mock::MockHost,
+    versions: NodeVersions,
+    options: NodeOptions,
+}
+
+#[cfg(feature = "mock")]
+impl<'a> MockNode<'a> {
+    /// Every group at its newest non-alpha version, default options.
+    pub fn new(host: &'a crate::mock::MockHost) -> Self {
+        MockNode {
+            host,
+            versions: NodeVersions::newest(),
+            options: NodeOptions::default(),
+        }
+    }
+
+    /// The versions the mock serves (a group set to `None` is absent).
+    pub fn versions(mut self, versions: NodeVersions) -> Self {
+        self.versions = versions;
+        self
+    }
+
+    /// The node's options.
+    pub fn options(mut self, options: NodeOptions) -> Self {
+        self.options = options;
+        self
+    }
+
+    /// The node; fails on a version the node layer does not speak.
+    pub fn build(self) -> Result<Node, Error> {
+        Node::mock_node(self.host, self.versions, self.options)
     }
 }

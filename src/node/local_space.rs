@@ -22,6 +22,20 @@
 
 use std::path::{Path, PathBuf};
 
+/// What one local read of a directory's file system tells.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct LocalSpace {
+    /// Bytes of the file system.
+    pub total: u64,
+    /// Bytes free.
+    pub free: u64,
+    /// Bytes free to this process.
+    pub available: u64,
+    /// Inodes: total, free, free to this process; `None` where the file
+    /// system has no fixed count (NTFS; a Unix one that reports none).
+    pub inodes: Option<(u64, u64, u64)>,
+}
+
 /// Where the plugin reads the node's `path` (`C:\...`, as `path::local`
 /// gives it): under `root` when given (only `C:` paths: another drive is
 /// not mapped), else the path itself on Windows; `None` where no local
@@ -43,9 +57,9 @@ pub(super) fn local_path(root: Option<&Path>, path: &str) -> Option<PathBuf> {
 }
 
 /// Total, free and free-to-the-caller bytes of what the directory `path`
-/// reaches, links followed.
+/// reaches, links followed; no inode counts (NTFS has no fixed number).
 #[cfg(windows)]
-pub(super) fn disk_free_space(path: &Path) -> std::io::Result<(u64, u64, u64)> {
+pub(super) fn disk_free_space(path: &Path) -> std::io::Result<LocalSpace> {
     use std::os::windows::ffi::OsStrExt;
 
     #[link(name = "kernel32")]
@@ -70,13 +84,18 @@ pub(super) fn disk_free_space(path: &Path) -> std::io::Result<(u64, u64, u64)> {
     if ok == 0 {
         return Err(std::io::Error::last_os_error());
     }
-    Ok((total, free, available))
+    Ok(LocalSpace {
+        total,
+        free,
+        available,
+        inodes: None,
+    })
 }
 
-/// Total, free and free-to-the-caller bytes of the file system holding
-/// `path`, links followed (`statvfs`).
+/// Total, free and free-to-the-caller bytes and inodes of the file system
+/// holding `path`, links followed (`statvfs`).
 #[cfg(unix)]
-pub(super) fn disk_free_space(path: &Path) -> std::io::Result<(u64, u64, u64)> {
+pub(super) fn disk_free_space(path: &Path) -> std::io::Result<LocalSpace> {
     use std::os::unix::ffi::OsStrExt;
 
     let c_path = std::ffi::CString::new(path.as_os_str().as_bytes())
@@ -101,7 +120,19 @@ pub(super) fn disk_free_space(path: &Path) -> std::io::Result<(u64, u64, u64)> {
         u64::from(st.f_bfree),
         u64::from(st.f_bavail),
     );
-    Ok((blocks * block, free * block, available * block))
+    #[allow(clippy::useless_conversion)]
+    let (files, files_free, files_available) = (
+        u64::from(st.f_files),
+        u64::from(st.f_ffree),
+        u64::from(st.f_favail),
+    );
+    Ok(LocalSpace {
+        total: blocks * block,
+        free: free * block,
+        available: available * block,
+        // A file system without a fixed count (btrfs) reports none.
+        inodes: (files > 0).then_some((files, files_free, files_available)),
+    })
 }
 
 #[cfg(test)]
@@ -113,10 +144,17 @@ mod tests {
     #[test]
     fn a_local_directory_has_space() {
         let dir = std::env::temp_dir();
-        let (total, free, available) = super::disk_free_space(&dir).unwrap();
+        let space = super::disk_free_space(&dir).unwrap();
         assert!(
-            total > 0 && free <= total && available <= free,
-            "{total} {free} {available}"
+            space.total > 0 && space.free <= space.total && space.available <= space.free,
+            "{space:?}"
+        );
+        if let Some((files, free, available)) = space.inodes {
+            assert!(free <= files && available <= free, "{space:?}");
+        }
+        assert!(
+            cfg!(unix) || space.inodes.is_none(),
+            "Windows has no inode counts: {space:?}"
         );
         let missing = dir.join("no-such-directory-here");
         assert!(super::disk_free_space(&missing).is_err());

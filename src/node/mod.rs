@@ -8,6 +8,11 @@
 //! ([`Node::from_mock`]), and in HostProcess mode on the Windows host
 //! itself, no proxy (feature `host-process`, `Node::host_process`).
 //!
+//! | | proxy mode | HostProcess mode (feature `host-process`) |
+//! |---|---|---|
+//! | on a node | [`Node::connect`]`(options)` | `Node::host_process(options)` (Windows) |
+//! | in unit tests (feature `mock`) | [`Node::from_mock`]`(&host)`; versions or options: `MockNode::new(&host).versions(..).options(..).build()` | `Node::host_process_with(FakeWindows::new(host), options)`, or over a configured `HostProcess` |
+//!
 //! ```no_run
 //! use csi_proxy_client::node::{DiskSelector, Node, NodeOptions};
 //!
@@ -50,7 +55,7 @@
 //! | NodeUnpublishVolume | [`Node::unpublish`] | removes the link (a share staged at the target, an ephemeral volume, is unstaged) | absent: Ok | [`Error::NotEmpty`] (a plain directory with files) |
 //! | NodeUnstageVolume | [`Node::unstage`] ([`Unstage`]) | a disk's volume: flushes, unmounts, removes the staging path; a share's link: removed, the mapping with its last reference; with offline, the disk stays online while another staging path holds it | absent: Ok | [`Error::NotEmpty`], [`Error::PathInUse`] (a file), with offline [`Error::DifferentDisk`], [`Error::OsDisk`], [`Error::OsDiskUnknown`] |
 //! | NodeExpandVolume | [`Node::expand`] ([`Expand`]) | rescans, grows the volume to its partition | nothing to grow: Ok | [`Error::DifferentDisk`], [`Error::OsDisk`], [`Error::OsDiskUnknown`] |
-//! | NodeGetVolumeStats | [`Node::usage`], [`Node::smb_share_stats`] | reads the space | | |
+//! | NodeGetVolumeStats | [`Node::volume_stats`] ([`VolumeStats`]) | reads the figures and condition of a disk's volume or a share's link, the plugin's own read first (bytes alone: [`Node::usage`]; a share's: [`Node::smb_share_stats`]) | | [`Error::NotStaged`] (nothing at the path) |
 //!
 //! And for paths and start-up: [`Node::ensure_dir`] (creates the directory
 //! and its parents), [`Node::remove`] (a directory tree, or a link, never
@@ -88,6 +93,7 @@ mod records;
 mod smb;
 mod smb_store;
 mod smb_view;
+mod stats;
 mod store;
 mod system;
 mod volumes;
@@ -99,6 +105,8 @@ use std::sync::{Arc, Mutex};
 
 use tracing::Instrument;
 
+#[cfg(feature = "mock")]
+pub use connect::MockNode;
 pub use disks::{BusType, DiskInfo, DiskPredicate, DiskSelector, PartitionStyle};
 use groups::{DiskGroup, FilesystemGroup, IscsiGroup, SmbGroup, SystemGroup, VolumeGroup};
 pub use iscsi::{IscsiAuth, IscsiTarget};
@@ -109,6 +117,7 @@ pub use options::{
 pub use records::NodeRecords;
 pub use smb::{ShareStats, SmbCredentials, SmbStage};
 pub use smb_store::SmbStore;
+pub use stats::{InodeUsage, VolumeCondition, VolumeStats};
 pub use volumes::{Expand, StageDisk, Unstage};
 
 use crate::Error;

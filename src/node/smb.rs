@@ -828,7 +828,10 @@ fn smb_server_claim(root: &str) -> String {
 
 /// An SMB volume's stats from what HostProcess mode read.
 #[cfg(feature = "host-process")]
-fn host_process_share_stats(view: crate::host_process::smb::ShareView, path: &str) -> ShareStats {
+pub(super) fn host_process_share_stats(
+    view: crate::host_process::smb::ShareView,
+    path: &str,
+) -> ShareStats {
     let usage = view.space.as_ref().ok().map(|space| VolumeUsage {
         total_bytes: space.total,
         used_bytes: space.total.saturating_sub(space.free),

@@ -732,19 +732,35 @@ impl Node {
     /// The space of the directory `path` reaches, read by this process
     /// (`local_space`); why not, where it cannot be.
     pub(super) fn local_usage(&self, path: &str) -> Result<VolumeUsage, String> {
+        self.local_space(path).map(|(usage, _)| usage)
+    }
+
+    /// [`Node::local_usage`] with the inodes, where the read tells them.
+    pub(super) fn local_space(
+        &self,
+        path: &str,
+    ) -> Result<(VolumeUsage, Option<super::InodeUsage>), String> {
         let root = self.inner.options.local_root.as_deref();
         let local = super::local_space::local_path(root, path).ok_or_else(|| match root {
             Some(_) => format!("the local root maps C: only, not {path}"),
             None => "no local root: this process reads the node's paths itself only on Windows"
                 .to_string(),
         })?;
-        let (total, free, available) = super::local_space::disk_free_space(&local)
+        let space = super::local_space::disk_free_space(&local)
             .map_err(|e| format!("{} cannot be read here: {e}", local.display()))?;
-        Ok(VolumeUsage {
-            total_bytes: total,
-            used_bytes: total.saturating_sub(free),
-            available_bytes: available,
-        })
+        let usage = VolumeUsage {
+            total_bytes: space.total,
+            used_bytes: space.total.saturating_sub(space.free),
+            available_bytes: space.available,
+        };
+        let inodes = space
+            .inodes
+            .map(|(total, free, available)| super::InodeUsage {
+                total,
+                used: total.saturating_sub(free),
+                available,
+            });
+        Ok((usage, inodes))
     }
 }
 

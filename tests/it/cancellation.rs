@@ -22,7 +22,8 @@ use std::time::Duration;
 use crate::node_support::*;
 use csi_proxy_client::host::smb::MappingStatus;
 use csi_proxy_client::mock::MockHost;
-use csi_proxy_client::node::{Node, NodeOptions, NodeVersions, SmbStore};
+use csi_proxy_client::node::MockNode;
+use csi_proxy_client::node::{Node, NodeOptions, SmbStore};
 
 /// Schedules run by `cargo test` (about 10 s of the machine's time).
 const SEEDS_IN_CI: u64 = 40;
@@ -94,7 +95,10 @@ fn new_node(host: &MockHost, store: &Option<std::path::PathBuf>, deadline: Durat
     if let Some(dir) = store {
         options = options.smb_store(SmbStore::directory(dir));
     }
-    Node::from_mock_with_options(host, NodeVersions::newest(), options).expect("newest versions")
+    MockNode::new(host)
+        .options(options)
+        .build()
+        .expect("newest versions")
 }
 
 /// After many dropped tries the host is fast again (its slow calls done):

@@ -13,6 +13,7 @@ use std::time::Duration;
 use csi_proxy_client::host::{Host, HostConfig, Layout, NodeSeed, Snapshot};
 use csi_proxy_client::host_process::FakeWindows;
 use csi_proxy_client::mock::MockHost;
+use csi_proxy_client::node::MockNode;
 use csi_proxy_client::node::{DiskSelector, Node, NodeOptions};
 use csi_proxy_client::server::Server;
 use csi_proxy_client::{Error, ErrorKind};
@@ -52,12 +53,7 @@ impl Fixture {
                     builder = builder.seed(seed);
                 }
                 let mock = builder.build().expect("mock host");
-                let node = Node::from_mock_with_options(
-                    &mock,
-                    csi_proxy_client::node::NodeVersions::newest(),
-                    options(),
-                )
-                .unwrap();
+                let node = MockNode::new(&mock).options(options()).build().unwrap();
                 Fixture {
                     node,
                     host: mock.host().clone(),

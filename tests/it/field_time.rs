@@ -11,6 +11,7 @@ use std::time::Duration;
 use csi_proxy_client::Error;
 use csi_proxy_client::filesystem::v1::{self as fs, FilesystemApi};
 use csi_proxy_client::mock::MockHost;
+use csi_proxy_client::node::MockNode;
 
 const LATE: &str = r"C:\var\lib\kubelet\plugins\late";
 
@@ -411,9 +412,11 @@ mod expand {
 /// two more volume listings, a second format check, two size reads).
 #[tokio::test(start_paused = true)]
 async fn a_stage_asks_each_fact_once() {
-    use csi_proxy_client::node::{DiskSelector, Node, NodeOptions, NodeVersions};
+    use csi_proxy_client::node::{DiskSelector, NodeOptions};
     let mock = MockHost::new();
-    let node = Node::from_mock_with_options(&mock, NodeVersions::newest(), NodeOptions::default())
+    let node = MockNode::new(&mock)
+        .options(NodeOptions::default())
+        .build()
         .unwrap();
     let count = |from: usize, name: &str| {
         mock.calls()[from..]

@@ -10,6 +10,7 @@ use std::time::Duration;
 use crate::node_support::*;
 use csi_proxy_client::host::{Host, ProxyRelease};
 use csi_proxy_client::mock::MockHost;
+use csi_proxy_client::node::MockNode;
 use csi_proxy_client::node::{Node, NodeOptions, NodeRecords};
 use csi_proxy_client::{Error, ErrorKind};
 
@@ -466,8 +467,11 @@ fn mock_with_request_timeout() -> MockHost {
 #[tokio::test(start_paused = true)]
 async fn a_format_that_outlives_its_request_is_sent_once_mock() {
     let mock = mock_with_request_timeout();
-    let node =
-        Node::from_mock_with_options(&mock, Family::V1.versions(), NodeOptions::default()).unwrap();
+    let node = MockNode::new(&mock)
+        .versions(Family::V1.versions())
+        .options(NodeOptions::default())
+        .build()
+        .unwrap();
     stage_until_staged(&node, mock.host()).await;
     assert_eq!(mock.calls_of("FormatVolume").len(), 1);
 }
@@ -494,13 +498,21 @@ async fn a_restarted_plugin_does_not_format_again() {
     let mock = mock_with_request_timeout();
     let dir = tempfile::tempdir().unwrap();
     let options = || NodeOptions::default().records(NodeRecords::directory(dir.path()));
-    let first = Node::from_mock_with_options(&mock, Family::V1.versions(), options()).unwrap();
+    let first = MockNode::new(&mock)
+        .versions(Family::V1.versions())
+        .options(options())
+        .build()
+        .unwrap();
     let err = first.stage_disk(1u32, STAGING).await.unwrap_err();
     assert_eq!(err.kind(), ErrorKind::TimedOut, "{err}");
     drop(first);
     // The directory store tells this process's records from an earlier
     // one's only by their text: a new Node stands for the restarted plugin.
-    let second = Node::from_mock_with_options(&mock, Family::V1.versions(), options()).unwrap();
+    let second = MockNode::new(&mock)
+        .versions(Family::V1.versions())
+        .options(options())
+        .build()
+        .unwrap();
     stage_until_staged(&second, mock.host()).await;
     assert_eq!(mock.calls_of("FormatVolume").len(), 1);
 }
@@ -515,8 +527,16 @@ async fn two_nodes_sharing_records_format_once() {
     mock.add_latency("FormatVolume", FORMAT);
     let records = NodeRecords::memory();
     let options = || NodeOptions::default().records(records.clone());
-    let a = Node::from_mock_with_options(&mock, Family::V1.versions(), options()).unwrap();
-    let b = Node::from_mock_with_options(&mock, Family::V1.versions(), options()).unwrap();
+    let a = MockNode::new(&mock)
+        .versions(Family::V1.versions())
+        .options(options())
+        .build()
+        .unwrap();
+    let b = MockNode::new(&mock)
+        .versions(Family::V1.versions())
+        .options(options())
+        .build()
+        .unwrap();
     let (x, y) = tokio::join!(a.stage_disk(1u32, STAGING), b.stage_disk(1u32, STAGING));
     x.unwrap();
     y.unwrap();

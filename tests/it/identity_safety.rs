@@ -11,6 +11,7 @@
 use std::future::IntoFuture;
 
 use csi_proxy_client::host::{Host, HotAttach, Snapshot};
+use csi_proxy_client::node::MockNode;
 use csi_proxy_client::node::{DiskSelector, MountState, NodeOptions, NodeRecords};
 use csi_proxy_client::{Error, ErrorKind};
 
@@ -514,10 +515,9 @@ node_tests!(
 #[tokio::test(start_paused = true)]
 async fn an_offline_never_lands_under_a_stage_made_meanwhile() {
     use csi_proxy_client::mock::MockHost;
-    use csi_proxy_client::node::{Node, NodeVersions};
     use std::time::Duration;
     let mock = MockHost::new();
-    let node = Node::from_mock_with_options(&mock, NodeVersions::newest(), options()).unwrap();
+    let node = MockNode::new(&mock).options(options()).build().unwrap();
     node.stage_disk(1u32, STAGING).await.unwrap();
     mock.add_latency("SetDiskState", Duration::from_secs(5));
     let unstage = tokio::spawn({

@@ -386,8 +386,11 @@ async fn smb_references_survive_a_restart_of_the_driver() {
             .smb_store(SmbStore::directory(store_dir.path()))
     };
     let versions = csi_proxy_client::node::NodeVersions::newest();
-    let first =
-        csi_proxy_client::node::Node::from_mock_with_options(&mock, versions, options()).unwrap();
+    let first = csi_proxy_client::node::MockNode::new(&mock)
+        .versions(versions)
+        .options(options())
+        .build()
+        .unwrap();
     first
         .smb_stage(SHARE_DIR, SMB_STAGING, &smb_user())
         .await
@@ -397,8 +400,11 @@ async fn smb_references_survive_a_restart_of_the_driver() {
         .await
         .unwrap();
     drop(first);
-    let restarted =
-        csi_proxy_client::node::Node::from_mock_with_options(&mock, versions, options()).unwrap();
+    let restarted = csi_proxy_client::node::MockNode::new(&mock)
+        .versions(versions)
+        .options(options())
+        .build()
+        .unwrap();
     restarted.unstage(SMB_STAGING).await.unwrap();
     assert!(mapped(mock.host()));
     restarted.unstage(SMB_OTHER_STAGING).await.unwrap();

@@ -11,7 +11,8 @@ use csi_proxy_client::host::system::ServiceStatus;
 use csi_proxy_client::host::{Host, HotAttach};
 use csi_proxy_client::mock::MockHost;
 use csi_proxy_client::node::{
-    DiskSelector, IscsiAuth, IscsiTarget, Node, NodeOptions, NodeVersions, SmbCredentials,
+    DiskSelector, IscsiAuth, IscsiTarget, MockNode, MountState, Node, NodeOptions, NodeVersions,
+    SmbCredentials,
 };
 #[cfg(unix)]
 use csi_proxy_client::server::{GroupVersion, Server};
@@ -123,7 +124,7 @@ async fn pins_are_checked() {
 async fn a_mock_without_a_group_reports_it() {
     let mock = MockHost::new();
     let versions: NodeVersions = "disk=v1 volume=v1 filesystem=v1".parse().unwrap();
-    let node = Node::from_mock_with(&mock, versions).unwrap();
+    let node = MockNode::new(&mock).versions(versions).build().unwrap();
     let err = node
         .smb_stage(SHARE_DIR, SMB_STAGING, &SmbCredentials::none())
         .await
@@ -132,7 +133,10 @@ async fn a_mock_without_a_group_reports_it() {
         matches!(err, Error::GroupUnavailable { group: "smb", .. }),
         "{err}"
     );
-    let err = Node::from_mock_with(&mock, "smb=v1alpha1".parse().unwrap()).unwrap_err();
+    let err = MockNode::new(&mock)
+        .versions("smb=v1alpha1".parse().unwrap())
+        .build()
+        .unwrap_err();
     assert!(matches!(err, Error::UnsupportedVersion { .. }), "{err}");
 }
 
@@ -141,8 +145,10 @@ async fn a_mock_without_a_group_reports_it() {
 #[tokio::test(start_paused = true)]
 async fn find_disk_polls_until_the_disk_is_attached() {
     let mock = MockHost::new();
-    let node =
-        Node::from_mock_with_options(&mock, NodeVersions::newest(), paused_options()).unwrap();
+    let node = MockNode::new(&mock)
+        .options(paused_options())
+        .build()
+        .unwrap();
     let host = mock.host().clone();
     tokio::spawn(async move {
         tokio::time::sleep(Duration::from_millis(4500)).await;
@@ -171,7 +177,7 @@ async fn find_disk_lists_beside_the_rescan_and_again_after_it() {
     mock.add_latency("Rescan", Duration::from_secs(2));
     mock.add_latency("ListDiskLocations", Duration::from_millis(500));
     let options = paused_options().find_disk_interval(Duration::from_secs(30));
-    let node = Node::from_mock_with_options(&mock, NodeVersions::newest(), options).unwrap();
+    let node = MockNode::new(&mock).options(options).build().unwrap();
     let start = tokio::time::Instant::now();
     node.find_disk(DiskSelector::Lun(1)).await.unwrap();
     assert_eq!(start.elapsed(), Duration::from_secs(2));
@@ -194,7 +200,7 @@ async fn find_disk_gives_up_listing_what_it_saw() {
     let options = paused_options()
         .find_disk_interval(Duration::from_secs(2))
         .find_disk_timeout(Duration::from_secs(10));
-    let node = Node::from_mock_with_options(&mock, NodeVersions::newest(), options).unwrap();
+    let node = MockNode::new(&mock).options(options).build().unwrap();
     let start = tokio::time::Instant::now();
     let err = node.find_disk(DiskSelector::Lun(9)).await.unwrap_err();
     assert_eq!(start.elapsed(), Duration::from_secs(10));
@@ -218,7 +224,7 @@ async fn a_hung_call_ends_at_the_operation_deadline() {
     let mock = MockHost::new();
     mock.add_latency("MountVolume", Duration::from_secs(3600));
     let options = NodeOptions::default().deadline(Duration::from_secs(30));
-    let node = Node::from_mock_with_options(&mock, NodeVersions::newest(), options).unwrap();
+    let node = MockNode::new(&mock).options(options).build().unwrap();
     let start = tokio::time::Instant::now();
     let err = node.stage_disk(1u32, STAGING).await.unwrap_err();
     assert_eq!(start.elapsed(), Duration::from_secs(30));
@@ -233,7 +239,7 @@ async fn a_hung_call_ends_at_the_operation_deadline() {
 async fn a_deadline_past_the_longest_allowed_is_clamped_not_a_panic() {
     let mock = MockHost::new();
     let options = NodeOptions::default().deadline(Duration::MAX);
-    let node = Node::from_mock_with_options(&mock, NodeVersions::newest(), options).unwrap();
+    let node = MockNode::new(&mock).options(options).build().unwrap();
     node.stage_disk(1u32, STAGING).await.unwrap();
     mock.add_latency("MountVolume", Duration::from_secs(400 * 24 * 3600));
     let err = node.stage_disk(2u32, OTHER_STAGING).await.unwrap_err();
@@ -445,4 +451,72 @@ async fn iscsi_on_the_host_process_only_when_asked_for() {
         matches!(err, Error::GroupUnavailable { group: "iscsi", .. }),
         "{err}"
     );
+}
+
+/// The deprecated mock constructors (kept for one release) build the node
+/// `MockNode` builds: the same versions, and a working node.
+#[tokio::test]
+#[allow(deprecated)]
+async fn the_deprecated_mock_constructors_build_what_mock_node_builds() {
+    let mock = MockHost::new();
+    let versions: NodeVersions = "disk=v1beta2 volume=v1beta2 filesystem=v1beta1 smb=v1beta1"
+        .parse()
+        .unwrap();
+    let old = Node::from_mock_with(&mock, versions).unwrap();
+    let older = Node::from_mock_with_options(&mock, versions, NodeOptions::default()).unwrap();
+    let new = MockNode::new(&mock).versions(versions).build().unwrap();
+    assert_eq!(old.versions(), new.versions());
+    assert_eq!(older.versions(), new.versions());
+    assert_eq!(new.versions(), versions);
+    // The default builder is `Node::from_mock`'s node.
+    assert_eq!(
+        MockNode::new(&mock).build().unwrap().versions(),
+        Node::from_mock(&mock).versions()
+    );
+    old.stage_disk(1u32, STAGING).await.unwrap();
+    assert!(matches!(
+        new.mount_state(STAGING).await.unwrap(),
+        MountState::Mounted { .. }
+    ));
+    // A version the node layer does not speak fails as before.
+    let bad: NodeVersions = "smb=v1alpha1".parse().unwrap();
+    assert!(matches!(
+        Node::from_mock_with(&mock, bad),
+        Err(Error::UnsupportedVersion { .. })
+    ));
+}
+
+/// HostProcess mode over a fake takes the fake as is, in an `Arc`, as an
+/// `Arc<dyn WindowsHost>`, or a configured `HostProcess` (what the
+/// deprecated `from_host_process` took): the same node each time.
+#[cfg(feature = "host-process")]
+#[tokio::test]
+#[allow(deprecated)]
+async fn host_process_with_takes_a_fake_an_arc_or_a_configured_backend() {
+    use csi_proxy_client::host_process::{FakeWindows, HostProcess, WindowsHost};
+    use std::sync::Arc;
+    let mock = MockHost::new();
+    let fake = || FakeWindows::new(mock.host().clone());
+    let dyn_host: Arc<dyn WindowsHost> = Arc::new(fake());
+    let nodes = [
+        Node::host_process_with(fake(), NodeOptions::default()),
+        Node::host_process_with(Arc::new(fake()), NodeOptions::default()),
+        Node::host_process_with(dyn_host, NodeOptions::default()),
+        Node::host_process_with(HostProcess::new(Arc::new(fake())), NodeOptions::default()),
+        Node::from_host_process(HostProcess::new(Arc::new(fake())), NodeOptions::default()),
+    ];
+    for node in &nodes {
+        assert_eq!(
+            node.versions().to_string(),
+            "disk=v1 volume=v1 filesystem=v1 smb=v1 iscsi=none system=none"
+        );
+    }
+    // They act on the one simulated host.
+    nodes[0].stage_disk(1u32, STAGING).await.unwrap();
+    for node in &nodes[1..] {
+        assert!(matches!(
+            node.mount_state(STAGING).await.unwrap(),
+            MountState::Mounted { .. }
+        ));
+    }
 }

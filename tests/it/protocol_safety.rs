@@ -9,7 +9,9 @@ use std::time::Duration;
 use crate::node_support::*;
 use csi_proxy_client::host::HotAttach;
 use csi_proxy_client::mock::MockHost;
-use csi_proxy_client::node::{DiskSelector, MountState, Node, NodeOptions, NodeRecords, SmbStore};
+use csi_proxy_client::node::{
+    DiskSelector, MockNode, MountState, NodeOptions, NodeRecords, SmbStore,
+};
 use csi_proxy_client::{Error, ErrorKind};
 
 /// kubelet's staging path since Kubernetes 1.25: the driver's name and
@@ -93,14 +95,22 @@ async fn an_empty_format_record_fails_the_stage_naming_its_file() {
     mock.add_latency("FormatVolume", Duration::from_secs(30));
     let dir = tempfile::tempdir().unwrap();
     let options = || NodeOptions::default().records(NodeRecords::directory(dir.path()));
-    let first = Node::from_mock_with_options(&mock, Family::V1.versions(), options()).unwrap();
+    let first = MockNode::new(&mock)
+        .versions(Family::V1.versions())
+        .options(options())
+        .build()
+        .unwrap();
     let e = first.stage_disk(1u32, STAGING).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::TimedOut, "{e}");
     let format_records = record_files(&dir.path().join("format"));
     assert_eq!(format_records.len(), 1, "the format sent is recorded");
     std::fs::write(&format_records[0], "").unwrap();
 
-    let second = Node::from_mock_with_options(&mock, Family::V1.versions(), options()).unwrap();
+    let second = MockNode::new(&mock)
+        .versions(Family::V1.versions())
+        .options(options())
+        .build()
+        .unwrap();
     let e = tokio::time::timeout(Duration::from_secs(10), second.stage_disk(1u32, STAGING))
         .await
         .expect("fails at once")
@@ -157,8 +167,11 @@ async fn two_nodes_of_one_process_with_default_options_format_once_host_process(
 async fn a_format_that_never_reached_the_host_is_sent_again_after_the_settle_time() {
     let mock = MockHost::new();
     mock.fail_next("FormatVolume", tonic::Code::Unavailable, "proxy restarting");
-    let node =
-        Node::from_mock_with_options(&mock, Family::V1.versions(), NodeOptions::default()).unwrap();
+    let node = MockNode::new(&mock)
+        .versions(Family::V1.versions())
+        .options(NodeOptions::default())
+        .build()
+        .unwrap();
     let e = node.stage_disk(1u32, STAGING).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Unavailable, "{e}");
     let e = node.stage_disk(1u32, STAGING).await.unwrap_err();
@@ -166,7 +179,11 @@ async fn a_format_that_never_reached_the_host_is_sent_again_after_the_settle_tim
     assert_eq!(mock.calls_of("FormatVolume").len(), 1, "not sent again");
 
     let settled = NodeOptions::default().format_settle(Duration::ZERO);
-    let node = Node::from_mock_with_options(&mock, Family::V1.versions(), settled).unwrap();
+    let node = MockNode::new(&mock)
+        .versions(Family::V1.versions())
+        .options(settled)
+        .build()
+        .unwrap();
     node.stage_disk(1u32, STAGING).await.unwrap();
     assert_eq!(mock.calls_of("FormatVolume").len(), 2);
     mock.host()
@@ -218,8 +235,11 @@ async fn a_partition_whose_answer_was_lost_is_still_staged() {
         .build()
         .unwrap();
     mock.add_latency("PartitionDisk", Duration::from_secs(10));
-    let node =
-        Node::from_mock_with_options(&mock, Family::V1.versions(), NodeOptions::default()).unwrap();
+    let node = MockNode::new(&mock)
+        .versions(Family::V1.versions())
+        .options(NodeOptions::default())
+        .build()
+        .unwrap();
     let e = node.stage_disk(1u32, STAGING).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::TimedOut, "{e}");
     tokio::time::sleep(Duration::from_secs(20)).await;

@@ -15,7 +15,8 @@ use csi_proxy_client::disk::v1::{self as disk, DiskApi};
 use csi_proxy_client::filesystem::v1::{self as fs, FilesystemApi};
 use csi_proxy_client::host::{Host, HostConfig};
 use csi_proxy_client::mock::MockHost;
-use csi_proxy_client::node::{Node, NodeOptions, NodeVersions};
+use csi_proxy_client::node::MockNode;
+use csi_proxy_client::node::NodeOptions;
 use csi_proxy_client::server::{GroupVersion, Server};
 use csi_proxy_client::{ConnectOptions, Error, RetryPolicy};
 use tokio::time::Instant;
@@ -283,7 +284,7 @@ async fn a_node_operation_ends_with_the_last_failure_rather_than_sleep_past_its_
     }
     let deadline = Duration::from_secs(1);
     let options = NodeOptions::default().deadline(deadline);
-    let node_layer = Node::from_mock_with_options(&node, NodeVersions::newest(), options).unwrap();
+    let node_layer = MockNode::new(&node).options(options).build().unwrap();
 
     let start = Instant::now();
     let error = node_layer.exists(DIR).await.unwrap_err();

@@ -548,6 +548,7 @@ mod tests {
             "Node::from_host_process(",
             "host_process_with(",
             "Node::from_mock",
+            "MockNode::",
             "windows::host(",
             "disk_set_online(",
             "disk_set_read_only(",

@@ -10,6 +10,7 @@ use csi_proxy_client::host::{Host, HostConfig, NodeSeed, ProxyRelease};
 #[cfg(feature = "host-process")]
 use csi_proxy_client::host_process::FakeWindows;
 use csi_proxy_client::mock::MockHost;
+use csi_proxy_client::node::MockNode;
 use csi_proxy_client::node::{Node, NodeOptions, NodeVersions, SmbCredentials};
 use csi_proxy_client::server::{GroupVersion, Server, ServerBuilder};
 use tempfile::TempDir;
@@ -129,7 +130,10 @@ impl Fixture {
         }
         let mock = builder.build().expect("mock host");
         make_share_dirs(mock.host());
-        let node = Node::from_mock_with_options(&mock, family.versions(), options)
+        let node = MockNode::new(&mock)
+            .versions(family.versions())
+            .options(options)
+            .build()
             .expect("supported versions");
         Fixture {
             node,
@@ -242,7 +246,10 @@ impl Fixture {
     /// A second `Node` over the same backend with `options`.
     pub async fn another_node_with(&self, options: NodeOptions) -> Node {
         match (&self.mock, &self.server) {
-            (Some(mock), _) => Node::from_mock_with_options(mock, self.family.versions(), options)
+            (Some(mock), _) => MockNode::new(mock)
+                .versions(self.family.versions())
+                .options(options)
+                .build()
                 .expect("supported versions"),
             (None, Some((_, sockets, _))) => Node::connect(options.socket_dir(sockets.path()))
                 .await
