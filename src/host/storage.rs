@@ -302,7 +302,7 @@ pub struct Disk {
     /// the end instead (`signatures::placed`). Initialising the disk
     /// overwrites it.
     pub holds: Option<String>,
-    /// A clone attached beside its source ([`Storage::attach_clone`]): the
+    /// A clone attached beside its source (`Host::hot_attach_clone`): the
     /// source's handle. Its partitions carry the source's volume ids (a
     /// PVC clone or snapshot restore keeps the partition GUIDs); it has
     /// no volume of its own.

@@ -16,7 +16,7 @@ use crate::node_support::*;
 use csi_proxy_client::host::storage::Page83;
 use csi_proxy_client::host::{Host, HotAttach};
 use csi_proxy_client::mock::MockHost;
-use csi_proxy_client::node::{Node, NodeOptions, NodeRecords};
+use csi_proxy_client::node::{MockNode, NodeOptions, NodeRecords};
 use csi_proxy_client::{Error, ErrorKind};
 
 const OS_DISK: &str = r#"
@@ -189,8 +189,11 @@ holds = \"ext4\"
 #[tokio::test]
 async fn a_blank_disk_whose_new_volume_could_not_be_listed_is_still_staged() {
     let mock = MockHost::new();
-    let node =
-        Node::from_mock_with_options(&mock, Family::V1.versions(), NodeOptions::default()).unwrap();
+    let node = MockNode::new(&mock)
+        .versions(Family::V1.versions())
+        .options(NodeOptions::default())
+        .build()
+        .unwrap();
     // The stage's own listing (with the disk's ids) first, then the one
     // after PartitionDisk.
     mock.fail_nth(
@@ -264,7 +267,11 @@ async fn a_clock_step_never_lets_a_second_format_run_beside_the_first() {
     mock.add_latency("FormatVolume", Duration::from_secs(1800));
     let dir = tempfile::tempdir().unwrap();
     let options = NodeOptions::default().records(NodeRecords::directory(dir.path()));
-    let node = Node::from_mock_with_options(&mock, Family::V1.versions(), options).unwrap();
+    let node = MockNode::new(&mock)
+        .versions(Family::V1.versions())
+        .options(options)
+        .build()
+        .unwrap();
     let e = node.stage_disk(1u32, STAGING).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::TimedOut, "{e}");
     step_clock_forward(dir.path(), 3600);
@@ -328,8 +335,11 @@ async fn an_unstage_of_a_detached_disk_succeeds() {
 async fn a_stage_dropped_during_partition_is_staged_on_retry() {
     let mock = MockHost::new();
     mock.add_latency("PartitionDisk", Duration::from_secs(10));
-    let node =
-        Node::from_mock_with_options(&mock, Family::V1.versions(), NodeOptions::default()).unwrap();
+    let node = MockNode::new(&mock)
+        .versions(Family::V1.versions())
+        .options(NodeOptions::default())
+        .build()
+        .unwrap();
     let dropped =
         tokio::time::timeout(Duration::from_secs(2), node.stage_disk(1u32, STAGING)).await;
     assert!(dropped.is_err(), "dropped mid-partition");
