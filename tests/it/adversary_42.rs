@@ -19,26 +19,6 @@ use csi_proxy_client::mock::MockHost;
 use csi_proxy_client::node::{MockNode, NodeOptions, NodeRecords};
 use csi_proxy_client::{Error, ErrorKind};
 
-const OS_DISK: &str = r#"
-[[disks]]
-number = 0
-location = "Integrated : Adapter 0 : Port 0 : Target 0 : LUN 0"
-size = 137438953472
-partition_style = "gpt"
-system = true
-[[volumes]]
-disk = 0
-kind = "efi"
-size = 104857600
-fs = "fat32"
-system = true
-[[volumes]]
-disk = 0
-fs = "ntfs"
-drive_letter = "C"
-system = true
-"#;
-
 const DISK_SIZE: u64 = 34359738368;
 const LUN1: &str = "Integrated : Adapter 3 : Port 0 : Target 0 : LUN 1";
 

@@ -14,26 +14,6 @@ use csi_proxy_client::node::MockNode;
 use csi_proxy_client::node::{Node, NodeOptions, NodeRecords};
 use csi_proxy_client::{Error, ErrorKind};
 
-const OS_DISK: &str = r#"
-[[disks]]
-number = 0
-location = "Integrated : Adapter 0 : Port 0 : Target 0 : LUN 0"
-size = 137438953472
-partition_style = "gpt"
-system = true
-[[volumes]]
-disk = 0
-kind = "efi"
-size = 104857600
-fs = "fat32"
-system = true
-[[volumes]]
-disk = 0
-fs = "ntfs"
-drive_letter = "C"
-system = true
-"#;
-
 /// The OS disk, and disk 1 (LUN 1, 32 GiB) as `disk1` describes it.
 fn seed(disk1: &str) -> String {
     format!(

@@ -325,3 +325,25 @@ macro_rules! node_tests {
         }
     };
 }
+
+/// The OS disk of a seeded node (disk 0: EFI and the `C:` volume), for
+/// seeds that add their own data disks.
+pub const OS_DISK: &str = r#"
+[[disks]]
+number = 0
+location = "Integrated : Adapter 0 : Port 0 : Target 0 : LUN 0"
+size = 137438953472
+partition_style = "gpt"
+system = true
+[[volumes]]
+disk = 0
+kind = "efi"
+size = 104857600
+fs = "fat32"
+system = true
+[[volumes]]
+disk = 0
+fs = "ntfs"
+drive_letter = "C"
+system = true
+"#;
