@@ -300,10 +300,15 @@ impl NodeRecords {
             (None, Kind::PerHost) => String::new(),
         };
         let key = format!("{scope}|{}", normal(name));
-        let lock = lock(CLAIMS.get_or_init(Claims::default))
-            .entry(key)
-            .or_default()
-            .clone();
+        let lock = {
+            let mut claims = lock(CLAIMS.get_or_init(Claims::default));
+            // A plugin claims every volume it ever formats: names no one
+            // holds or waits for are dropped once they are many.
+            if claims.len() > 1024 {
+                claims.retain(|_, held| Arc::strong_count(held) > 1);
+            }
+            claims.entry(key).or_default().clone()
+        };
         let held = match shared {
             true => Held::Shared(lock.read_owned().await),
             false => Held::Exclusive(lock.write_owned().await),
