@@ -238,6 +238,35 @@ pub enum Error {
         held_by: String,
     },
 
+    /// The share is mapped for volumes staged on this node with other
+    /// credentials than the volume's (the same account, another password;
+    /// or credentials this node did not keep): Windows would reuse the
+    /// mapping whatever the password, so the volume would reach the share
+    /// on credentials it does not hold. Nothing changed.
+    #[error(
+        "SMB share {share} is mapped for staged volumes with other credentials than the ones given for {user:?}: {why}"
+    )]
+    SmbCredentialsDiffer {
+        /// The share root, `\\server\share`.
+        share: String,
+        /// The account the volume asked for (empty: none).
+        user: String,
+        /// What the node knows of the mapping's credentials.
+        why: String,
+    },
+
+    /// The share's mapping serves volumes staged on this node and cannot
+    /// be shown reachable now (an outage, a mapping not OK): the stage
+    /// sent nothing the host would answer by removing the mapping, and
+    /// can be retried.
+    #[error("SMB share {share} is unavailable: {why}")]
+    SmbShareUnavailable {
+        /// The share root, `\\server\share`.
+        share: String,
+        /// What the node saw.
+        why: String,
+    },
+
     /// The directory an SMB volume names below its share does not exist;
     /// the staging path was left as it was found (the link made to the
     /// directory removed, the mapping too when no staged volume uses it).
@@ -510,6 +539,8 @@ impl Error {
                 ErrorKind::InUse
             }
             Error::SmbCredentialsConflict { .. } => ErrorKind::CredentialsConflict,
+            Error::SmbCredentialsDiffer { .. } => ErrorKind::PermissionDenied,
+            Error::SmbShareUnavailable { .. } => ErrorKind::Unavailable,
             Error::NoVolume { .. } | Error::SmbStore { .. } | Error::Store { .. } => {
                 ErrorKind::Other
             }

@@ -88,7 +88,12 @@ fn new_mapping(ctx: &Ctx, request: &api::NewSmbGlobalMappingRequest) -> Result<(
             .map_err(|e| fail(e.to_string()))?;
         wmi(result, texts::smb_create_failed)?;
     }
-    let local = &request.local_path;
+    link(ctx, &remote, &request.local_path)
+}
+
+/// The directory link at `local` to the remote path (none when `local` is
+/// empty), as `NewSmbGlobalMapping` makes it after its mapping step.
+fn link(ctx: &Ctx, remote: &Remote, local: &str) -> Result<(), String> {
     if local.is_empty() {
         return Ok(());
     }
@@ -199,6 +204,26 @@ fn share_behind(ctx: &Ctx, path: &str) -> Option<String> {
 }
 
 impl HostProcess {
+    /// Links `local` to `remote` over the mapping there, with no look at
+    /// the mapping: what a stage of a share whose mapping serves staged
+    /// volumes sends instead of `NewSmbGlobalMapping`, whose validity
+    /// check removes a mapping whose share cannot be reached (an outage).
+    pub(crate) async fn smb_link(&self, remote: String, local: String) -> Result<(), Error> {
+        self.run("CreateSymbolicLinkW", move |ctx| {
+            link(ctx, &parse_remote(&remote)?, &local)
+        })
+        .await
+    }
+
+    /// Whether the share root answers `GetFileAttributesW` now (the
+    /// validity check `NewSmbGlobalMapping` makes).
+    pub(crate) async fn share_reachable(&self, root: String) -> Result<bool, Error> {
+        self.run("GetFileAttributesW", move |ctx| {
+            Ok(ctx.host().file_attributes(&root).is_ok())
+        })
+        .await
+    }
+
     /// Where the link at `path` points, as stored; `None` when `path` is
     /// no symbolic link (missing, a directory, a mount point). What
     /// csi-driver-smb reads with `os.Readlink` before it unmaps

@@ -243,13 +243,35 @@ impl Node {
         };
         let store = &self.inner.options.smb_store;
         let user = &credentials.username;
+        let secret = store.secret(user, &credentials.password)?;
         let recorded = store.root_of(path)?;
-        let link_at = match self.state(path).await? {
+        let mut state = self.state(path).await?;
+        // A link to the share the proxy does not see through (its target
+        // cannot be reached now) is a link, not a directory to remove.
+        if state == MountState::NotMounted
+            && self.seen_share_of(path).await == Some(Some(root.to_string()))
+        {
+            state = MountState::Linked;
+        }
+        let link_at = match state {
             MountState::Linked => {
                 if let Some(other) = recorded.as_ref().filter(|r| *r != root) {
                     return Err(Error::PathInUse {
                         path: path.to_string(),
                         holds: format!("a link to another share ({other})"),
+                    });
+                }
+                // A link is this stage only where it reaches the directory
+                // asked for: a link to the share's root (what a failed
+                // `create_dir` left before 0.x) or to another directory
+                // would give the pod what it was not given.
+                if self.seen_link_reaches(path, remote).await == Some(false) {
+                    return Err(Error::PathInUse {
+                        path: path.to_string(),
+                        holds: format!(
+                            "a link that does not reach {remote} (to {})",
+                            self.seen_link_target(path).await
+                        ),
                     });
                 }
                 // The link is there; the mapping behind it may not be.
@@ -270,16 +292,18 @@ impl Node {
                 path
             }
         };
-        self.check_smb_account(root, path, user)?;
+        self.check_smb_account(root, path, user, &secret)?;
         // Recorded before the host work that needs it: a mapping the host
         // makes is always one a reference records, whatever ends the call.
-        store.add(root, path, user)?;
+        store.add(root, path, user, &secret)?;
         let staged = async {
             self.smb_map(remote, root, path, link_at, credentials)
                 .await?;
             // The proxy's IsSymlink is false for a link whose target is
-            // missing: the directory below the share is not there.
-            if !self.fs()?.is_link(path).await? {
+            // missing: the directory below the share is not there, or
+            // the share cannot be reached (then the stage fails
+            // UNAVAILABLE, its link removed).
+            if !self.fs()?.is_link(path).await? && !self.smb_unreached(root, path).await? {
                 self.smb_missing_dir(remote, root, path, credentials, create_dir)
                     .await?;
             }
@@ -310,13 +334,43 @@ impl Node {
         }
     }
 
-    /// Whether staged volumes hold `root` mapped, all under `user`.
-    fn smb_mapped_for(&self, root: &str, user: &str) -> Result<bool, Error> {
-        let users = self.inner.options.smb_store.users_of(root)?;
-        Ok(!users.is_empty()
-            && users
-                .iter()
-                .all(|u| u.as_deref().is_some_and(|u| u.eq_ignore_ascii_case(user))))
+    /// Whether staged volumes hold `root` mapped, all under `user` with
+    /// the credentials whose keyed hash is `secret`.
+    fn smb_mapped_for(&self, root: &str, user: &str, secret: &str) -> Result<bool, Error> {
+        let holders = self.inner.options.smb_store.holders_of(root)?;
+        Ok(!holders.is_empty()
+            && holders.iter().all(|r| {
+                r.user
+                    .as_deref()
+                    .is_some_and(|u| u.eq_ignore_ascii_case(user))
+                    && r.secret.as_deref() == Some(secret)
+            }))
+    }
+
+    /// After a link at `path` that `IsSymlink` does not see through:
+    /// while the node can show the share cannot be reached now (an outage,
+    /// a mapping reconnecting), it waits for it up to
+    /// [`NodeOptions::smb_settle`](super::NodeOptions::smb_settle), then
+    /// removes the link and fails UNAVAILABLE: an outage is not a missing
+    /// directory. `Ok(true)`: the link reaches its directory now;
+    /// `Ok(false)`: the directory is taken as missing.
+    async fn smb_unreached(&self, root: &str, path: &str) -> Result<bool, Error> {
+        let settled = tokio::time::Instant::now() + self.inner.options.smb_settle;
+        let mut pause = std::time::Duration::from_millis(250);
+        while self.seen_share_reachable(root).await == Some(false) {
+            if tokio::time::Instant::now() >= settled {
+                self.fs()?.rmdir(path, false).await?;
+                return Err(Error::SmbShareUnavailable {
+                    share: root.to_string(),
+                    why: "the share cannot be reached now (an outage, or its mapping not OK); \
+                          the stage made no change to its mapping"
+                        .to_string(),
+                });
+            }
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(std::time::Duration::from_secs(2));
+        }
+        self.fs()?.is_link(path).await
     }
 
     /// A share its staged volumes already hold mapped under this account
@@ -334,15 +388,20 @@ impl Node {
         credentials: &SmbCredentials,
     ) -> Result<Option<super::records::Claim>, Error> {
         let user = &credentials.username;
-        if !self.smb_mapped_for(root, user)? {
+        let secret = &self
+            .inner
+            .options
+            .smb_store
+            .secret(user, &credentials.password)?;
+        if !self.smb_mapped_for(root, user, secret)? {
             let serial = self.smb_lock(root).await?;
-            if !self.smb_mapped_for(root, user)? {
+            if !self.smb_mapped_for(root, user, secret)? {
                 return Ok(Some(serial));
             }
         }
         {
             let _shared = self.smb_lock_shared(root).await?;
-            if self.smb_mapped_for(root, user)?
+            if self.smb_mapped_for(root, user, secret)?
                 && self.smb_link(remote, root, path, credentials).await?
             {
                 return Ok(None);
@@ -369,13 +428,18 @@ impl Node {
             MountState::NotMounted => self.remove_empty_dir(path).await?,
             MountState::Linked | MountState::Mounted { .. } => return Ok(false),
         }
-        let (smb, store) = (self.smb()?, &self.inner.options.smb_store);
-        let (user, password) = (&credentials.username, &credentials.password);
+        let store = &self.inner.options.smb_store;
+        let user = &credentials.username;
+        let secret = store.secret(user, &credentials.password)?;
         let recorded = store.root_of(path)?.is_some();
         // Recorded before the link, as in the stage that maps.
-        store.add(root, path, user)?;
+        store.add(root, path, user, &secret)?;
         let linked = async {
-            if smb.map(remote, path, user, password).await.is_err() {
+            if self
+                .smb_map_in_use(remote, root, path, path, credentials)
+                .await
+                .is_err()
+            {
                 return Ok(false);
             }
             // The proxy's IsSymlink is false for a link whose target is
@@ -425,7 +489,9 @@ impl Node {
     }
 
     /// Makes the directory `remote` names below its share through a link
-    /// at `path` to the share's root, then links `path` to it. Whether
+    /// to the share's root at a path beside `path` (never `path` itself:
+    /// a link to the root left there by a failed removal would be taken
+    /// for the stage), removed after, then links `path` to it. Whether
     /// `path` then reaches it (if not, nothing is left at `path`).
     async fn smb_create_dir(
         &self,
@@ -434,19 +500,25 @@ impl Node {
         path: &str,
         credentials: &SmbCredentials,
     ) -> Result<bool, Error> {
-        let (fs, smb) = (self.fs()?, self.smb()?);
-        let (user, password) = (&credentials.username, &credentials.password);
+        let fs = self.fs()?;
         let below: Vec<&str> = remote.split('\\').filter(|c| !c.is_empty()).collect();
         if below.len() <= 2 {
             return Ok(false);
         }
-        let dir = format!("{path}\\{}", below[2..].join("\\"));
+        let through = format!("{path}{CREATE_DIR_LINK}");
+        let dir = format!("{through}\\{}", below[2..].join("\\"));
         tracing::info!(remote, "creating the directory on the share");
-        smb.map(root, path, user, password).await?;
+        // A link left there by a stage that failed to remove it: this
+        // stage's own, removed first (`Rmdir` of a link leaves its target).
+        if fs.exists(&through).await? {
+            fs.rmdir(&through, false).await?;
+        }
+        self.smb_map(root, root, path, &through, credentials)
+            .await?;
         let made = fs.mkdir(&dir).await;
-        fs.rmdir(path, false).await?;
+        fs.rmdir(&through, false).await?;
         made?;
-        smb.map(remote, path, user, password).await?;
+        self.smb_map(remote, root, path, path, credentials).await?;
         if fs.is_link(path).await? {
             return Ok(true);
         }
@@ -458,15 +530,49 @@ impl Node {
     /// is not mapped again for this one: the proxy would reuse the mapping
     /// whatever the credentials, and the volume would run on the other
     /// account.
-    fn check_smb_account(&self, root: &str, path: &str, user: &str) -> Result<(), Error> {
+    ///
+    /// Under the same account, a mapping is reused only with the
+    /// credentials it was made with (the keyed hash its references keep):
+    /// another password is [`Error::SmbCredentialsDiffer`], as is a
+    /// reference that kept no hash (unknown credentials). csi-proxy and
+    /// csi-driver-smb compare nothing (pkg/os/smb: a mapping that is OK is
+    /// reused whatever the credentials); issue 42, finding 11.
+    fn check_smb_account(
+        &self,
+        root: &str,
+        path: &str,
+        user: &str,
+        secret: &str,
+    ) -> Result<(), Error> {
         let store = &self.inner.options.smb_store;
-        let others: Vec<String> = store
+        let holders: Vec<_> = store
             .references_all()?
             .into_iter()
             .filter(|r| r.root == root && !r.path.eq_ignore_ascii_case(path))
-            .filter_map(|r| r.user)
+            .collect();
+        let others: Vec<String> = holders
+            .iter()
+            .filter_map(|r| r.user.clone())
             .filter(|u| !u.eq_ignore_ascii_case(user))
             .collect();
+        if others.is_empty()
+            && let Some(holder) = holders.iter().find(|r| r.secret.as_deref() != Some(secret))
+        {
+            return Err(Error::SmbCredentialsDiffer {
+                share: root.to_string(),
+                user: user.to_string(),
+                why: match holder.secret {
+                    Some(_) => format!(
+                        "the volume staged at {} was staged with another password",
+                        holder.path
+                    ),
+                    None => format!(
+                        "the volume staged at {} was recorded without its credentials' hash",
+                        holder.path
+                    ),
+                },
+            });
+        }
         match others.first() {
             None => Ok(()),
             Some(other) => Err(Error::SmbCredentialsConflict {
@@ -513,6 +619,14 @@ impl Node {
         link_at: &str,
         credentials: &SmbCredentials,
     ) -> Result<(), Error> {
+        // `path` holds its link already (a stage made again), or other
+        // volumes staged here use the mapping: nothing is sent that the
+        // host would answer by removing it.
+        if link_at.is_empty() || !self.smb_users(root, path).await?.is_empty() {
+            return self
+                .smb_map_in_use(remote, root, path, link_at, credentials)
+                .await;
+        }
         let smb = self.smb()?;
         let (user, password) = (&credentials.username, &credentials.password);
         let Err(e) = smb.map(remote, link_at, user, password).await else {
@@ -585,17 +699,14 @@ impl Node {
     /// Windows refused a new mapping of `root` with 85: a mapping is there
     /// and its status is not OK (the proxy makes one only then, csi-proxy
     /// pkg/server/smb/server.go NewSmbGlobalMapping, `IsSmbMapped` being
-    /// status OK, pkg/os/smb/api.go). Removing it closes every file open
-    /// through it, so it goes only when it is stale, `Disconnected` or
-    /// `Unavailable` (after a restart: azurefile-csi-driver#3416,
-    /// csi-driver-smb#1219), and no other volume staged here reaches the
-    /// share through it; `Connecting`, `Reconnecting`, `Paused` and
-    /// `NetworkError` are waited for (csi-proxy pkg/wmi/smb.go names the
-    /// statuses), the mapping asked for again until it is OK and reused,
-    /// within the operation's deadline. Through the proxy the status
-    /// cannot be read: the mapping is taken as stale at once when no
-    /// volume staged here uses it, else once [`NodeOptions::smb_settle`](super::NodeOptions::smb_settle)
-    /// has passed.
+    /// status OK, pkg/os/smb/api.go). No volume staged here uses it (else
+    /// [`Node::smb_map_in_use`]), so none of this node's files are open
+    /// through it: it is removed and made again when it is stale,
+    /// `Disconnected` or `Unavailable` (after a restart:
+    /// azurefile-csi-driver#3416, csi-driver-smb#1219), or when its status
+    /// cannot be read (the proxy); `Connecting`, `Reconnecting`, `Paused`
+    /// and `NetworkError` are waited for (csi-proxy pkg/wmi/smb.go names
+    /// the statuses), within the operation's deadline.
     async fn smb_map_over(
         &self,
         remote: &str,
@@ -606,24 +717,14 @@ impl Node {
     ) -> Result<(), Error> {
         let smb = self.smb()?;
         let (user, password) = (&credentials.username, &credentials.password);
-        let settled = tokio::time::Instant::now() + self.inner.options.smb_settle;
-        // `path` holds its link already (a stage made again): its own
-        // volume may have files open through the mapping.
-        let linked_here = link_at.is_empty();
         let mut pause = std::time::Duration::from_millis(250);
         loop {
             let stale = match self.smb_mapping_status(root).await? {
-                MappingSeen::Status(DISCONNECTED | UNAVAILABLE) => true,
+                MappingSeen::Status(DISCONNECTED | UNAVAILABLE) | MappingSeen::Unread => true,
                 MappingSeen::Status(_) | MappingSeen::Gone => false,
-                // No volume of this node uses it: none of its files can be
-                // open through it, whatever its status.
-                MappingSeen::Unread => {
-                    tokio::time::Instant::now() >= settled
-                        || (!linked_here && self.smb_users(root, path).await?.is_empty())
-                }
             };
-            if stale && !self.smb_reached_by_others(root, path).await? {
-                tracing::info!(share = %root, "stale SMB mapping: removing it and mapping again");
+            if stale && self.smb_users(root, path).await?.is_empty() {
+                tracing::info!(share = %root, "stale SMB mapping no staged volume uses: removing it and mapping again");
                 self.smb_unmap(root).await?;
                 return smb.map(remote, link_at, user, password).await;
             }
@@ -635,6 +736,83 @@ impl Node {
                 other => return other,
             }
         }
+    }
+
+    /// Maps `root` for a stage of `path` (and links `link_at` to `remote`
+    /// unless empty) when volumes staged here use the mapping, or `path`
+    /// holds its link: never a call the host answers by removing the
+    /// mapping. csi-proxy (v0.2.2 to v1.3.0, pkg/server/smb/server.go
+    /// NewSmbGlobalMapping) and the HostProcess backend check the root of
+    /// a mapping that is OK and remove it with force when the check fails
+    /// (an outage), closing every file open through it (issue 42,
+    /// findings 1 and 12); no wait makes that safe.
+    ///
+    /// HostProcess mode links without the check while the mapping exists,
+    /// whatever its status. Through the proxy, `NewSmbGlobalMapping` is
+    /// sent only once the node has seen the root answer (its own read of
+    /// the host, or a staged link the proxy sees through), and asked
+    /// again while the mapping is not OK, for
+    /// [`NodeOptions::smb_settle`](super::NodeOptions::smb_settle); then
+    /// the stage fails [`Error::SmbShareUnavailable`], and kubelet retries.
+    async fn smb_map_in_use(
+        &self,
+        remote: &str,
+        root: &str,
+        path: &str,
+        link_at: &str,
+        credentials: &SmbCredentials,
+    ) -> Result<(), Error> {
+        let smb = self.smb()?;
+        let (user, password) = (&credentials.username, &credentials.password);
+        #[cfg(feature = "host-process")]
+        if let Some(backend) = &self.inner.host_process {
+            if backend.mapping_status(root.to_string()).await?.is_some() {
+                return backend
+                    .smb_link(remote.to_string(), link_at.to_string())
+                    .await;
+            }
+            // No mapping: nothing to remove; the call makes one.
+            return smb.map(remote, link_at, user, password).await;
+        }
+        let settled = tokio::time::Instant::now() + self.inner.options.smb_settle;
+        let mut pause = std::time::Duration::from_millis(250);
+        loop {
+            let why = if !self.smb_reachable(root, path).await? {
+                "its mapping serves volumes staged on this node and the share cannot be \
+                 reached now: the proxy would remove the mapping (csi-proxy's validity \
+                 check), so nothing was sent"
+                    .to_string()
+            } else {
+                match smb.map(remote, link_at, user, password).await {
+                    Err(e) if e.windows_code() == Some(85) => format!(
+                        "its mapping serves volumes staged on this node and is not OK ({e}); \
+                         it is never removed while in use"
+                    ),
+                    other => return other,
+                }
+            };
+            if tokio::time::Instant::now() >= settled {
+                return Err(Error::SmbShareUnavailable {
+                    share: root.to_string(),
+                    why,
+                });
+            }
+            tracing::info!(share = %root, "SMB share in use not reachable: waiting for it");
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(std::time::Duration::from_secs(2));
+        }
+    }
+
+    /// Whether the share root answers now: read on the host where the node
+    /// can; else whether a link of a volume staged here (`path` included)
+    /// reaches the share through the proxy's `IsSymlink`.
+    async fn smb_reachable(&self, root: &str, path: &str) -> Result<bool, Error> {
+        if let Some(reachable) = self.seen_share_reachable(root).await {
+            return Ok(reachable);
+        }
+        let fs = self.fs()?;
+        Ok(self.smb_reached_by_others(root, path).await?
+            || (fs.exists(path).await? && fs.is_link(path).await?))
     }
 
     /// Whether another volume staged here reaches `root` now (its link
@@ -792,7 +970,10 @@ impl Node {
             if store.root_of(&reference.path)?.as_deref() != Some(reference.root.as_str()) {
                 continue;
             }
-            if self.state(&reference.path).await? == MountState::Linked {
+            if self
+                .smb_still_linked(&reference.root, &reference.path)
+                .await?
+            {
                 continue;
             }
             let unmapped = self.smb_release(&reference.root, &reference.path).await?;
@@ -804,6 +985,48 @@ impl Node {
         Ok(removed)
     }
 }
+
+impl Node {
+    /// Whether `path` may still hold its link to `root`, for
+    /// [`Node::smb_reconcile`]: a link the node reads on the host (its
+    /// target reachable or not: an outage is not "no link"; issue 42,
+    /// finding 13), or, where it reads nothing, anything at the path the
+    /// proxy does not show as a plain directory or nothing (the proxy's
+    /// `IsSymlink` is false for a link whose target cannot be reached,
+    /// csi-proxy v1.1.3 and v1.3.0).
+    async fn smb_still_linked(&self, root: &str, path: &str) -> Result<bool, Error> {
+        let kept = match self.seen_share_of(path).await {
+            Some(Some(seen)) => seen == root,
+            Some(None) => false,
+            None => match self.state(path).await? {
+                MountState::Linked => true,
+                MountState::Missing => false,
+                // A directory, or a link the proxy does not see through.
+                MountState::NotMounted | MountState::Mounted { .. } => {
+                    tracing::warn!(share = %root, path, "SMB reference kept: its path may be a link whose share cannot be reached now");
+                    true
+                }
+            },
+        };
+        if kept && self.seen_share_reachable(root).await == Some(false) {
+            tracing::warn!(share = %root, path, "SMB reference kept: its share cannot be reached now");
+        }
+        Ok(kept)
+    }
+}
+
+/// The text of a link for errors: where the link at `path` points.
+impl Node {
+    async fn seen_link_target(&self, path: &str) -> String {
+        match self.seen_share_of(path).await {
+            Some(Some(root)) => format!("a path of {root}"),
+            _ => "somewhere else".to_string(),
+        }
+    }
+}
+
+/// What beside a staging path `smb_create_dir` links to the share's root.
+const CREATE_DIR_LINK: &str = ".smb-create-dir";
 
 /// What the node read of a mapping's status.
 #[cfg_attr(not(feature = "host-process"), allow(dead_code))]

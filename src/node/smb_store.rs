@@ -3,14 +3,18 @@
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use sha2::{Digest, Sha256};
 
 use super::store::Files;
 use crate::Error;
 
 /// The SMB reference store: one record per staged local path, naming the
-/// share root (`\\server\share`) it uses and the account it was staged
-/// with (never the password).
+/// share root (`\\server\share`) it uses, the account it was staged
+/// with, and a keyed hash of the account and its password (HMAC-SHA256
+/// under a random key of the store's own; never the password), so that a
+/// mapping is reused only with the credentials it was made with.
 ///
 /// [`SmbStore::memory`] is for tests and for drivers that never restart
 /// with volumes staged; [`SmbStore::directory`] keeps one small file per
@@ -22,6 +26,8 @@ use crate::Error;
 #[derive(Clone, Debug)]
 pub struct SmbStore {
     kind: Kind,
+    /// The key of the credential hashes, read or made when first needed.
+    key: Arc<OnceLock<[u8; 32]>>,
 }
 
 #[derive(Clone, Debug)]
@@ -35,6 +41,9 @@ enum Kind {
 /// The records' kind of a staged path's reference.
 const REFERENCES: &str = "references";
 
+/// The records' kind, and key, of the store's credential-hash key.
+const KEY: &str = "key";
+
 /// One staged path, as the store records it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Reference {
@@ -45,16 +54,20 @@ pub(crate) struct Reference {
     /// The account the share was mapped with (empty: none); `None` in
     /// records written before accounts were kept.
     pub user: Option<String>,
+    /// The keyed hash of the credentials (hex); `None` in records written
+    /// before it was kept: unknown credentials.
+    pub secret: Option<String>,
 }
 
 impl Reference {
     /// The record's file text: root, path and account, one a line.
     fn text(&self) -> String {
         format!(
-            "{}\n{}\n{}\n",
+            "{}\n{}\n{}\n{}\n",
             self.root,
             self.path,
-            self.user.as_deref().unwrap_or_default()
+            self.user.as_deref().unwrap_or_default(),
+            self.secret.as_deref().unwrap_or_default()
         )
     }
 
@@ -64,6 +77,7 @@ impl Reference {
             root: lines.next()?.to_string(),
             path: lines.next()?.to_string(),
             user: lines.next().map(str::to_string),
+            secret: lines.next().filter(|s| !s.is_empty()).map(str::to_string),
         })
     }
 }
@@ -79,6 +93,7 @@ impl SmbStore {
     pub fn memory() -> Self {
         Self {
             kind: Kind::Memory(Arc::default()),
+            key: Arc::default(),
         }
     }
 
@@ -86,6 +101,7 @@ impl SmbStore {
     pub fn directory(dir: impl Into<PathBuf>) -> Self {
         Self {
             kind: Kind::Directory(Files::new(dir.into(), Self::io)),
+            key: Arc::default(),
         }
     }
 
@@ -93,12 +109,68 @@ impl SmbStore {
         Error::SmbStore { path, source }
     }
 
-    /// Records that `path` is staged from `root` with the account `user`.
-    pub(crate) fn add(&self, root: &str, path: &str, user: &str) -> Result<(), Error> {
+    /// The key of the credential hashes: for a store in memory, one
+    /// random key per process; for a directory, a random key written
+    /// once, durably, in the directory (`key/`, a record as the references
+    /// are, made in one step so that two processes agree on it).
+    fn key(&self) -> Result<[u8; 32], Error> {
+        if let Some(key) = self.key.get() {
+            return Ok(*key);
+        }
+        let key = match &self.kind {
+            Kind::Memory(_) => {
+                static PROCESS: OnceLock<[u8; 32]> = OnceLock::new();
+                match PROCESS.get() {
+                    Some(key) => *key,
+                    None => {
+                        let made = random_key()
+                            .map_err(|e| Self::io("the SMB store in memory".into(), e))?;
+                        *PROCESS.get_or_init(|| made)
+                    }
+                }
+            }
+            Kind::Directory(files) => {
+                let made =
+                    random_key().map_err(|e| Self::io(files.dir().display().to_string(), e))?;
+                files.create(KEY, KEY, &hex(&made))?;
+                let text = files.read(KEY, KEY)?.unwrap_or_default();
+                parse_key(&text).ok_or_else(|| {
+                    Self::io(
+                        files.file(KEY, KEY).display().to_string(),
+                        std::io::Error::new(
+                            std::io::ErrorKind::InvalidData,
+                            "the SMB store's key is not 64 hex digits",
+                        ),
+                    )
+                })?
+            }
+        };
+        Ok(*self.key.get_or_init(|| key))
+    }
+
+    /// The keyed hash (hex) of `user` and `password`, as references keep it.
+    pub(crate) fn secret(&self, user: &str, password: &str) -> Result<String, Error> {
+        let mut message = Vec::with_capacity(user.len() + password.len() + 1);
+        message.extend_from_slice(user.to_lowercase().as_bytes());
+        message.push(0);
+        message.extend_from_slice(password.as_bytes());
+        Ok(hex(&hmac_sha256(&self.key()?, &message)))
+    }
+
+    /// Records that `path` is staged from `root` with the account `user`
+    /// and the credentials whose keyed hash is `secret`.
+    pub(crate) fn add(
+        &self,
+        root: &str,
+        path: &str,
+        user: &str,
+        secret: &str,
+    ) -> Result<(), Error> {
         let reference = Reference {
             root: root.to_lowercase(),
             path: path.to_string(),
             user: Some(user.to_string()),
+            secret: Some(secret.to_string()),
         };
         match &self.kind {
             Kind::Memory(map) => {
@@ -165,14 +237,57 @@ impl SmbStore {
     /// The account of each staged path that uses `root` (`None` for
     /// records that do not say).
     pub(crate) fn users_of(&self, root: &str) -> Result<Vec<Option<String>>, Error> {
+        Ok(self.holders_of(root)?.into_iter().map(|r| r.user).collect())
+    }
+
+    /// The reference of each staged path that uses `root`.
+    pub(crate) fn holders_of(&self, root: &str) -> Result<Vec<Reference>, Error> {
         let root = root.to_lowercase();
         Ok(self
             .references_all()?
             .into_iter()
             .filter(|r| r.root == root)
-            .map(|r| r.user)
             .collect())
     }
+}
+
+/// HMAC-SHA256 (RFC 2104, with SHA-256's 64-byte block).
+fn hmac_sha256(key: &[u8; 32], message: &[u8]) -> [u8; 32] {
+    let mut block = [0u8; 64];
+    block[..32].copy_from_slice(key);
+    let pad = |byte: u8| block.map(|b| b ^ byte);
+    let inner = Sha256::new()
+        .chain_update(pad(0x36))
+        .chain_update(message)
+        .finalize();
+    Sha256::new()
+        .chain_update(pad(0x5c))
+        .chain_update(inner)
+        .finalize()
+        .into()
+}
+
+/// 32 bytes from the operating system's random source.
+fn random_key() -> Result<[u8; 32], std::io::Error> {
+    let mut key = [0u8; 32];
+    getrandom::fill(&mut key).map_err(std::io::Error::other)?;
+    Ok(key)
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn parse_key(text: &str) -> Option<[u8; 32]> {
+    let text = text.trim();
+    if text.len() != 64 || !text.is_ascii() {
+        return None;
+    }
+    let mut key = [0u8; 32];
+    for (i, byte) in key.iter_mut().enumerate() {
+        *byte = u8::from_str_radix(&text[2 * i..2 * i + 2], 16).ok()?;
+    }
+    Some(key)
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -184,10 +299,10 @@ mod tests {
     use super::*;
 
     fn counts(store: &SmbStore) {
-        store.add(r"\\s\a", r"c:\x\1", "u").unwrap();
-        store.add(r"\\s\a", r"C:\X\2", "u").unwrap();
-        store.add(r"\\s\b", r"c:\x\3", "").unwrap();
-        store.add(r"\\s\a", r"c:\X\1", "u").unwrap();
+        store.add(r"\\s\a", r"c:\x\1", "u", "h").unwrap();
+        store.add(r"\\s\a", r"C:\X\2", "u", "h").unwrap();
+        store.add(r"\\s\b", r"c:\x\3", "", "h").unwrap();
+        store.add(r"\\s\a", r"c:\X\1", "u", "h").unwrap();
         assert_eq!(
             store.users_of(r"\\S\A").unwrap(),
             [Some("u".to_string()), Some("u".to_string())]
@@ -198,6 +313,33 @@ mod tests {
         store.remove(r"c:\x\2").unwrap();
         assert_eq!(store.references(r"\\s\a").unwrap(), 1);
         assert_eq!(store.root_of(r"c:\x\2").unwrap(), None);
+    }
+
+    #[test]
+    fn hmac_sha256_matches_rfc_4231() {
+        // RFC 4231 test case 2 has a 4-byte key; case 1's 20-byte key
+        // padded with zeros to 32 bytes is the same HMAC key (RFC 2104
+        // pads a short key with zeros to the block).
+        let mut key = [0u8; 32];
+        key[..20].copy_from_slice(&[0x0b; 20]);
+        assert_eq!(
+            hex(&hmac_sha256(&key, b"Hi There")),
+            "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"
+        );
+    }
+
+    #[test]
+    fn credential_hashes_differ_by_password_and_keep_across_instances() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SmbStore::directory(dir.path());
+        let a = store.secret("u", "p1").unwrap();
+        assert_ne!(a, store.secret("u", "p2").unwrap());
+        assert_eq!(a, store.secret("U", "p1").unwrap());
+        assert_eq!(
+            a,
+            SmbStore::directory(dir.path()).secret("u", "p1").unwrap()
+        );
+        assert_ne!(a, SmbStore::memory().secret("u", "p1").unwrap());
     }
 
     #[test]
@@ -222,7 +364,7 @@ mod tests {
     fn a_reference_that_cannot_be_read_is_an_error_not_a_missing_user() {
         let dir = tempfile::tempdir().unwrap();
         let store = SmbStore::directory(dir.path());
-        store.add(r"\\s\a", r"c:\x\1", "u").unwrap();
+        store.add(r"\\s\a", r"c:\x\1", "u", "h").unwrap();
         let file = std::fs::read_dir(dir.path().join(REFERENCES))
             .unwrap()
             .next()

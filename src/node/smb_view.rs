@@ -35,6 +35,12 @@ pub(super) enum HostView {
 /// `\\?\UNC\server\share`, `\??\UNC\...`, `UNC\...`); `None` for a
 /// local target.
 fn share_root(target: &str) -> Option<String> {
+    path::remote(&unc_of(target)?).ok().map(|(_, root)| root)
+}
+
+/// The UNC path (`\\server\share\...`) a link target names, in any of
+/// the spellings Windows stores; `None` for a local target.
+fn unc_of(target: &str) -> Option<String> {
     let unc = ["\\\\?\\UNC\\", "\\??\\UNC\\", "UNC\\"]
         .iter()
         .find_map(|prefix| target.strip_prefix(prefix))
@@ -49,7 +55,7 @@ fn share_root(target: &str) -> Option<String> {
         }
         None => return None,
     };
-    path::remote(&unc).ok().map(|(_, root)| root)
+    Some(unc)
 }
 
 impl Node {
@@ -112,6 +118,39 @@ impl Node {
     /// directory, a disk's mount point); `None` when this node cannot look.
     pub(super) async fn seen_share_of(&self, path: &str) -> Option<Option<String>> {
         Some(self.seen_link(path).await?.as_deref().and_then(share_root))
+    }
+
+    /// Whether the link at `path` reaches the share path `remote` (as
+    /// `path::remote` spells it), read on the host: `Some(false)` for a
+    /// link elsewhere (another directory of the share, its root) or no
+    /// link; `None` when this node cannot look.
+    pub(super) async fn seen_link_reaches(&self, path: &str, remote: &str) -> Option<bool> {
+        let target = self.seen_link(path).await?;
+        let same = |unc: String| {
+            let unc = unc.trim_end_matches('\\');
+            path::remote(unc)
+                .is_ok_and(|(unc, _)| unc.eq_ignore_ascii_case(remote.trim_end_matches('\\')))
+        };
+        Some(target.and_then(|t| unc_of(&t)).is_some_and(same))
+    }
+
+    /// Whether the share root `root` answers now (`GetFileAttributes`, the
+    /// validity check csi-proxy's `NewSmbGlobalMapping` makes on a mapped
+    /// root, pkg/server/smb/server.go), read where this node reads the
+    /// host; `None` when it cannot look.
+    pub(super) async fn seen_share_reachable(&self, root: &str) -> Option<bool> {
+        let _ = root;
+        #[cfg(feature = "host-process")]
+        if let Some(backend) = &self.inner.host_process {
+            return backend.share_reachable(root.to_string()).await.ok();
+        }
+        match &self.inner.view {
+            HostView::Blind => None,
+            #[cfg(windows)]
+            HostView::Local => Some(std::fs::metadata(root).is_ok()),
+            #[cfg(feature = "mock")]
+            HostView::Simulated(host) => Some(host.lock().smb.path_valid(root)),
+        }
     }
 
     /// The other staged paths shaped as `path` that link to `root`, read
