@@ -248,9 +248,7 @@ impl Node {
         let mut state = self.state(path).await?;
         // A link to the share the proxy does not see through (its target
         // cannot be reached now) is a link, not a directory to remove.
-        if state == MountState::NotMounted
-            && self.seen_share_of(path).await == Some(Some(root.to_string()))
-        {
+        if state == MountState::NotMounted && self.smb_link_unseen(root, path).await? {
             state = MountState::Linked;
         }
         let link_at = match state {
@@ -303,7 +301,9 @@ impl Node {
             // missing: the directory below the share is not there, or
             // the share cannot be reached (then the stage fails
             // UNAVAILABLE, its link removed).
-            if !self.fs()?.is_link(path).await? && !self.smb_unreached(root, path).await? {
+            if !self.fs()?.is_link(path).await?
+                && !self.smb_unreached(root, path, !link_at.is_empty()).await?
+            {
                 self.smb_missing_dir(remote, root, path, credentials, create_dir)
                     .await?;
             }
@@ -351,15 +351,19 @@ impl Node {
     /// while the node can show the share cannot be reached now (an outage,
     /// a mapping reconnecting), it waits for it up to
     /// [`NodeOptions::smb_settle`](super::NodeOptions::smb_settle), then
-    /// removes the link and fails UNAVAILABLE: an outage is not a missing
-    /// directory. `Ok(true)`: the link reaches its directory now;
-    /// `Ok(false)`: the directory is taken as missing.
-    async fn smb_unreached(&self, root: &str, path: &str) -> Result<bool, Error> {
+    /// fails UNAVAILABLE: an outage is not a missing directory. The link
+    /// goes first only when this stage made it (`made`): a link the stage
+    /// found is the volume's, staged before the outage, and stays.
+    /// `Ok(true)`: the link reaches its directory now; `Ok(false)`: the
+    /// directory is taken as missing.
+    async fn smb_unreached(&self, root: &str, path: &str, made: bool) -> Result<bool, Error> {
         let settled = tokio::time::Instant::now() + self.inner.options.smb_settle;
         let mut pause = std::time::Duration::from_millis(250);
         while self.seen_share_reachable(root).await == Some(false) {
             if tokio::time::Instant::now() >= settled {
-                self.fs()?.rmdir(path, false).await?;
+                if made {
+                    self.fs()?.rmdir(path, false).await?;
+                }
                 return Err(Error::SmbShareUnavailable {
                     share: root.to_string(),
                     why: "the share cannot be reached now (an outage, or its mapping not OK); \
@@ -425,6 +429,14 @@ impl Node {
     ) -> Result<bool, Error> {
         match self.state(path).await? {
             MountState::Missing => self.ensure_parent(path).await?,
+            // A link to the share the proxy does not see through (the
+            // mapping Disconnected by a restart, an outage) is this
+            // volume's link, kept for the stage that holds the server
+            // alone: removing it would leave the mapping no staged user,
+            // and that stage would make it again under the pod's files.
+            MountState::NotMounted if self.smb_link_unseen(root, path).await? => {
+                return Ok(false);
+            }
             MountState::NotMounted => self.remove_empty_dir(path).await?,
             MountState::Linked | MountState::Mounted { .. } => return Ok(false),
         }
@@ -1012,6 +1024,22 @@ impl Node {
             tracing::warn!(share = %root, path, "SMB reference kept: its share cannot be reached now");
         }
         Ok(kept)
+    }
+}
+
+impl Node {
+    /// Whether `path`, which the proxy shows as no link, may be this
+    /// volume's link to `root` that the proxy does not see through (its
+    /// mapping `Disconnected` by a restart, an outage): a link to `root`
+    /// read on the host, or, where the node reads nothing, a path whose
+    /// reference records `root`. Such a path is kept, and its mapping
+    /// counted in use (removing it would leave the mapping no staged user
+    /// and the stage would make it again under the pod's files).
+    async fn smb_link_unseen(&self, root: &str, path: &str) -> Result<bool, Error> {
+        Ok(match self.seen_share_of(path).await {
+            Some(seen) => seen.as_deref() == Some(root),
+            None => self.inner.options.smb_store.root_of(path)?.as_deref() == Some(root),
+        })
     }
 }
 

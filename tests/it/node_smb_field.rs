@@ -27,6 +27,7 @@ node_tests![
     reconcile_during_an_outage_keeps_staged_shares,
     a_link_to_the_share_root_is_never_taken_for_the_stage,
     a_wrong_password_never_rides_a_mapping_in_use,
+    a_mapping_left_disconnected_by_a_restart_is_never_removed_in_use,
 ];
 
 const OTHER_SHARE_DIR: &str = r"\\fileserver\other\pv5";
@@ -102,9 +103,6 @@ async fn settling_node(f: &Fixture) -> Node {
 /// removed by a stage (issue 42, finding 12: the node cannot tell it from
 /// an outage): the stage links, or fails UNAVAILABLE until Windows
 /// reconnects it.
-// Not yet run (see the report of branch smb-protocol): the restage of
-// pv3, its own link the only user, still makes the stale mapping again.
-#[allow(dead_code)]
 async fn a_mapping_left_disconnected_by_a_restart_is_never_removed_in_use(f: &Fixture) {
     let node = &settling_node(f).await;
     stage_pv3(node).await;
