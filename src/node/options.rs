@@ -52,9 +52,9 @@ pub const DEFAULT_FIND_DISK_TIMEOUT: Duration = Duration::from_secs(120);
 /// Default number of formats a `Node` runs at once: 2, as
 /// azuredisk-csi-driver's `--max-concurrent-format`.
 pub const DEFAULT_MAX_CONCURRENT_FORMATS: usize = 2;
-/// Default time a stage gives a share's mapping that is not OK to come
-/// back before taking it as stale, where the node cannot read its status
-/// (through the proxy): 10 seconds.
+/// Default time a stage of a share whose mapping is in use gives the
+/// share to answer (and its mapping to be OK) before it fails
+/// UNAVAILABLE, having removed nothing: 10 seconds.
 pub const DEFAULT_SMB_SETTLE: Duration = Duration::from_secs(10);
 /// Default time a format sent is given to end at the host before a volume
 /// still showing no file system is taken as not formatted by it: 10
@@ -182,14 +182,28 @@ impl NodeOptions {
         self
     }
 
-    /// How long a stage gives a share's global mapping that is not OK
-    /// (Windows answers 85 to a new mapping over it) to come back before
-    /// removing it, when the node cannot read the mapping's status (through
-    /// the proxy, which has no call for it); default [`DEFAULT_SMB_SETTLE`].
-    /// In HostProcess mode the status is read instead: a `Connecting` or
-    /// `Reconnecting` mapping is waited for as long as the operation's
-    /// deadline allows, and only a `Disconnected` or `Unavailable` one is
-    /// ever removed.
+    /// How long a stage of a share whose global mapping serves volumes
+    /// staged on this node waits for the share to answer before it fails
+    /// [`Error::SmbShareUnavailable`](crate::Error::SmbShareUnavailable)
+    /// (UNAVAILABLE; kubelet retries); default [`DEFAULT_SMB_SETTLE`].
+    /// Through the proxy that is: the share root read by the node answers
+    /// (else nothing is sent, as csi-proxy's `NewSmbGlobalMapping` would
+    /// remove the mapping whose root fails its check) and the mapping is
+    /// OK (Windows answers 85 while it is not). A new stage whose link
+    /// cannot reach the share waits as long before failing the same way.
+    ///
+    /// No value of it ever leads to a removal: a mapping in use is never
+    /// removed or made again by a stage, whatever its status (issue 42,
+    /// findings 1 and 12; docs/safety.md "SMB mappings",
+    /// `an_outage_never_removes_a_mapping_in_use`,
+    /// `a_mapping_left_disconnected_by_a_restart_is_never_removed_in_use`).
+    /// A mapping no staged volume uses is made again without waiting for
+    /// it; in HostProcess mode a `Connecting` or `Reconnecting` one is
+    /// waited for within the operation's deadline and only a `Disconnected`
+    /// or `Unavailable` one is made again. One window stays in proxy mode:
+    /// an outage that starts between the node's read of the root and the
+    /// proxy's own check still makes csi-proxy remove the mapping (it has
+    /// no call that maps without the check).
     #[must_use]
     pub fn smb_settle(mut self, settle: Duration) -> Self {
         self.smb_settle = settle.min(crate::MAX_DURATION);
