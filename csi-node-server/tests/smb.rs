@@ -278,7 +278,7 @@ async fn stats_of(plugin: &Plugin, id: &str, path: String) -> NodeGetVolumeStats
 /// until the volume is staged again (it used to be "mounted and readable").
 #[tokio::test]
 async fn host_process_stats_of_a_share_are_its_space_and_its_mapping_status() {
-    use csi_proxy_client::host::smb::ShareSpace;
+    use csi_proxy_client::host::smb::{MappingStatus, ShareSpace};
     let (mock, plugin) = setup_host_process();
     let space = ShareSpace {
         capacity: 100 * GIB,
@@ -318,7 +318,20 @@ async fn host_process_stats_of_a_share_are_its_space_and_its_mapping_status() {
         "{condition:?}"
     );
 
-    // Staged again (kubelet retries NodeStageVolume): healthy again.
+    // Staged again (kubelet retries NodeStageVolume): the mapping serves
+    // the published volume and cannot be told from an outage, so it is
+    // kept and the stage is UNAVAILABLE (issue 42, finding 12; docs/safety.md
+    // "SMB mappings"). Once Windows reconnects it, healthy again.
+    let e = plugin
+        .node_stage_volume(Request::new(request.clone()))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Code::Unavailable, "{e:?}");
+    mock.host()
+        .lock()
+        .smb
+        .set_mapping_status(r"\\fileserver\share", MappingStatus::Ok)
+        .unwrap();
     plugin
         .node_stage_volume(Request::new(request))
         .await
