@@ -1,7 +1,7 @@
 //! Paths: what is at a path, and directories made and removed.
 
-use super::{MountState, Node, path};
-use crate::{Error, ErrorKind};
+use super::{MountState, Node, outcome_unknown, path};
+use crate::Error;
 
 fn is_not_empty(e: &Error) -> bool {
     e.windows_code() == Some(145) || e.to_string().to_lowercase().contains("not empty")
@@ -92,7 +92,7 @@ impl Node {
     pub(super) async fn remove_empty_dir_only(&self, path: &str) -> Result<(), Error> {
         match self.fs()?.mkdir(path).await {
             Ok(()) => self.remove_empty_dir(path).await,
-            Err(e) if matches!(e.kind(), ErrorKind::Unavailable | ErrorKind::TimedOut) => Err(e),
+            Err(e) if outcome_unknown(&e) => Err(e),
             Err(e) => Err(Error::PathInUse {
                 path: path.to_string(),
                 holds: format!("something that is not a directory, a file it is not deleted ({e})"),

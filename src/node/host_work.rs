@@ -53,9 +53,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use tracing::Instrument;
 
-use super::Node;
 use super::protocol::{FormatRecord, FormatStep, format_step};
-use crate::{Error, ErrorKind};
+use super::{Node, outcome_unknown};
+use crate::Error;
 
 /// The records' kind of a format sent (keyed by volume id).
 const FORMAT: &str = "format";
@@ -65,11 +65,6 @@ const FORMAT: &str = "format";
 pub(super) const PARTITION: &str = "partition";
 /// How often a pending format's volume is asked whether it is formatted.
 const POLL: Duration = Duration::from_secs(1);
-
-/// Whether a call's failure leaves its outcome at the host unknown.
-fn outcome_unknown(e: &Error) -> bool {
-    matches!(e.kind(), ErrorKind::Unavailable | ErrorKind::TimedOut)
-}
 
 fn now_secs() -> u64 {
     SystemTime::now()

@@ -11,8 +11,8 @@
 use std::collections::BTreeMap;
 
 use super::groups::{DiskFacts, Place};
-use super::{DiskInfo, Node, NodeRecords};
-use crate::{Error, ErrorKind};
+use super::{DiskInfo, Node, NodeRecords, outcome_unknown};
+use crate::Error;
 
 /// The records' kind for staging paths.
 const KIND: &str = "stage";
@@ -239,7 +239,7 @@ impl Node {
     async fn still_holds(&self, path: &str, volume: &str) -> Result<bool, Error> {
         match self.volume()?.volume_at(path).await {
             Ok(id) => Ok(id.eq_ignore_ascii_case(volume)),
-            Err(e) if matches!(e.kind(), ErrorKind::Unavailable | ErrorKind::TimedOut) => Err(e),
+            Err(e) if outcome_unknown(&e) => Err(e),
             Err(_) => Ok(false),
         }
     }

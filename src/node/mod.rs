@@ -132,6 +132,17 @@ fn operation_span(operation: &'static str) -> tracing::Span {
     tracing::info_span!("node", otel.name = operation, operation)
 }
 
+/// Whether a call's failure leaves its outcome at the host unknown: the
+/// host was not reached or did not answer in time (UNAVAILABLE,
+/// DEADLINE_EXCEEDED). Such a failure says nothing about the host's
+/// state: a change may still land, and nothing is concluded from it.
+fn outcome_unknown(e: &Error) -> bool {
+    matches!(
+        e.kind(),
+        crate::ErrorKind::Unavailable | crate::ErrorKind::TimedOut
+    )
+}
+
 /// What is at a path.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum MountState {

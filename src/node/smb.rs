@@ -4,7 +4,7 @@
 use std::fmt;
 use std::future::IntoFuture;
 
-use super::{MountState, Node, Operation, VolumeUsage, path};
+use super::{MountState, Node, Operation, VolumeUsage, outcome_unknown, path};
 use crate::{Error, ErrorKind};
 
 /// What the node can tell of the SMB share behind a staged path
@@ -902,9 +902,7 @@ impl Node {
             }
             match self.volume()?.volume_at(path).await {
                 Ok(volume_id) if !volume_id.is_empty() => Ok(Some(volume_id)),
-                Err(e) if matches!(e.kind(), ErrorKind::Unavailable | ErrorKind::TimedOut) => {
-                    Err(e)
-                }
+                Err(e) if outcome_unknown(&e) => Err(e),
                 _ => Ok(None),
             }
         };

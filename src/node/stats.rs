@@ -1,8 +1,8 @@
 //! NodeGetVolumeStats in one call: the figures and condition of what a
 //! staged path reaches, a disk's volume or an SMB share's link.
 
-use super::{Node, VolumeUsage, path};
-use crate::{Error, ErrorKind};
+use super::{Node, VolumeUsage, outcome_unknown, path};
+use crate::Error;
 
 /// Inodes of a file system: what Unix file systems count and NTFS does not
 /// (it has no fixed number of files).
@@ -79,12 +79,6 @@ impl VolumeStats {
 /// The condition of a volume whose figures were read.
 const READABLE: &str = "the volume is mounted and readable";
 
-/// Whether the host could not be reached or did not answer in time: that
-/// says nothing about the volume, so it is the call's error.
-fn unreachable(e: &Error) -> bool {
-    matches!(e.kind(), ErrorKind::Unavailable | ErrorKind::TimedOut)
-}
-
 impl Node {
     /// NodeGetVolumeStats: the figures and condition of what the staged
     /// path `path` (a staging path, or a target linked to one) reaches,
@@ -123,7 +117,7 @@ impl Node {
                         };
                         return Ok(VolumeStats::healthy(usage, None, READABLE));
                     }
-                    Err(e) if unreachable(&e) => return Err(e),
+                    Err(e) if outcome_unknown(&e) => return Err(e),
                     // A volume is there, and cannot be read.
                     Err(e) => {
                         return Ok(VolumeStats::abnormal(format!(
@@ -131,7 +125,7 @@ impl Node {
                         )));
                     }
                 },
-                Err(e) if unreachable(&e) => return Err(e),
+                Err(e) if outcome_unknown(&e) => return Err(e),
                 Ok(_) => None,
                 Err(e) => Some(e),
             };

@@ -4,8 +4,8 @@
 use super::groups::VolumeGroup;
 use std::future::IntoFuture;
 
-use super::{DiskInfo, MountState, Node, Operation, VolumeUsage, path};
-use crate::{Error, ErrorKind};
+use super::{DiskInfo, MountState, Node, Operation, VolumeUsage, outcome_unknown, path};
+use crate::Error;
 
 /// The records' kind of a `PartitionDisk` about to be sent, keyed by the
 /// disk's id: its intent, kept until the partition's licence is recorded.
@@ -179,7 +179,7 @@ impl Node {
         // listed again.
         let (id, partitioned) = match prepare(Some(listed), online).await {
             Ok(found) => found,
-            Err(e) if matches!(e.kind(), ErrorKind::Unavailable | ErrorKind::TimedOut) => {
+            Err(e) if outcome_unknown(&e) => {
                 return Err(e);
             }
             Err(e) => {
@@ -332,7 +332,7 @@ impl Node {
             Ok(()) => {}
             // Its outcome unknown, the PartitionDisk may have landed: the
             // intent stays for the retry.
-            Err(e) if matches!(e.kind(), ErrorKind::Unavailable | ErrorKind::TimedOut) => {
+            Err(e) if outcome_unknown(&e) => {
                 return Err(e);
             }
             // Known not to have made a partition: nothing a later listing
@@ -480,7 +480,7 @@ impl Node {
     async fn state_expecting_volume(&self, path: &str) -> Result<MountState, Error> {
         match self.volume()?.volume_at(path).await {
             Ok(volume_id) if !volume_id.is_empty() => Ok(MountState::Mounted { volume_id }),
-            Err(e) if matches!(e.kind(), ErrorKind::Unavailable | ErrorKind::TimedOut) => Err(e),
+            Err(e) if outcome_unknown(&e) => Err(e),
             _ => {
                 let fs = self.fs()?;
                 if !fs.exists(path).await? {
@@ -673,7 +673,7 @@ impl Node {
             tracing::info!(volume = %id, room, "the disk has grown: growing the volume");
         }
         match self.expand_volume(id, size_bytes).await {
-            Err(e) if !matches!(e.kind(), ErrorKind::Unavailable | ErrorKind::TimedOut) => {
+            Err(e) if !outcome_unknown(&e) => {
                 let n = match number {
                     Some(n) => n,
                     None => volume.disk_of(id).await?,
