@@ -76,6 +76,12 @@ struct Directory {
     lease: OnceLock<Arc<Lease>>,
 }
 
+/// A resolved store ([`NodeRecords::store`]).
+enum Store<'a> {
+    Memory(&'a Memory),
+    Directory(&'a Directory),
+}
+
 /// The in-process locks of a store's claims, by name.
 type Claims = Mutex<HashMap<String, Arc<RwLock<()>>>>;
 
@@ -157,87 +163,67 @@ impl NodeRecords {
         }
     }
 
-    fn resolved(&self) -> &Kind {
-        debug_assert!(
-            !matches!(self.kind, Kind::PerHost),
-            "records are resolved for their host when a Node is made"
-        );
-        &self.kind
+    /// The store behind these records: a `Node`'s records are resolved
+    /// for its host when it is made ([`NodeRecords::for_host`]), and only
+    /// a `Node` reads or writes them.
+    fn store(&self) -> Store<'_> {
+        match &self.kind {
+            Kind::Memory(m) => Store::Memory(m),
+            Kind::Directory(d) => Store::Directory(d),
+            Kind::PerHost => {
+                unreachable!("records are resolved for their host when a Node is made")
+            }
+        }
     }
 
     /// The value recorded under `kind` and `key`.
     pub(crate) fn get(&self, kind: &str, key: &str) -> Result<Option<String>, Error> {
-        match self.resolved() {
-            Kind::Memory(m) => Ok(lock(&m.map).get(&(kind.to_string(), normal(key))).cloned()),
-            Kind::Directory(d) => d.files.read(kind, key),
-            Kind::PerHost => Ok(None),
+        match self.store() {
+            Store::Memory(m) => Ok(lock(&m.map).get(&(kind.to_string(), normal(key))).cloned()),
+            Store::Directory(d) => d.files.read(kind, key),
         }
     }
 
     /// Records `value` under `kind` and `key`, replacing what was there.
     pub(crate) fn put(&self, kind: &str, key: &str, value: &str) -> Result<(), Error> {
-        match self.resolved() {
-            Kind::Memory(m) => {
+        match self.store() {
+            Store::Memory(m) => {
                 lock(&m.map).insert((kind.to_string(), normal(key)), value.to_string());
                 Ok(())
             }
-            Kind::Directory(d) => d.files.write(kind, key, value),
-            Kind::PerHost => Ok(()),
-        }
-    }
-
-    /// Records `value` under `kind` and `key` only if nothing is recorded
-    /// there, in one step no other writer can come between; `false`: a
-    /// record was there, unchanged.
-    #[cfg_attr(not(test), allow(dead_code))]
-    pub(crate) fn create(&self, kind: &str, key: &str, value: &str) -> Result<bool, Error> {
-        match self.resolved() {
-            Kind::Memory(m) => {
-                let mut map = lock(&m.map);
-                match map.entry((kind.to_string(), normal(key))) {
-                    std::collections::btree_map::Entry::Occupied(_) => Ok(false),
-                    std::collections::btree_map::Entry::Vacant(v) => {
-                        v.insert(value.to_string());
-                        Ok(true)
-                    }
-                }
-            }
-            Kind::Directory(d) => d.files.create(kind, key, value),
-            Kind::PerHost => Ok(false),
+            Store::Directory(d) => d.files.write(kind, key, value),
         }
     }
 
     /// Forgets the record under `kind` and `key`; none there: Ok.
     pub(crate) fn remove(&self, kind: &str, key: &str) -> Result<(), Error> {
-        match self.resolved() {
-            Kind::Memory(m) => {
+        match self.store() {
+            Store::Memory(m) => {
                 lock(&m.map).remove(&(kind.to_string(), normal(key)));
                 Ok(())
             }
-            Kind::Directory(d) => d.files.remove(kind, key),
-            Kind::PerHost => Ok(()),
+            Store::Directory(d) => d.files.remove(kind, key),
         }
     }
 
     /// Every record of `kind`, as (key in lower case, value), by key.
     pub(crate) fn all(&self, kind: &str) -> Result<Vec<(String, String)>, Error> {
-        match self.resolved() {
-            Kind::Memory(m) => Ok(lock(&m.map)
+        match self.store() {
+            Store::Memory(m) => Ok(lock(&m.map)
                 .iter()
                 .filter(|((k, _), _)| k == kind)
                 .map(|((_, key), value)| (key.clone(), value.clone()))
                 .collect()),
-            Kind::Directory(d) => d.files.list(kind),
-            Kind::PerHost => Ok(Vec::new()),
+            Store::Directory(d) => d.files.list(kind),
         }
     }
 
     /// This process as the records name a writer: `epoch N` in a
     /// directory store (see the module docs), `this process` in memory.
     pub(crate) fn owner(&self) -> Result<String, Error> {
-        match self.resolved() {
-            Kind::Directory(d) => Ok(format!("epoch {}", d.lease()?.epoch)),
-            _ => Ok("this process".into()),
+        match self.store() {
+            Store::Directory(d) => Ok(format!("epoch {}", d.lease()?.epoch)),
+            Store::Memory(_) => Ok("this process".into()),
         }
     }
 
@@ -246,7 +232,7 @@ impl NodeRecords {
     /// process's own. An owner this store cannot name is taken as alive:
     /// what is unknown is never taken over.
     pub(crate) fn is_alive(&self, owner: &str) -> Result<bool, Error> {
-        let Kind::Directory(d) = self.resolved() else {
+        let Store::Directory(d) = self.store() else {
             return Ok(true);
         };
         let Some(epoch) = owner
@@ -297,7 +283,9 @@ impl NodeRecords {
             (Some(host), _) => host.to_string(),
             (None, Kind::Directory(d)) => d.files.dir().display().to_string(),
             (None, Kind::Memory(m)) => format!("memory {:p}", Arc::as_ptr(m)),
-            (None, Kind::PerHost) => String::new(),
+            (None, Kind::PerHost) => {
+                unreachable!("records are resolved for their host when a Node is made")
+            }
         };
         let key = format!("{scope}|{}", normal(name));
         let lock = {
@@ -313,9 +301,9 @@ impl NodeRecords {
             true => Held::Shared(lock.read_owned().await),
             false => Held::Exclusive(lock.write_owned().await),
         };
-        let file = match self.resolved() {
-            Kind::Directory(d) => Some(d.file_lock(name, shared).await?),
-            _ => None,
+        let file = match self.store() {
+            Store::Directory(d) => Some(d.file_lock(name, shared).await?),
+            Store::Memory(_) => None,
         };
         Ok(Claim {
             _held: held,
@@ -458,36 +446,6 @@ mod tests {
         records.remove("format", r"\\?\Volume{A}\").unwrap();
         assert_eq!(records.get("format", r"\\?\Volume{A}\").unwrap(), None);
         assert_eq!(records.all("stage").unwrap().len(), 1);
-    }
-
-    fn claim_once(records: &NodeRecords) {
-        assert!(
-            records
-                .create("format", r"\\?\Volume{C}\", "first")
-                .unwrap()
-        );
-        assert!(
-            !records
-                .create("format", r"\\?\volume{c}\", "second")
-                .unwrap()
-        );
-        assert_eq!(
-            records.get("format", r"\\?\Volume{C}\").unwrap().as_deref(),
-            Some("first")
-        );
-        records.remove("format", r"\\?\Volume{C}\").unwrap();
-        assert!(
-            records
-                .create("format", r"\\?\Volume{C}\", "third")
-                .unwrap()
-        );
-    }
-
-    #[test]
-    fn a_claim_is_taken_once_until_removed() {
-        claim_once(&NodeRecords::memory());
-        let dir = tempfile::tempdir().unwrap();
-        claim_once(&NodeRecords::directory(dir.path()));
     }
 
     #[test]
