@@ -867,7 +867,8 @@ impl Node {
         })
     }
 
-    fn is_host_process(&self) -> bool {
+    /// Whether the node works in HostProcess mode.
+    pub(super) fn is_host_process(&self) -> bool {
         #[cfg(feature = "host-process")]
         if self.inner.host_process.is_some() {
             return true;

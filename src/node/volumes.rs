@@ -156,7 +156,7 @@ impl Node {
         // on (a read; nothing is changed before the checks pass). Proxy
         // mode only.
         let online = async {
-            match listed.is_empty() && !self.in_host_process_mode() {
+            match listed.is_empty() && !self.is_host_process() {
                 true => disk.is_online(number).await.map(Some),
                 false => Ok(None),
             }
@@ -356,16 +356,6 @@ impl Node {
             records.remove(PARTITIONING, key)?;
         }
         Ok((id, true))
-    }
-
-    /// Whether the node works in HostProcess mode (which reads sectors and
-    /// partitions without the proxy's listing rules).
-    fn in_host_process_mode(&self) -> bool {
-        #[cfg(feature = "host-process")]
-        if self.inner.host_process.is_some() {
-            return true;
-        }
-        false
     }
 
     /// Records the partition licence of volume `id` on disk `n`: its
