@@ -74,9 +74,18 @@ fn now_secs() -> u64 {
 }
 
 /// A `format` record's text: when the format was sent (Unix seconds) and
-/// by which writer.
+/// by which writer ([`sent_parts`] reads it back).
 fn sent_record(owner: &str) -> String {
     format!("sent {} by {owner}\n", now_secs())
+}
+
+/// A [`sent_record`]'s time (`None`: unreadable) and writer.
+fn sent_parts(text: &str) -> (Option<u64>, &str) {
+    let (head, writer) = text.split_once(" by ").unwrap_or((text, ""));
+    let at = head
+        .strip_prefix("sent ")
+        .and_then(|secs| secs.trim().parse::<u64>().ok());
+    (at, writer.trim())
 }
 
 /// How long this process has watched volume `id`'s record `text`
@@ -103,10 +112,7 @@ fn read_record(id: &str, text: Option<&str>) -> FormatRecord {
     let Some(text) = text else {
         return FormatRecord::None;
     };
-    let sent = text
-        .strip_prefix("sent ")
-        .and_then(|rest| rest.split_whitespace().next())
-        .and_then(|secs| secs.parse::<u64>().ok());
+    let (sent, _) = sent_parts(text);
     let wall = sent
         .and_then(|at| now_secs().checked_sub(at))
         .map(Duration::from_secs);
@@ -173,7 +179,7 @@ impl Node {
                 }
                 FormatStep::Pending => {
                     let text = text.unwrap_or_default();
-                    let writer = text.split(" by ").nth(1).unwrap_or_default().trim();
+                    let (_, writer) = sent_parts(&text);
                     let state = match records.is_alive(writer)? {
                         true => "running",
                         false => "ended",
@@ -245,5 +251,24 @@ impl Node {
                   Windows no longer mounts all look so)"
                 .into(),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sent_record_reads_back_its_time_and_writer() {
+        let text = sent_record("epoch 7");
+        let (at, writer) = sent_parts(&text);
+        assert!(at.is_some_and(|at| at <= now_secs()), "{text:?}");
+        assert_eq!(writer, "epoch 7");
+        assert_eq!(sent_parts("garbage"), (None, ""));
+        assert_eq!(
+            read_record("v", Some("garbage")),
+            FormatRecord::Sent { elapsed: None },
+            "unreadable: pending"
+        );
     }
 }
