@@ -93,9 +93,10 @@ impl Node {
     ///
     /// Fails with [`Error::NotStaged`] when nothing is at `path`, with
     /// [`Error::InvalidPath`] for a path the node refuses, and when the
-    /// host cannot be asked ([`ErrorKind::Unavailable`],
-    /// [`ErrorKind::TimedOut`]); what is wrong with the volume itself is
-    /// its condition.
+    /// host cannot be asked
+    /// ([`ErrorKind::Unavailable`](crate::ErrorKind::Unavailable),
+    /// [`ErrorKind::TimedOut`](crate::ErrorKind::TimedOut)); what is wrong
+    /// with the volume itself is its condition.
     pub async fn volume_stats(&self, path: &str) -> Result<VolumeStats, Error> {
         let path = path::local(path)?;
         let unread = match self.local_space(&path) {
