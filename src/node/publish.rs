@@ -17,8 +17,10 @@ impl Node {
     pub async fn publish(&self, staging: &str, target: &str) -> Result<(), Error> {
         let staging = path::local(staging)?;
         let target = path::local(target)?;
-        self.bounded("publish", self.publish_at(&staging, &target))
-            .await
+        self.on_path("publish", &target.clone(), move |node| async move {
+            node.publish_at(&staging, &target).await
+        })
+        .await
     }
 
     async fn publish_at(&self, staging: &str, target: &str) -> Result<(), Error> {
@@ -72,24 +74,28 @@ impl Node {
     /// with the link, and the mapping with the last reference.
     pub async fn unpublish(&self, target: &str) -> Result<(), Error> {
         let target = path::local(target)?;
-        if let Some(root) = self.smb_root_of(&target).await? {
-            return self.smb_unstage("unpublish", &target, root).await.map(drop);
-        }
-        self.bounded("unpublish", async {
-            // One call when there is a link or an empty directory to
-            // remove, as every driver does; a removal refused (nothing
-            // there, files in a directory) is looked at before answering.
-            if self.fs()?.rmdir(&target, false).await.is_ok() {
-                return Ok(());
-            }
-            match self.state(&target).await? {
-                MountState::Missing => Ok(()),
-                MountState::NotMounted => self.remove_empty_dir(&target).await,
-                MountState::Mounted { .. } | MountState::Linked => {
-                    self.fs()?.rmdir(&target, false).await
-                }
-            }
+        self.on_path("unpublish", &target.clone(), move |node| async move {
+            node.unpublish_at(&target).await
         })
         .await
+    }
+
+    async fn unpublish_at(&self, target: &str) -> Result<(), Error> {
+        if let Some(root) = self.smb_root_of(target).await? {
+            return self.smb_unstage_at(target, &root).await.map(drop);
+        }
+        // One call when there is a link or an empty directory to remove,
+        // as every driver does; a removal refused (nothing there, files in
+        // a directory) is looked at before answering.
+        if self.fs()?.rmdir(target, false).await.is_ok() {
+            return Ok(());
+        }
+        match self.state(target).await? {
+            MountState::Missing => Ok(()),
+            MountState::NotMounted => self.remove_empty_dir(target).await,
+            MountState::Mounted { .. } | MountState::Linked => {
+                self.fs()?.rmdir(target, false).await
+            }
+        }
     }
 }

@@ -220,7 +220,7 @@ impl Node {
         let path = path::local(path)?;
         let (remote, root) = path::remote(remote)?;
         let credentials = credentials.clone();
-        self.to_the_end("smb_stage", move |node| async move {
+        self.on_path("smb_stage", &path.clone(), move |node| async move {
             node.smb_stage_at(&remote, &root, &path, &credentials, create_dir)
                 .await
         })
@@ -870,23 +870,10 @@ impl Node {
     }
 
     /// The SMB half of [`Node::unstage`] at `path` (local), staged from
-    /// `root`: removes the link and its reference, and the share's global
-    /// mapping when no other volume uses it. Runs to its end when its
-    /// caller drops it. Returns what was at `path`.
-    pub(super) async fn smb_unstage(
-        &self,
-        operation: &'static str,
-        path: &str,
-        root: String,
-    ) -> Result<MountState, Error> {
-        let path = path.to_string();
-        self.to_the_end(operation, move |node| async move {
-            node.smb_unstage_at(&path, &root).await
-        })
-        .await
-    }
-
-    async fn smb_unstage_at(&self, path: &str, root: &str) -> Result<MountState, Error> {
+    /// `root`, its path held ([`Node::on_path`]): removes the link and its
+    /// reference, and the share's global mapping when no other volume
+    /// uses it. Returns what was at `path`.
+    pub(super) async fn smb_unstage_at(&self, path: &str, root: &str) -> Result<MountState, Error> {
         let _serial = self.smb_lock(root).await?;
         let seen = self.seen_share_of(path).await;
         let last = self.smb_users(root, path).await?.is_empty();

@@ -449,7 +449,7 @@ impl Node {
 
     async fn unstage_at(&self, path: &str, offline: bool) -> Result<MountState, Error> {
         if let Some(root) = self.smb_root_of(path).await? {
-            return self.smb_unstage("unstage", path, root).await;
+            return self.smb_unstage_at(path, &root).await;
         }
         let state = self.state_expecting_volume(path).await?;
         match &state {
@@ -831,11 +831,11 @@ impl<'a> IntoFuture for StageDisk<'a> {
         Box::pin(async move {
             let (node, number) = (self.node, self.disk.number);
             let path = path::local(self.path)?;
+            let (disk, read_only) = (self.disk, self.read_only);
             let staged = node
-                .bounded(
-                    "stage_disk",
-                    node.stage_identified(&self.disk, &path, self.read_only),
-                )
+                .on_path("stage_disk", &path.clone(), move |node| async move {
+                    node.stage_identified(&disk, &path, read_only).await
+                })
                 .await?;
             // A partition this stage made fills the disk: csi-proxy's
             // PartitionDisk asks for the maximum size (v1.1.3 `New-Partition
@@ -879,8 +879,11 @@ impl<'a> IntoFuture for Unstage<'a> {
     fn into_future(self) -> Self::IntoFuture {
         Box::pin(async move {
             let path = path::local(self.path)?;
+            let offline = self.offline;
             self.node
-                .bounded("unstage", self.node.unstage_at(&path, self.offline))
+                .on_path("unstage", &path.clone(), move |node| async move {
+                    node.unstage_at(&path, offline).await
+                })
                 .await
         })
     }

@@ -49,6 +49,7 @@ mod node_connect;
 mod node_errors;
 mod node_scenarios;
 mod node_smb_field;
+mod operations_end;
 mod protocol_safety;
 mod public_shape;
 mod quirks;

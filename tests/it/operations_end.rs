@@ -1,0 +1,93 @@
+//! Operations end (issue 42, item 7 and finding 5): an operation whose
+//! caller dropped it completes or stops, and never lands on the host after
+//! a later operation on the same path has answered. kubelet drops a call
+//! at its deadline and, for a volume whose stage is uncertain, may unstage
+//! it next; what the dropped stage still does must not come after that
+//! unstage's OK.
+#![cfg(feature = "mock")]
+
+use std::future::IntoFuture;
+use std::time::Duration;
+
+use crate::node_support::*;
+use csi_proxy_client::host::Host;
+use csi_proxy_client::node::{Node, NodeOptions};
+
+/// Calls `work` as kubelet does, each try dropped after `wait`, until
+/// one answers OK; the number of tries.
+async fn until_ok<F, Fut, T>(wait: Duration, mut work: F) -> u32
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Result<T, csi_proxy_client::Error>>,
+{
+    for attempt in 1.. {
+        if let Ok(Ok(_)) = tokio::time::timeout(wait, work()).await {
+            return attempt;
+        }
+        tokio::time::sleep(wait / 10).await;
+    }
+    unreachable!()
+}
+
+/// Finding 5: the share's first mapping is slow (another volume's stage
+/// holds the server while it is made); a second volume's stage is dropped
+/// while it waits behind it, and kubelet unstages that volume. The
+/// dropped stage, its task still waiting, used to find the share mapped
+/// once the server was free and link the path: after the unstage had
+/// answered OK, leaving a link and a reference (so a mapping) nothing
+/// removes. `slow`: how long the host takes to map a share.
+async fn a_dropped_stage_never_lands_after_the_unstage(node: &Node, host: &Host, slow: Duration) {
+    make_share_dirs(host);
+    let first = {
+        let node = node.clone();
+        tokio::spawn(async move {
+            node.smb_stage(SHARE_OTHER_DIR, SMB_OTHER_STAGING, &smb_user())
+                .await
+        })
+    };
+    tokio::time::sleep(slow / 30).await;
+    let dropped = tokio::time::timeout(
+        slow / 6,
+        node.smb_stage(SHARE_DIR, SMB_STAGING, &smb_user())
+            .into_future(),
+    )
+    .await;
+    assert!(dropped.is_err(), "the stage waits behind the first mapping");
+
+    until_ok(slow / 6, || node.unstage(SMB_STAGING).into_future()).await;
+    first.await.unwrap().expect("the first volume stages");
+    // Whatever the dropped stage still had to do is done by now.
+    tokio::time::sleep(slow * 2).await;
+    assert!(
+        !host.exists(SMB_STAGING),
+        "the unstage answered OK, yet the dropped stage linked {SMB_STAGING} after it"
+    );
+    until_ok(slow / 6, || node.unstage(SMB_OTHER_STAGING).into_future()).await;
+    assert!(
+        !mapped(host),
+        "every volume unstaged, the share is still mapped"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_dropped_stage_never_lands_after_the_unstage_of_its_path_mock() {
+    let f = Fixture::mock(Family::V1, NodeOptions::default()).await;
+    let slow = Duration::from_secs(60);
+    f.mock
+        .as_ref()
+        .unwrap()
+        .add_latency("NewSmbGlobalMapping", slow);
+    a_dropped_stage_never_lands_after_the_unstage(&f.node, &f.host, slow).await;
+}
+
+/// The fake's host time is real time (a blocking call): three seconds.
+#[cfg(feature = "host-process")]
+#[tokio::test]
+async fn a_dropped_stage_never_lands_after_the_unstage_of_its_path_host_process() {
+    let f = Fixture::host_process(Family::V1, NodeOptions::default()).await;
+    let slow = Duration::from_secs(3);
+    f.fake()
+        .unwrap()
+        .add_latency("smb_new_global_mapping", slow);
+    a_dropped_stage_never_lands_after_the_unstage(&f.node, &f.host, slow).await;
+}
