@@ -198,6 +198,28 @@ impl Node {
             .map(|t| Staged::decode(&t)))
     }
 
+    /// Whether `path`, which holds neither a directory, a link nor a
+    /// volume the proxy sees, is the mount point this node made there for
+    /// a disk now detached (the cloud detached it, or the VM lost it):
+    /// the path's stage record names the disk by its id, and the host
+    /// lists no disk with that id. Only then may the proxy's `Rmdir`,
+    /// which deletes a file as readily, remove it. A path with no record
+    /// (records in memory, the plugin restarted) or a record with no disk
+    /// id stays refused: nothing else proves what the path holds.
+    pub(super) async fn dangling_mount(&self, path: &str) -> Result<bool, Error> {
+        let Some(Staged { disk: Some(id), .. }) = self.stage_record(path)? else {
+            return Ok(false);
+        };
+        let ids = self.disk()?.ids().await?;
+        let listed = ids
+            .keys()
+            .any(|&n| disk_id(&ids, n).as_deref() == Some(id.as_str()));
+        if !listed {
+            tracing::warn!(path, disk = %id, "the disk staged here is no longer attached: removing its mount point");
+        }
+        Ok(!listed)
+    }
+
     /// Forgets what was staged at `path` (unstaged).
     pub(super) fn forget_stage(&self, path: &str) -> Result<(), Error> {
         records_of(self).remove(KIND, path)

@@ -454,7 +454,12 @@ impl Node {
         let state = self.state_expecting_volume(path).await?;
         match &state {
             MountState::Missing => {}
-            MountState::NotMounted => self.remove_empty_dir_only(path).await?,
+            MountState::NotMounted => match self.remove_empty_dir_only(path).await {
+                Err(Error::PathInUse { .. }) if self.dangling_mount(path).await? => {
+                    self.fs()?.rmdir(path, false).await?
+                }
+                other => other?,
+            },
             // A link no staged share records: removed, never what it reaches.
             MountState::Linked => self.fs()?.rmdir(path, false).await?,
             MountState::Mounted { volume_id } => {

@@ -286,7 +286,6 @@ async fn a_clock_step_never_lets_a_second_format_run_beside_the_first() {
 /// (kubelet retries NodeUnstage for ever otherwise), and the staging path
 /// is gone.
 #[tokio::test]
-#[ignore = "open: finding 6 in proxy mode (docs/safety.md)"]
 async fn an_unstage_of_a_detached_disk_succeeds() {
     for offline in [false, true] {
         let f = Fixture::mock(Family::V1, NodeOptions::default()).await;

@@ -319,10 +319,10 @@ async fn a_removed_staging_path_is_staged_anew_host_process() {
 /// unstage. The path holds a mount point to a volume that no longer
 /// exists: it is removed (never anything behind it), and a retry finds
 /// nothing. Holds in HostProcess mode, which reads the reparse point.
-/// OPEN in proxy mode: there the dangling mount point reads as neither a
-/// link nor a directory, and is refused as `PathInUse` (a file at the
-/// path is never deleted, and the proxy's API cannot tell the two apart);
-/// `a_detached_disks_staging_path_unstages_mock` is ignored until then.
+/// In proxy mode the dangling mount point reads as neither a link nor a
+/// directory (the proxy's API cannot tell it from a file, which is never
+/// deleted): it is removed when the path's stage record names a disk id
+/// the host no longer lists.
 async fn a_detached_disks_staging_path_unstages(f: Fixture) {
     let a = f.host.hot_attach(HotAttach::new(4 * GIB)).unwrap();
     let disk = f
@@ -341,10 +341,26 @@ async fn a_detached_disks_staging_path_unstages(f: Fixture) {
 }
 
 #[tokio::test]
-#[ignore = "open: finding 6 in proxy mode (see above)"]
 async fn a_detached_disks_staging_path_unstages_mock() {
     a_detached_disks_staging_path_unstages(Fixture::mock(Family::V1, NodeOptions::default()).await)
         .await;
+}
+
+/// The proof finding 6's removal rests on in proxy mode is the node's
+/// own stage record: a restarted plugin whose records were in memory has
+/// none, and the path that the proxy cannot tell from a file stays
+/// refused (never deleted on a guess).
+#[tokio::test]
+async fn a_detached_disks_staging_path_with_no_record_is_refused_mock() {
+    let f = Fixture::mock(Family::V1, NodeOptions::default()).await;
+    f.node.stage_disk(1u32, STAGING).await.unwrap();
+    f.host.detach_disk(1).unwrap();
+    let restarted = f
+        .another_node_with(NodeOptions::default().records(NodeRecords::memory()))
+        .await;
+    let e = restarted.unstage(STAGING).await.unwrap_err();
+    assert!(matches!(e, Error::PathInUse { .. }), "{e:?}");
+    assert!(f.host.exists(STAGING_C), "nothing removed without a record");
 }
 
 #[cfg(feature = "host-process")]
