@@ -169,6 +169,23 @@ pub enum Error {
         since: String,
     },
 
+    /// An earlier operation on the path (kubelet dropped it, or its
+    /// process died) may still change it at the host: one that makes
+    /// (a stage, a publish) before one that removes, or the other way;
+    /// nothing is done until the host has had the settle time to end it.
+    /// Retry later.
+    #[error(
+        "{path}: an earlier {earlier} of this path ({since}) may still land at the host; retry later"
+    )]
+    PathPending {
+        /// The path.
+        path: String,
+        /// What that operation did: `stage or publish`, `unstage or unpublish`.
+        earlier: String,
+        /// When it was sent and by which process, as its record says.
+        since: String,
+    },
+
     /// A directory the operation would replace holds files; nothing changed.
     #[error("{path} is a directory that is not empty")]
     NotEmpty {
@@ -552,6 +569,7 @@ impl Error {
             | Error::StagedElsewhere { .. }
             | Error::AmbiguousDisk { .. } => ErrorKind::FailedPrecondition,
             Error::FormatPending { .. } => ErrorKind::Unavailable,
+            Error::PathPending { .. } => ErrorKind::Unavailable,
         }
     }
 }

@@ -85,6 +85,7 @@ mod iscsi;
 mod local_space;
 mod options;
 mod path;
+mod path_claim;
 mod protocol;
 #[cfg(test)]
 mod protocol_model;
@@ -290,57 +291,6 @@ impl Node {
     }
     fn system(&self) -> Result<&SystemGroup, Error> {
         self.need(&self.inner.system, "system")
-    }
-
-    /// Runs `work`, an operation that changes what is at `path`, as the
-    /// only one on that path: under the path's claim, held host-wide
-    /// ([`NodeRecords`]), on a task of its own that keeps the claim until
-    /// the work has ended, whether or not its caller still waits. kubelet
-    /// drops a call at its deadline and may unstage an uncertain stage
-    /// next; the unstage then waits for the claim, so nothing the dropped
-    /// stage does lands after the unstage has answered (a retry waits
-    /// too, instead of racing the dropped call). The work ends within the
-    /// operation deadline, counted from the call: stopped there, its
-    /// caller gets [`Error::DeadlineExceeded`]. A host call in flight when
-    /// it is stopped may still land (csi-proxy ends no host work with its
-    /// call); the next operation on the path reads the host as it is.
-    async fn on_path<T, F>(
-        &self,
-        operation: &'static str,
-        path: &str,
-        work: impl FnOnce(Node) -> F,
-    ) -> Result<T, Error>
-    where
-        T: Send + 'static,
-        F: Future<Output = Result<T, Error>> + Send + 'static,
-    {
-        let after = self.inner.options.deadline;
-        let deadline = tokio::time::Instant::now() + after;
-        let exceeded = move || Error::DeadlineExceeded { operation, after };
-        let span = operation_span(operation);
-        let name = format!("path {path}");
-        let claim = self.inner.options.records.claim_exclusive(&name);
-        let claim = match tokio::time::timeout_at(deadline, claim.instrument(span.clone())).await {
-            Ok(claim) => claim?,
-            Err(_) => return Err(exceeded()),
-        };
-        let work = crate::transport::retry::within(deadline, work(self.clone()));
-        let task = tokio::spawn(
-            async move {
-                let result = tokio::time::timeout_at(deadline, work).await;
-                drop(claim);
-                result.unwrap_or_else(|_| Err(exceeded()))
-            }
-            .instrument(span),
-        );
-        match tokio::time::timeout_at(deadline, task).await {
-            Ok(Ok(result)) => result,
-            Ok(Err(e)) => match e.try_into_panic() {
-                Ok(panic) => std::panic::resume_unwind(panic),
-                Err(_) => Err(exceeded()),
-            },
-            Err(_) => Err(exceeded()),
-        }
     }
 
     /// Runs `work` within the operation deadline, in the operation's span.

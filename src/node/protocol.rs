@@ -74,9 +74,85 @@ pub(crate) fn may_format(signature_found: Option<bool>, licensed: bool) -> bool 
     }
 }
 
+/// What an operation does to its path: makes something there (a stage,
+/// a publish) or removes it (an unstage, an unpublish).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Change {
+    Make,
+    Remove,
+}
+
+/// What an operation on a path does, its path's claim held, about the
+/// `path` record an earlier operation left: the record is written before
+/// an operation's first host call and goes when it ends with an answer,
+/// so one that remains is an operation whose host calls may still land
+/// (its caller dropped it, its answer was lost, its process died).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum PathStep {
+    /// Nothing pending, or pending past the settle time: record this
+    /// operation, and remove the record when it ends with an answer.
+    Record,
+    /// The same change again (kubelet's retry): it converges with the
+    /// earlier one whatever lands, so it runs; the earlier one's record
+    /// stays until it settles.
+    Join,
+    /// The opposite change while the earlier one may still land: an
+    /// unstage that answered OK before a stage's link or mount landed
+    /// would leave them for ever; refused, retry later.
+    Pending,
+}
+
+/// The step for an operation making `now` on a path whose record says
+/// `earlier` (its change, `None` when unreadable, and how long this
+/// process has watched it pending), given the settle time.
+pub(crate) fn path_step(
+    earlier: Option<(Option<Change>, Duration)>,
+    now: Change,
+    settle: Duration,
+) -> PathStep {
+    match earlier {
+        None => PathStep::Record,
+        Some((_, watched)) if watched >= settle => PathStep::Record,
+        Some((Some(change), _)) if change == now => PathStep::Join,
+        Some(_) => PathStep::Pending,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_opposite_change_waits_for_an_earlier_one_to_settle() {
+        use Change::*;
+        let settle = Duration::from_secs(600);
+        let seen = |s| Duration::from_secs(s);
+        assert_eq!(path_step(None, Make, settle), PathStep::Record);
+        assert_eq!(
+            path_step(Some((Some(Make), seen(5))), Make, settle),
+            PathStep::Join
+        );
+        assert_eq!(
+            path_step(Some((Some(Make), seen(5))), Remove, settle),
+            PathStep::Pending
+        );
+        assert_eq!(
+            path_step(Some((Some(Remove), seen(5))), Make, settle),
+            PathStep::Pending
+        );
+        assert_eq!(
+            path_step(Some((None, seen(5))), Make, settle),
+            PathStep::Pending
+        );
+        assert_eq!(
+            path_step(Some((Some(Make), seen(600))), Remove, settle),
+            PathStep::Record
+        );
+        assert_eq!(
+            path_step(Some((None, seen(600))), Remove, settle),
+            PathStep::Record
+        );
+    }
 
     #[test]
     fn a_format_sent_is_never_sent_again_before_it_settles() {

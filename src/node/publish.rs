@@ -1,5 +1,6 @@
 //! Publishing: a target linked to its staging path, and the link removed.
 
+use super::protocol::Change;
 use super::{MountState, Node, path};
 use crate::Error;
 
@@ -17,9 +18,12 @@ impl Node {
     pub async fn publish(&self, staging: &str, target: &str) -> Result<(), Error> {
         let staging = path::local(staging)?;
         let target = path::local(target)?;
-        self.on_path("publish", &target.clone(), move |node| async move {
-            node.publish_at(&staging, &target).await
-        })
+        self.on_path(
+            "publish",
+            Change::Make,
+            &target.clone(),
+            move |node| async move { node.publish_at(&staging, &target).await },
+        )
         .await
     }
 
@@ -74,9 +78,12 @@ impl Node {
     /// with the link, and the mapping with the last reference.
     pub async fn unpublish(&self, target: &str) -> Result<(), Error> {
         let target = path::local(target)?;
-        self.on_path("unpublish", &target.clone(), move |node| async move {
-            node.unpublish_at(&target).await
-        })
+        self.on_path(
+            "unpublish",
+            Change::Remove,
+            &target.clone(),
+            move |node| async move { node.unpublish_at(&target).await },
+        )
         .await
     }
 

@@ -276,18 +276,50 @@ impl NodeRecords {
         self.claim(name, true).await
     }
 
-    async fn claim(&self, name: &str, shared: bool) -> Result<Claim, Error> {
-        static CLAIMS: OnceLock<Claims> = OnceLock::new();
-        // Records used outside a `Node` (tests) are a host of their own.
-        let scope = match (&self.host, &self.kind) {
+    /// What names these records' claims and watches in this process: the
+    /// host, or for records used outside a `Node` (tests) the store.
+    fn scope(&self) -> String {
+        match (&self.host, &self.kind) {
             (Some(host), _) => host.to_string(),
             (None, Kind::Directory(d)) => d.files.dir().display().to_string(),
             (None, Kind::Memory(m)) => format!("memory {:p}", Arc::as_ptr(m)),
             (None, Kind::PerHost) => {
                 unreachable!("records are resolved for their host when a Node is made")
             }
-        };
-        let key = format!("{scope}|{}", normal(name));
+        }
+    }
+
+    /// How long this process has watched record `kind`/`key` read as
+    /// `text`, on tokio's monotonic clock, from when it first read or
+    /// wrote that text: a record of another process, or of one before a
+    /// restart, is as old as this process has seen it, never older than
+    /// it is. A new text starts a new watch.
+    pub(crate) fn watched(&self, kind: &str, key: &str, text: &str) -> Duration {
+        type Seen = HashMap<String, (String, tokio::time::Instant)>;
+        static SEEN: OnceLock<Mutex<Seen>> = OnceLock::new();
+        let now = tokio::time::Instant::now();
+        let mut seen = lock(SEEN.get_or_init(Mutex::default));
+        if seen.len() > 4096 {
+            // Watches of a day and more; one still pending is seen anew
+            // (younger than it is: it waits longer, never shorter).
+            seen.retain(|_, (_, at)| {
+                now.saturating_duration_since(*at) < Duration::from_secs(86_400)
+            });
+        }
+        let entry = seen
+            .entry(format!("{}|{kind}|{}", self.scope(), normal(key)))
+            .or_insert_with(|| (text.to_string(), now));
+        // A watch from another runtime's clock (tests run paused clocks
+        // side by side) reads as in the future: begun now.
+        if entry.0 != text || entry.1 > now {
+            *entry = (text.to_string(), now);
+        }
+        now - entry.1
+    }
+
+    async fn claim(&self, name: &str, shared: bool) -> Result<Claim, Error> {
+        static CLAIMS: OnceLock<Claims> = OnceLock::new();
+        let key = format!("{}|{}", self.scope(), normal(name));
         let lock = {
             let mut claims = lock(CLAIMS.get_or_init(Claims::default));
             // A plugin claims every volume it ever formats: names no one

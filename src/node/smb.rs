@@ -4,6 +4,7 @@
 use std::fmt;
 use std::future::IntoFuture;
 
+use super::protocol::Change;
 use super::{MountState, Node, Operation, VolumeUsage, outcome_unknown, path};
 use crate::{Error, ErrorKind};
 
@@ -220,10 +221,15 @@ impl Node {
         let path = path::local(path)?;
         let (remote, root) = path::remote(remote)?;
         let credentials = credentials.clone();
-        self.on_path("smb_stage", &path.clone(), move |node| async move {
-            node.smb_stage_at(&remote, &root, &path, &credentials, create_dir)
-                .await
-        })
+        self.on_path(
+            "smb_stage",
+            Change::Make,
+            &path.clone(),
+            move |node| async move {
+                node.smb_stage_at(&remote, &root, &path, &credentials, create_dir)
+                    .await
+            },
+        )
         .await
     }
 

@@ -4,6 +4,7 @@
 use super::groups::VolumeGroup;
 use std::future::IntoFuture;
 
+use super::protocol::Change;
 use super::{DiskInfo, MountState, Node, Operation, VolumeUsage, outcome_unknown, path};
 use crate::Error;
 
@@ -838,9 +839,12 @@ impl<'a> IntoFuture for StageDisk<'a> {
             let path = path::local(self.path)?;
             let (disk, read_only) = (self.disk, self.read_only);
             let staged = node
-                .on_path("stage_disk", &path.clone(), move |node| async move {
-                    node.stage_identified(&disk, &path, read_only).await
-                })
+                .on_path(
+                    "stage_disk",
+                    Change::Make,
+                    &path.clone(),
+                    move |node| async move { node.stage_identified(&disk, &path, read_only).await },
+                )
                 .await?;
             // A partition this stage made fills the disk: csi-proxy's
             // PartitionDisk asks for the maximum size (v1.1.3 `New-Partition
@@ -886,9 +890,12 @@ impl<'a> IntoFuture for Unstage<'a> {
             let path = path::local(self.path)?;
             let offline = self.offline;
             self.node
-                .on_path("unstage", &path.clone(), move |node| async move {
-                    node.unstage_at(&path, offline).await
-                })
+                .on_path(
+                    "unstage",
+                    Change::Remove,
+                    &path.clone(),
+                    move |node| async move { node.unstage_at(&path, offline).await },
+                )
                 .await
         })
     }

@@ -13,42 +13,14 @@
 use std::time::Duration;
 
 use crate::node_support::*;
+use csi_proxy_client::host::HotAttach;
 use csi_proxy_client::host::storage::Page83;
-use csi_proxy_client::host::{Host, HotAttach};
 use csi_proxy_client::mock::MockHost;
 use csi_proxy_client::node::{MockNode, NodeOptions, NodeRecords};
 use csi_proxy_client::{Error, ErrorKind};
 
 const DISK_SIZE: u64 = 34359738368;
 const LUN1: &str = "Integrated : Adapter 3 : Port 0 : Target 0 : LUN 1";
-
-/// What the first bytes of a partition hold: ext4's magic at 0x438,
-/// BitLocker's or NTFS's OEM id at 3.
-fn shows(bytes: &[u8]) -> &'static str {
-    if bytes[0x438..0x43A] == [0x53, 0xEF] {
-        "ext4"
-    } else if &bytes[3..11] == b"-FVE-FS-" {
-        "bitlocker"
-    } else if &bytes[3..11] == b"NTFS    " {
-        "ntfs"
-    } else {
-        "nothing"
-    }
-}
-
-/// The bytes of disk `n` at its first partition with a volume.
-fn first_partition_bytes(host: &Host, n: u32) -> Vec<u8> {
-    let node = host.lock();
-    let disk = node.storage.disk(n).expect("disk");
-    let offset = disk
-        .partitions
-        .iter()
-        .filter(|p| p.volume.is_some())
-        .map(|p| p.offset)
-        .min()
-        .unwrap_or(0);
-    node.storage.read(n, offset, 4096).expect("read")
-}
 
 /// ATTACK: a stale `partitioning` intent of a disk with no page 83 id and
 /// no serial number (keyed "disk number N") licenses the data partition

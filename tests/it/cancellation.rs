@@ -28,31 +28,6 @@ use csi_proxy_client::node::{Node, NodeOptions, SmbStore};
 /// Schedules run by `cargo test` (about 10 s of the machine's time).
 const SEEDS_IN_CI: u64 = 40;
 
-/// splitmix64: a small, seeded source of choices.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
-    }
-
-    fn pick<T: Copy>(&mut self, from: &[T]) -> T {
-        from[self.below(from.len() as u64) as usize]
-    }
-
-    fn chance(&mut self, percent: u64) -> bool {
-        self.below(100) < percent
-    }
-}
-
 /// Host times, from a fast WMI call to a stuck PowerShell.
 const HOST_TIMES: &[Duration] = &[
     Duration::from_millis(1),

@@ -30,6 +30,7 @@ mod node_support;
 mod adversarial;
 mod adversary_42;
 mod cancellation;
+mod chaos;
 mod client_unix;
 mod concurrency;
 mod confinement;

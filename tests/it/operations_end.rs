@@ -91,3 +91,35 @@ async fn a_dropped_stage_never_lands_after_the_unstage_of_its_path_host_process(
         .add_latency("smb_new_global_mapping", slow);
     a_dropped_stage_never_lands_after_the_unstage(&f.node, &f.host, slow).await;
 }
+
+/// A stage stopped at the node's deadline while its `MountVolume` is still
+/// at the host (csi-proxy goes on with it): the unstage that follows
+/// used to find nothing mounted, answer OK, and the mount then landed on
+/// a path nothing would unstage again. The stage's `path` record stays,
+/// so the unstage waits (`PathPending`) until the host has had the settle
+/// time, then finds the mount and removes it.
+#[tokio::test(start_paused = true)]
+async fn a_mount_landing_after_its_stage_stopped_is_unstaged_mock() {
+    let options = NodeOptions::default().deadline(Duration::from_secs(30));
+    let f = Fixture::mock(Family::V1, options).await;
+    let mock = f.mock.as_ref().unwrap();
+    mock.add_latency("MountVolume", Duration::from_secs(150));
+    let e = f.node.stage_disk(1u32, STAGING).await.unwrap_err();
+    assert_eq!(e.kind(), csi_proxy_client::ErrorKind::TimedOut, "{e}");
+    let e = f.node.unstage(STAGING).await.unwrap_err();
+    assert!(
+        matches!(e, csi_proxy_client::Error::PathPending { .. }),
+        "{e:?}"
+    );
+
+    until_ok(Duration::from_secs(10), || {
+        f.node.unstage(STAGING).into_future()
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(3600)).await;
+    assert!(
+        !f.host.exists(STAGING_C),
+        "the unstage answered OK, yet the stopped stage's mount landed after it"
+    );
+    assert_eq!(mock.calls_of("MountVolume").len(), 1);
+}

@@ -347,3 +347,56 @@ fs = "ntfs"
 drive_letter = "C"
 system = true
 "#;
+
+/// splitmix64: a small, seeded source of choices.
+pub struct Rng(pub u64);
+
+impl Rng {
+    pub fn next(&mut self) -> u64 {
+        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
+        let mut z = self.0;
+        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+        z ^ (z >> 31)
+    }
+
+    pub fn below(&mut self, n: u64) -> u64 {
+        self.next() % n
+    }
+
+    pub fn pick<T: Copy>(&mut self, from: &[T]) -> T {
+        from[self.below(from.len() as u64) as usize]
+    }
+
+    pub fn chance(&mut self, percent: u64) -> bool {
+        self.below(100) < percent
+    }
+}
+
+/// What the first bytes of a partition hold: ext4's magic at 0x438,
+/// BitLocker's or NTFS's OEM id at 3.
+pub fn shows(bytes: &[u8]) -> &'static str {
+    if bytes[0x438..0x43A] == [0x53, 0xEF] {
+        "ext4"
+    } else if &bytes[3..11] == b"-FVE-FS-" {
+        "bitlocker"
+    } else if &bytes[3..11] == b"NTFS    " {
+        "ntfs"
+    } else {
+        "nothing"
+    }
+}
+
+/// The bytes of disk `n` at its first partition with a volume.
+pub fn first_partition_bytes(host: &Host, n: u32) -> Vec<u8> {
+    let node = host.lock();
+    let disk = node.storage.disk(n).expect("disk");
+    let offset = disk
+        .partitions
+        .iter()
+        .filter(|p| p.volume.is_some())
+        .map(|p| p.offset)
+        .min()
+        .unwrap_or(0);
+    node.storage.read(n, offset, 4096).expect("read")
+}

@@ -1,0 +1,171 @@
+//! One operation per path, and none landing after the next one answered.
+//!
+//! Every operation that changes what is at a path (a stage, an unstage, a
+//! publish, an unpublish) runs under the path's claim (`path <path>`,
+//! host-wide like every claim), on a task of its own that keeps it until
+//! the work ends, whether or not its caller still waits. kubelet drops a
+//! call at its deadline and may unstage an uncertain stage next: that
+//! unstage, and a retry of the stage, wait for the claim instead of
+//! racing the dropped call.
+//!
+//! The claim is not enough: a host call sent may land after its
+//! operation has ended, with its answer lost (the request timeout, a
+//! proxy restart), its operation stopped at the node's deadline, or its
+//! process dead (csi-proxy ends no host work with its call). So before its
+//! first host call an operation records itself (`path` record: what it
+//! changes, when, which process), and the record goes only when the
+//! operation ends with an answer. An operation that finds such a record
+//! decides with [`protocol::path_step`](super::protocol::path_step): the
+//! same change again (kubelet's retry) runs beside it; the opposite one
+//! waits until the earlier has had the settle time
+//! ([`NodeOptions::format_settle`](super::NodeOptions::format_settle))
+//! to end, failing [`Error::PathPending`] until then.
+
+use std::future::Future;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use tracing::Instrument;
+
+use super::protocol::{Change, PathStep, path_step};
+use super::{Node, operation_span, outcome_unknown};
+use crate::Error;
+
+/// The records' kind of an operation on a path that has not ended with an
+/// answer (keyed by the local path).
+const PATH: &str = "path";
+
+impl Change {
+    fn word(self) -> &'static str {
+        match self {
+            Change::Make => "make",
+            Change::Remove => "remove",
+        }
+    }
+
+    fn read(word: &str) -> Option<Change> {
+        match word {
+            "make" => Some(Change::Make),
+            "remove" => Some(Change::Remove),
+            _ => None,
+        }
+    }
+
+    fn operations(self) -> &'static str {
+        match self {
+            Change::Make => "stage or publish",
+            Change::Remove => "unstage or unpublish",
+        }
+    }
+}
+
+/// Whether an operation that failed with `e` may have host calls that
+/// still land: one whose answer was lost or that was stopped. The node's
+/// own refusals to go on, retryable as they are (a format still pending,
+/// a share that cannot be reached, a path still pending), are answers.
+fn may_still_land(e: &Error) -> bool {
+    outcome_unknown(e)
+        && !matches!(
+            e,
+            Error::FormatPending { .. }
+                | Error::PathPending { .. }
+                | Error::SmbShareUnavailable { .. }
+        )
+}
+
+impl Node {
+    /// Runs `work`, an operation making `change` at `path`, as described
+    /// in the module docs. The work ends within the operation deadline,
+    /// counted from the call: stopped there, its caller gets
+    /// [`Error::DeadlineExceeded`], and its record stays.
+    pub(super) async fn on_path<T, F>(
+        &self,
+        operation: &'static str,
+        change: Change,
+        path: &str,
+        work: impl FnOnce(Node) -> F,
+    ) -> Result<T, Error>
+    where
+        T: Send + 'static,
+        F: Future<Output = Result<T, Error>> + Send + 'static,
+    {
+        let after = self.inner.options.deadline;
+        let deadline = tokio::time::Instant::now() + after;
+        let exceeded = move || Error::DeadlineExceeded { operation, after };
+        let span = operation_span(operation);
+        let name = format!("path {path}");
+        let claim = self.inner.options.records.claim_exclusive(&name);
+        let claim = match tokio::time::timeout_at(deadline, claim.instrument(span.clone())).await {
+            Ok(claim) => claim?,
+            Err(_) => return Err(exceeded()),
+        };
+        let work = crate::transport::retry::within(deadline, work(self.clone()));
+        let (node, path) = (self.clone(), path.to_string());
+        let task = tokio::spawn(
+            async move {
+                let result = async {
+                    let recorded = node.record_change(&path, change)?;
+                    let result = match tokio::time::timeout_at(deadline, work).await {
+                        Ok(result) => result,
+                        Err(_) => Err(exceeded()),
+                    };
+                    let answered = !matches!(&result, Err(e) if may_still_land(e));
+                    if recorded && answered {
+                        node.inner.options.records.remove(PATH, &path)?;
+                    }
+                    result
+                }
+                .await;
+                drop(claim);
+                result
+            }
+            .instrument(span),
+        );
+        match tokio::time::timeout_at(deadline, task).await {
+            Ok(Ok(result)) => result,
+            Ok(Err(e)) => match e.try_into_panic() {
+                Ok(panic) => std::panic::resume_unwind(panic),
+                Err(_) => Err(exceeded()),
+            },
+            Err(_) => Err(exceeded()),
+        }
+    }
+
+    /// Records an operation making `change` at `path` before its first
+    /// host call, unless an earlier one's record says otherwise; whether
+    /// this operation wrote the record (and so removes it when it ends
+    /// with an answer).
+    fn record_change(&self, path: &str, change: Change) -> Result<bool, Error> {
+        let records = &self.inner.options.records;
+        let text = records.get(PATH, path)?;
+        let earlier = text.as_deref().map(|text| {
+            let word = text.split_whitespace().next().unwrap_or_default();
+            (Change::read(word), records.watched(PATH, path, text))
+        });
+        match path_step(earlier, change, self.inner.options.format_settle) {
+            PathStep::Record => {
+                let secs = SystemTime::now()
+                    .duration_since(UNIX_EPOCH)
+                    .unwrap_or_default()
+                    .as_secs();
+                let text = format!("{} sent {secs} by {}\n", change.word(), records.owner()?);
+                records.put(PATH, path, &text)?;
+                records.watched(PATH, path, &text);
+                Ok(true)
+            }
+            PathStep::Join => Ok(false),
+            PathStep::Pending => {
+                let text = text.unwrap_or_default();
+                let earlier = text
+                    .split_whitespace()
+                    .next()
+                    .and_then(Change::read)
+                    .map_or("operation", Change::operations);
+                Err(Error::PathPending {
+                    path: path.to_string(),
+                    earlier: earlier.to_string(),
+                    since: text.trim().to_string(),
+                })
+            }
+        }
+    }
+}
