@@ -88,6 +88,11 @@ const CALLS: &[(&str, &[&str])] = &[
     ("stage_formatted", &["azuredisk", "gcp_pd", "aws_ebs"]),
     ("smb_stage", &["csi_driver_smb"]),
     ("smb_unstage", &["csi_driver_smb"]),
+    // The node's next blank stage: the plugin has looked up the OS disk
+    // (once per node, at its first discovery), so this one shows what
+    // every later stage costs. A driver keeps nothing per node: its
+    // `stage_blank` sequence again.
+    ("stage_blank_next", &["azuredisk", "gcp_pd", "aws_ebs"]),
 ];
 
 /// The node every contender meets: the system disk 0 (C:), disks 1..=`disks` at LUN n (page83
@@ -270,7 +275,7 @@ fn smb_stage(id: &str, source: &str) -> NodeStageVolumeRequest {
 /// plugin must do each call right for its cost to mean anything).
 async fn ours(plugin: &Plugin, call: &str, id: &str, lun: u32) {
     let result = match call {
-        "stage_blank" | "stage_formatted" => plugin
+        "stage_blank" | "stage_formatted" | "stage_blank_next" => plugin
             .node_stage_volume(Request::new(disk_stage(id, lun)))
             .await
             .map(drop),
@@ -606,10 +611,12 @@ impl Replay {
 
 /// The volume each call is about: a blank disk (LUN 1) through stage,
 /// publish, stats, expand, unpublish and unstage; a formatted one (LUN 2)
-/// for the formatted stage; share 1 for the SMB calls.
+/// for the formatted stage; share 1 for the SMB calls; another blank disk
+/// (LUN 3) for the next blank stage.
 fn volume_of(call: &str) -> (&'static str, u32) {
     match call {
         "stage_formatted" => ("pv-formatted", 2),
+        "stage_blank_next" => ("pv-blank-next", 3),
         "smb_stage" | "smb_unstage" => ("pv-share", 0),
         _ => ("pv-blank", 1),
     }
@@ -621,7 +628,9 @@ fn volume_of(call: &str) -> (&'static str, u32) {
 fn prepare(mock: &MockHost, call: &str) {
     let (id, lun) = volume_of(call);
     match call {
-        "stage_blank" | "stage_formatted" | "smb_stage" => kubelet_mkdir(mock, &staging(id)),
+        "stage_blank" | "stage_formatted" | "stage_blank_next" | "smb_stage" => {
+            kubelet_mkdir(mock, &staging(id))
+        }
         "publish" => kubelet_mkdir(mock, &target_parent(id)),
         "expand" => mock
             .host()
@@ -633,7 +642,7 @@ fn prepare(mock: &MockHost, call: &str) {
 
 /// The plugin through every call, in order, on one node.
 async fn run_ours(profile: (LatencyProfile, ProxyRelease)) -> HashMap<&'static str, Measured> {
-    let mock = node(seed(2, &[2]), profile);
+    let mock = node(seed(3, &[2]), profile);
     // The plugin reads volume stats itself, as on Windows
     // (`GetDiskFreeSpaceExW` on the path; here `statvfs` through the
     // simulated C: volume's directory): a local read, free in this model
@@ -662,7 +671,7 @@ async fn run_driver(
     driver: &str,
     sequences: &Sequences,
 ) -> HashMap<&'static str, Measured> {
-    let mock = node(seed(2, &[2]), profile);
+    let mock = node(seed(3, &[2]), profile);
     let mut replay = Replay::new(&mock);
     let mut out = HashMap::new();
     for call in driver_order(driver) {
@@ -680,9 +689,13 @@ async fn run_driver(
         replay.staging = staging(id);
         replay.target = target(id);
         replay.share = share(1);
+        let sequence = match call {
+            "stage_blank_next" => "stage_blank",
+            other => other,
+        };
         let steps = sequences
-            .get(call)
-            .unwrap_or_else(|| panic!("{driver} has no {call} sequence"));
+            .get(sequence)
+            .unwrap_or_else(|| panic!("{driver} has no {sequence} sequence"));
         let ((errors, marked), mut measured) =
             measure(&mock, profile.0, replay.run(call, steps)).await;
         measured.errors = errors;
