@@ -12,9 +12,10 @@
 #   scripts/test-template.sh --sanity     # and csi-sanity in both modes
 #
 # Cost: the new crate builds into $CARGO_TARGET_DIR (default target/) with
-# this workspace's Cargo.lock, so the dependencies the workspace built are
-# not built again; only the new crate and the few packages whose features
-# differ are. csi-sanity: $CSI_SANITY, else the CI machine's offline build
+# this workspace's Cargo.lock, so the registry dependencies the workspace
+# built are not built again; the three crates are (cargo hashes a path
+# dependency outside the workspace apart from the workspace's own build),
+# with the new crate and its test dependencies. csi-sanity: $CSI_SANITY, else the CI machine's offline build
 # beside the checkout where there is one, else what `csi-sim-cloud sanity`
 # does itself (see scripts/csi-sanity.sh). KEEP=1 keeps the new crate.
 #
@@ -36,7 +37,10 @@ esac
 start=$SECONDS
 say() { printf 'test-template.sh [%ds]: %s\n' "$((SECONDS - start))" "$*" >&2; }
 
-cargo build --quiet -p csi-sim-cloud
+# csi-sim-cloud as scripts/csi-sanity.sh and CI build it (with the example
+# plugin's features): built already, where one build of another feature
+# set would take a minute.
+cargo build --quiet -p csi-sim-cloud -p csi-node-plugin --features csi-node-plugin/simulated-node
 sim=$target/debug/csi-sim-cloud
 
 work=$(mktemp -d)
@@ -81,10 +85,12 @@ quiet() {
     exit 1
   fi
 }
-say "cargo test"
-quiet cargo test --offline --quiet
-# After the tests, whose build of the program has no features: the
-# README's build for csi-sanity.
+# The README's `cargo test`, with the feature its csi-sanity build takes:
+# the same unit tests, and one build of the crates for both (a path
+# dependency outside the workspace never shares the workspace's build, so
+# each feature set would build csi-proxy-client and the rest once more).
+say "cargo test --features simulated-node"
+quiet cargo test --offline --quiet --features simulated-node
 say "cargo build --features simulated-node"
 quiet cargo build --offline --quiet --features simulated-node
 plugin=$target/debug/my-driver
