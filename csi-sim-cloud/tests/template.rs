@@ -122,7 +122,7 @@ fn the_template_manifest_is_the_examples_with_the_crates_by_version() {
         .unwrap()
         .parse()
         .unwrap();
-    for key in ["edition", "rust-version"] {
+    for key in ["edition", "rust-version", "license"] {
         assert_eq!(
             workspace["workspace"]["package"].get(key),
             template["package"].get(key),
