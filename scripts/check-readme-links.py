@@ -12,6 +12,9 @@ each README below, every link (inline, reference-style, autolink) must be
   is a file or directory of this repository that git tracks, or
 - a link to another site (http or https; not fetched: CI is offline),
 
+and the same for the README of the crate `csi-sim-cloud new` writes
+(csi-sim-cloud/template/README.md), whose paths are the files it writes;
+
 and an anchor (`#...`) on a Markdown file of this repository must name one
 of its headings (GitHub's spelling). A `{` in a link (an unfilled
 template) fails. Exit status 1 when a link fails, 2 when the check could
@@ -99,14 +102,28 @@ def main():
             tracked_dirs.add(str(parent))
     failures = 0
     checked = 0
+    readmes = []
     for name, directory in PACKAGES.items():
         package_dir = REPO / directory
         version = tomllib.loads((package_dir / "Cargo.toml").read_text())["package"]["version"]
         if isinstance(version, dict):
             version = manifest["workspace"]["package"]["version"]
+        listed = set(run(["cargo", "package", "--list", "--allow-dirty", "-p", name]).split("\n"))
+        readmes.append((name, package_dir, version, listed))
+        if name == "csi-sim-cloud":
+            # `csi-sim-cloud new` writes template/ out as a crate, its
+            # README that crate's: a relative link must name a file it
+            # writes (Cargo.toml.in becomes Cargo.toml).
+            template = package_dir / "template"
+            written = {
+                str(f.relative_to(template)).replace("Cargo.toml.in", "Cargo.toml")
+                for f in template.rglob("*")
+                if f.is_file()
+            }
+            readmes.append(("csi-sim-cloud new template", template, version, written))
+    for name, package_dir, version, listed in readmes:
         prefix = f"{repository}/"
         tag = f"v{version}"
-        listed = set(run(["cargo", "package", "--list", "--allow-dirty", "-p", name]).split("\n"))
         listed_dirs = set()
         for f in listed:
             for parent in Path(f).parents:
@@ -155,7 +172,7 @@ def main():
     if failures:
         print(f"check-readme-links.py: {failures} of {checked} links fail", file=sys.stderr)
         return 1
-    print(f"check-readme-links.py: {checked} links in {len(PACKAGES)} READMEs resolve")
+    print(f"check-readme-links.py: {checked} links in {len(readmes)} READMEs resolve")
     return 0
 
 

@@ -52,6 +52,7 @@ use tonic::{Request, Response, Status};
 mod profile;
 pub use profile::*;
 pub mod serve;
+pub mod template;
 
 /// One GiB, the granularity of disk sizes.
 pub const GIB: u64 = 1 << 30;

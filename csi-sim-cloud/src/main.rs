@@ -10,6 +10,8 @@
 //! proxy, for csi-sanity's `--csi.createmountpathcmd` and friends.
 //! `csi-sim-cloud sanity --cloud NAME -- PLUGIN ARGS...` does all of it at
 //! once: the node and the cloud, the plugin, csi-sanity ([`sanity`]).
+//! `csi-sim-cloud new DIR --name DRIVER` writes the example node plugin out
+//! as a new driver's crate ([`csi_sim_cloud::template`]).
 
 mod sanity;
 
@@ -38,6 +40,18 @@ enum Command {
     /// cloud, start the plugin, run csi-sanity, stop everything; the exit
     /// status is csi-sanity's.
     Sanity(sanity::Sanity),
+    /// Write a new driver's crate into DIR, started from csi-proxy-client's
+    /// example node plugin: its flags, its Driver, its manifests and image,
+    /// its tests (`cargo test` in DIR), its csi-sanity commands (its
+    /// README). The crate is named after DIR.
+    New {
+        /// The crate's directory, new or empty.
+        dir: PathBuf,
+        /// The CSI driver name the plugin registers under, such as
+        /// disk.csi.example.com.
+        #[arg(long, value_name = "DRIVER")]
+        name: String,
+    },
     /// Create, remove or check a path on the simulated node (for csi-sanity).
     Path {
         /// What to do: `create` prints the path made, `check` prints
@@ -123,6 +137,7 @@ fn main() -> ExitCode {
                 }
             };
         }
+        Command::New { dir, name } => new_crate(&dir, &name),
         Command::Path {
             action,
             path,
@@ -136,6 +151,15 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+fn new_crate(dir: &std::path::Path, driver: &str) -> Result<(), String> {
+    let crate_name = csi_sim_cloud::template::write(dir, driver)?;
+    println!(
+        "wrote {crate_name} (driver {driver}) in {dir}; next: cd {dir} && cargo test, then its README's csi-sanity commands",
+        dir = dir.display()
+    );
+    Ok(())
 }
 
 async fn path_command(
