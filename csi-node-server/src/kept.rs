@@ -1,8 +1,9 @@
 //! What a stage resolved, kept in the node's records: the [`VolumeSource`]
 //! [`Driver::volume`](crate::Driver::volume) named, keyed by the volume id
-//! and the staging path, so that the publish, expand and stats of the
-//! staged volume (where kubelet sends no stage secrets) are answered from
-//! it instead of asking the driver again.
+//! and the staging path, so that the publish and expand of the staged
+//! volume (where kubelet sends no stage secrets) are answered from it
+//! instead of asking the driver again. (Stats need no answer of the
+//! driver: the node reads what backs the path.)
 //!
 //! A share is kept without its account: a password is never written to
 //! the node's disk, and only a stage maps the share.

@@ -319,9 +319,9 @@ impl Plugin {
                     Ok(())
                 }
             }?;
-            // Kept before answering OK, so that the publish, expand and
-            // stats of the staged volume (which carry no stage secrets)
-            // find it, also after a restart.
+            // Kept before answering OK, so that the publish and expand of
+            // the staged volume (which carry no stage secrets) find it,
+            // also after a restart.
             kept::keep(self.node.records(), &r.volume_id, path, &volume).map_err(status_of)
         };
         self.in_step(step, work).await?;
