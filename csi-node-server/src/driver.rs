@@ -85,7 +85,8 @@ pub enum VolumeSource {
         /// The account the share is mapped with (its `Debug` hides the
         /// password). Used where the share is mapped: at a stage, and at
         /// a publish that stages ([`Driver::stage_at_publish`], ephemeral
-        /// inline volumes); elsewhere it is not read.
+        /// inline volumes); elsewhere it is not read. At a publish answered
+        /// from what the stage resolved it is empty: no password is kept.
         credentials: SmbCredentials,
     },
 }
@@ -248,17 +249,34 @@ pub trait Driver: Send + Sync + 'static {
     /// runs before the volume's lock is taken, so it must not change
     /// anything. Secrets never go into a message or a log.
     ///
-    /// It runs at every `NodeStageVolume` and every `NodePublishVolume`
-    /// ([`VolumeRequest::kind`] says which). At the publish of a staged
-    /// volume the request carries the publish secrets (usually none; the
-    /// stage secrets are not sent again) and only the kind of volume is
-    /// used, for the [`fs_type`](Driver::fs_type),
+    /// It runs once per `NodeStageVolume`. The plugin keeps what it
+    /// answered in the node's records (the share without its account, a
+    /// disk's selector), keyed by the volume id and the staging path, and
+    /// answers the publish, expand and stats of the staged volume from
+    /// them, where kubelet sends no stage secrets; the record goes with a
+    /// successful `NodeUnstageVolume`. It runs at a `NodePublishVolume`
+    /// ([`VolumeRequest::kind`] says which) only where the publish maps a
+    /// share (an ephemeral inline volume, a publish that stages:
+    /// [`stage_at_publish`](Driver::stage_at_publish)), where nothing was
+    /// kept (a volume staged by a plugin that kept nothing, a disk named by
+    /// [`DiskSelector::Matching`], whose rule is code), and for a driver
+    /// that asks for it ([`volume_at_publish`](Driver::volume_at_publish)).
+    /// At such a publish of a staged volume the request carries the
+    /// publish secrets (usually none) and only the kind of volume is used,
+    /// for the [`fs_type`](Driver::fs_type),
     /// [`mount_flags`](Driver::mount_flags) and
     /// [`access_mode`](Driver::access_mode) policies. A share's account is
-    /// read only where the share is mapped: at a stage, at the publish of
-    /// an ephemeral inline volume, and at a publish that stages
-    /// ([`stage_at_publish`](Driver::stage_at_publish)).
+    /// read only where the share is mapped.
     async fn volume(&self, request: &VolumeRequest<'_>) -> Result<VolumeSource, Status>;
+
+    /// Whether [`volume`](Driver::volume) is asked again at the publish of
+    /// a staged volume, instead of the plugin answering from what the
+    /// stage resolved: for a driver whose answer may change between stage
+    /// and publish and that can give it from the publish request alone. No
+    /// by default.
+    fn volume_at_publish(&self) -> bool {
+        false
+    }
 
     /// Whether this request's volume is staged by `NodePublishVolume` at
     /// the target path instead of by `NodeStageVolume`; asked at both. At

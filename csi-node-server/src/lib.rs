@@ -31,6 +31,13 @@
 //! serve(Plugin::new(node, Disks), "/csi/csi.sock".as_ref(), stop_signal()).await?;
 //! # Ok(()) }
 //! ```
+//!
+//! What the plugin must remember across a restart (the node's records: a
+//! format sent, the disk staged at each path; the SMB shares in use; what
+//! each stage resolved) is kept durably by default, in `state` beside the
+//! socket ([`state_dir`]: the driver's kubelet plugin directory, which
+//! every deployment has), unless the program gave the node stores of its
+//! own ([`Plugin::with_state_dir`]).
 
 // The stage's future (the node's checks, the format task, the SMB work run
 // to the host's answer) is deep enough that computing its layout for the
@@ -38,6 +45,7 @@
 #![recursion_limit = "256"]
 pub mod csi;
 pub mod driver;
+mod kept;
 pub mod metrics;
 pub mod plugin;
 pub mod serve;
@@ -66,7 +74,7 @@ pub use driver::{
     default_access_mode, default_fs_type, default_smb_credentials, host_name,
 };
 pub use plugin::{Plugin, status_of};
-pub use serve::{serve, socket_path, stop_signal};
+pub use serve::{Services, serve, socket_path, state_dir, stop_signal};
 /// The attribute for an `impl Driver` (its methods `volume`, `before`,
 /// `after` and `on_error` are async).
 pub use tonic::async_trait;

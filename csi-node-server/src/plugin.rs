@@ -28,6 +28,7 @@ use crate::csi::v1::volume_capability::access_mode::Mode;
 use crate::driver::{
     Driver, LockScope, PluginFeature, RequestKind, Step, VolumeRequest, VolumeSource, is_reader,
 };
+use crate::kept;
 use crate::metrics::Metrics;
 
 pub use crate::driver::CAPABILITIES;
@@ -61,6 +62,9 @@ impl std::fmt::Debug for Plugin {
 impl Plugin {
     /// The services of `driver`, doing the host work through `node` (which
     /// the program builds: proxy pipes, sockets, or an in-process host).
+    /// What the node keeps in stores the program did not choose is kept
+    /// in `state` beside the socket once [`serve`](crate::serve()) serves
+    /// the plugin ([`Plugin::with_state_dir`]).
     pub fn new(node: Node, driver: impl Driver) -> Self {
         Self {
             node,
@@ -69,6 +73,23 @@ impl Plugin {
             busy: Arc::default(),
             stats_cache: Arc::default(),
         }
+    }
+
+    /// This plugin with what its node keeps in default stores (its records,
+    /// its SMB references) kept in `dir`, so that a restarted plugin knows
+    /// what the one before it did: a format sent, the disk staged at each
+    /// path, the shares in use, and what each stage resolved
+    /// ([`Driver::volume`]). Stores the program chose, and HostProcess
+    /// mode's records on the host, stay as they are
+    /// ([`Node::with_state_dir`]). [`serve`](crate::serve()) does this with
+    /// [`state_dir`](crate::state_dir) of its socket for a plugin it is
+    /// given; a program that serves a tonic router of the plugin's
+    /// [routes](Plugin::routes), or calls [`reconcile`](Plugin::reconcile)
+    /// before serving, calls it first. A directory that cannot be created,
+    /// read or written is an error.
+    pub fn with_state_dir(mut self, dir: impl AsRef<std::path::Path>) -> Result<Self, Error> {
+        self.node = self.node.with_state_dir(dir)?;
+        Ok(self)
     }
 
     /// Removes the SMB mappings no staged volume uses
@@ -191,6 +212,28 @@ impl Plugin {
         Ok(volume)
     }
 
+    /// The volume of a publish of a staged volume: what its stage resolved,
+    /// else (a volume staged by a plugin that kept nothing, or a driver
+    /// that asks for it) the driver's answer to the publish; checked
+    /// against the capability.
+    async fn staged_volume(&self, request: &VolumeRequest<'_>) -> Result<VolumeSource, Status> {
+        if self.driver.volume_at_publish() {
+            return self.volume_of(request).await;
+        }
+        let staged = kept::kept(
+            self.node.records(),
+            request.volume_id,
+            request.staging_target_path,
+        )
+        .map_err(status_of)?;
+        let Some(volume) = staged else {
+            return self.volume_of(request).await;
+        };
+        check_access_type(request.capability)?;
+        self.check_capability(request.capability, &volume)?;
+        Ok(volume)
+    }
+
     /// Checks that the plugin serves the capability for this volume, by
     /// the driver's policies.
     fn check_capability(
@@ -275,7 +318,11 @@ impl Plugin {
                     self.op("stage_disk", stage).await.map_err(status_of)?;
                     Ok(())
                 }
-            }
+            }?;
+            // Kept before answering OK, so that the publish and expand of
+            // the staged volume (which carry no stage secrets) find it,
+            // also after a restart.
+            kept::keep(self.node.records(), &r.volume_id, path, &volume).map_err(status_of)
         };
         self.in_step(step, work).await?;
         Ok(csi::NodeStageVolumeResponse {})
@@ -318,7 +365,10 @@ impl Plugin {
         let work = async {
             self.op(operation, self.node.unstage(path).offline(offline))
                 .await
-                .map_err(status_of)
+                .map_err(status_of)?;
+            // Only once the volume is gone: a failed unstage is retried,
+            // and its volume is still published from the record.
+            kept::forget(self.node.records(), &r.volume_id, path).map_err(status_of)
         };
         self.in_step(step, work).await?;
         Ok(csi::NodeUnstageVolumeResponse {})
@@ -344,15 +394,17 @@ impl Plugin {
             staging_target_path: &r.staging_target_path,
             target_path: &r.target_path,
         };
-        let volume = self.volume_of(&request).await?;
         if ephemeral {
+            let volume = self.volume_of(&request).await?;
             let why = format!("an ephemeral inline volume ({EPHEMERAL})");
             return self.stage_at_target(&r, &request, &volume, &why).await;
         }
         if self.driver.stage_at_publish(&request) {
+            let volume = self.volume_of(&request).await?;
             let why = "a volume staged at publish".to_string();
             return self.stage_at_target(&r, &request, &volume, &why).await;
         }
+        let volume = self.staged_volume(&request).await?;
         let _busy = self.claim(&r.volume_id, &r.target_path)?;
         let step = Step::Publish {
             request: &r,
@@ -515,6 +567,15 @@ impl Plugin {
             return Err(block_unsupported());
         }
         let _busy = self.claim(&r.volume_id, &r.volume_path)?;
+        // A share its stage kept grows on its server: nothing to ask the
+        // node (a grow of a link would fail before the path is looked at).
+        if !r.staging_target_path.is_empty()
+            && let Some(VolumeSource::Smb { .. }) =
+                kept::kept(self.node.records(), &r.volume_id, &r.staging_target_path)
+                    .map_err(status_of)?
+        {
+            return Ok(csi::NodeExpandVolumeResponse { capacity_bytes: 0 });
+        }
         // The required size is the disk's; the volume filling it is smaller
         // by what the partition table keeps.
         let required = r.capacity_range.map_or(0, |c| c.required_bytes);

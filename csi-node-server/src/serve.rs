@@ -14,6 +14,7 @@ use tonic::body::Body;
 use tonic::service::Routes;
 use tonic::transport::Server;
 use tonic::transport::server::Router;
+use tower::layer::util::Identity;
 use tower::{Layer, Service};
 
 use crate::plugin::Plugin;
@@ -36,17 +37,66 @@ pub fn socket_path(endpoint: &str) -> Result<PathBuf, String> {
     Ok(PathBuf::from(path))
 }
 
+/// The directory a plugin served at `socket` keeps its state in by
+/// default: `state` beside the socket. The socket lies in the driver's
+/// kubelet plugin directory (`/var/lib/kubelet/plugins/<driver>/` on the
+/// host, `C:\var\lib\kubelet\plugins\<driver>\` on Windows), which every
+/// deployment mounts into the plugin's container and which outlives it.
+pub fn state_dir(socket: &Path) -> PathBuf {
+    match socket.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.join("state"),
+        _ => PathBuf::from("state"),
+    }
+}
+
+/// What [`serve()`] serves: a [`Plugin`], or a tonic [`Router`].
+pub trait Services<L> {
+    /// The router to serve on the socket at `socket`. A plugin first keeps
+    /// what its node keeps in default stores in [`state_dir`] of the
+    /// socket ([`Plugin::with_state_dir`]); a router is served as it is.
+    fn at_socket(self, socket: &Path) -> io::Result<Router<L>>;
+}
+
+impl Services<Identity> for Plugin {
+    fn at_socket(self, socket: &Path) -> io::Result<Router> {
+        let dir = state_dir(socket);
+        let plugin = self.with_state_dir(&dir).map_err(|e| {
+            let cause = std::error::Error::source(&e)
+                .map(|s| format!(": {s}"))
+                .unwrap_or_default();
+            io::Error::other(format!(
+                "the plugin's state directory {}: {e}{cause}",
+                dir.display()
+            ))
+        })?;
+        Ok(plugin.into())
+    }
+}
+
+impl<L> Services<L> for Router<L> {
+    fn at_socket(self, _: &Path) -> io::Result<Router<L>> {
+        Ok(self)
+    }
+}
+
 /// Serves `services` on a socket at `path` until `shutdown` completes,
 /// then removes the socket file. `services` is a [`Plugin`] (its Identity
 /// and Node services), or a tonic [`Router`] the driver composed: the
 /// plugin's [routes](Plugin::routes) with services beside them, in tower
 /// layers (`Server::builder().layer(..).add_routes(plugin.routes())`).
-/// A file left at `path` by an earlier run is replaced. Every connection
+/// A file left at `path` by an earlier run is replaced.
+///
+/// A plugin's node keeps what it must remember across a restart (its
+/// records, its SMB references), where the program chose no store for it,
+/// in [`state_dir`] of `path`, which is created first: a directory that
+/// cannot be created, read or written fails here, before serving. A
+/// router is served as it is: call [`Plugin::with_state_dir`] before
+/// taking its routes. Every connection
 /// goes through [`LocalAuthority`], so that clients sending the socket
 /// path as `:authority` (gRPC core's Python, C++ and C#, grpc-java,
 /// grpcurl) are answered, not reset by h2.
 pub async fn serve<L, ResBody>(
-    services: impl Into<Router<L>>,
+    services: impl Services<L>,
     path: &Path,
     shutdown: impl Future<Output = ()>,
 ) -> io::Result<()>
@@ -59,7 +109,7 @@ where
     ResBody: http_body::Body<Data = bytes::Bytes> + Send + 'static,
     ResBody::Error: Into<BoxError>,
 {
-    let router = services.into();
+    let router = services.at_socket(path)?;
     match std::fs::remove_file(path) {
         Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
         _ => {}
@@ -226,5 +276,16 @@ mod tests {
         );
         assert!(socket_path("tcp://127.0.0.1:10000").is_err());
         assert!(socket_path("unix://").is_err());
+    }
+
+    #[test]
+    fn the_state_lies_beside_the_socket() {
+        use super::state_dir;
+        use std::path::Path;
+        assert_eq!(
+            state_dir(Path::new("/csi/csi.sock")),
+            PathBuf::from("/csi/state")
+        );
+        assert_eq!(state_dir(Path::new("csi.sock")), PathBuf::from("state"));
     }
 }

@@ -134,6 +134,84 @@ impl Node {
         Ok(node)
     }
 
+    /// This node with what it keeps in its default stores kept in `dir`
+    /// instead: its records, when [`NodeRecords::is_default`](super::NodeRecords::is_default)
+    /// (in `dir/records`), and its SMB references, when
+    /// [`SmbStore::is_default`](super::SmbStore::is_default) (in `dir`). A
+    /// store the program chose, and HostProcess mode's records on the
+    /// host, are kept as they are; with none default this is the node
+    /// itself. What a plugin serving the node calls before its first
+    /// operation, so that a restarted plugin knows what the one before it
+    /// did (a format sent, the disk staged at a path, the shares in use).
+    ///
+    /// The directory is created and its stores read and written once
+    /// here: a directory that cannot be is an error now, never records in
+    /// memory. The node returned shares this one's connections and, in
+    /// this process, its claims; records written through this one are not
+    /// in the new stores, so use the new node from then on.
+    pub fn with_state_dir(&self, dir: impl AsRef<std::path::Path>) -> Result<Node, Error> {
+        let dir = dir.as_ref();
+        let current = &self.inner.options;
+        if !current.records.is_default() && !current.smb_store.is_default() {
+            return Ok(self.clone());
+        }
+        let mut options = current.clone();
+        if current.smb_store.is_default() {
+            let store = super::SmbStore::directory(dir);
+            std::fs::create_dir_all(dir).map_err(|e| Error::SmbStore {
+                path: dir.display().to_string(),
+                source: e,
+            })?;
+            store.references_all()?;
+            options.smb_store = store;
+        }
+        if current.records.is_default() {
+            let records = super::NodeRecords::directory(dir.join("records"));
+            // The lease writes the directory's epoch counter and owner file:
+            // what cannot be created, written or read fails here.
+            records.owner()?;
+            options.records = records;
+        }
+        let host_key = current
+            .records
+            .host()
+            .expect("a node's records are resolved for its host")
+            .to_string();
+        let inner = &self.inner;
+        let mut node = Self::assemble(
+            inner.disk.clone(),
+            inner.volume.clone(),
+            inner.filesystem.clone(),
+            inner.smb.clone(),
+            inner.iscsi.clone(),
+            inner.system.clone(),
+            inner.tried.clone(),
+            options,
+            host_key,
+        );
+        let os_volume = inner
+            .os_volume
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let data_volumes = inner
+            .data_volumes
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone();
+        let fresh = node.inner_mut();
+        fresh.view = inner.view.clone();
+        fresh.os_volume = Mutex::new(os_volume);
+        fresh.dials_os_volume = inner.dials_os_volume;
+        fresh.os_disk = inner.os_disk.clone();
+        fresh.data_volumes = Mutex::new(data_volumes);
+        #[cfg(feature = "host-process")]
+        {
+            fresh.host_process = inner.host_process.clone();
+        }
+        Ok(node)
+    }
+
     /// Volume v2alpha1 for the OS disk lookup alone, whatever version the
     /// volume group speaks otherwise; `None` when the proxy does not serve it.
     pub(super) async fn dial_os_volume(options: &NodeOptions) -> Option<VolumeGroup> {

@@ -79,7 +79,7 @@ impl Default for NodeOptions {
             deadline: DEFAULT_DEADLINE,
             find_disk_interval: DEFAULT_FIND_DISK_INTERVAL,
             find_disk_timeout: DEFAULT_FIND_DISK_TIMEOUT,
-            smb_store: SmbStore::memory(),
+            smb_store: SmbStore::default(),
             records: NodeRecords::default(),
             max_concurrent_formats: DEFAULT_MAX_CONCURRENT_FORMATS,
             local_root: None,

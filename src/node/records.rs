@@ -52,6 +52,10 @@ pub struct NodeRecords {
     /// The host of the `Node`s using these records, which names their
     /// claims in this process ([`NodeRecords::for_host`]).
     host: Option<Arc<str>>,
+    /// Whether these are the default records resolved for a host: still
+    /// "named by no one" once resolved, so that a program serving the node
+    /// can tell them from records it chose ([`NodeRecords::is_default`]).
+    resolved_default: bool,
 }
 
 #[derive(Clone, Debug, Default)]
@@ -117,6 +121,7 @@ impl NodeRecords {
         NodeRecords {
             kind: Kind::Memory(Arc::default()),
             host: None,
+            resolved_default: false,
         }
     }
 
@@ -129,13 +134,17 @@ impl NodeRecords {
                 lease: OnceLock::new(),
             })),
             host: None,
+            resolved_default: false,
         }
     }
 
-    /// Whether these are the default records (none named by the driver).
-    #[cfg_attr(not(feature = "host-process"), allow(dead_code))]
-    pub(crate) fn is_default(&self) -> bool {
-        matches!(self.kind, Kind::PerHost)
+    /// Whether these are the default records: named by no one, so in this
+    /// process's memory (in HostProcess mode the default is a directory on
+    /// the host, and these answer `false`). A program that serves the node
+    /// may then keep them somewhere durable
+    /// ([`Node::with_state_dir`](super::Node::with_state_dir)).
+    pub fn is_default(&self) -> bool {
+        matches!(self.kind, Kind::PerHost) || self.resolved_default
     }
 
     /// Whether the records outlive the process.
@@ -149,6 +158,7 @@ impl NodeRecords {
     /// the host's, whatever store another `Node` of the host uses.
     pub(crate) fn for_host(self, host: &str) -> Self {
         static HOSTS: OnceLock<Mutex<HashMap<String, NodeRecords>>> = OnceLock::new();
+        let resolved_default = self.is_default();
         let kind = match self.kind {
             Kind::PerHost => lock(HOSTS.get_or_init(Mutex::default))
                 .entry(host.to_string())
@@ -160,7 +170,13 @@ impl NodeRecords {
         NodeRecords {
             kind,
             host: Some(host.into()),
+            resolved_default,
         }
+    }
+
+    /// The host these records were resolved for ([`NodeRecords::for_host`]).
+    pub(crate) fn host(&self) -> Option<&str> {
+        self.host.as_deref()
     }
 
     /// The store behind these records: a `Node`'s records are resolved
@@ -215,6 +231,63 @@ impl NodeRecords {
                 .map(|((_, key), value)| (key.clone(), value.clone()))
                 .collect()),
             Store::Directory(d) => d.files.list(kind),
+        }
+    }
+
+    /// The record a program keeps beside the node's own (a plugin's:
+    /// what a stage resolved) under `kind` and `key`, read with `parse`.
+    /// Kept as the node's records are (in a directory: one file each,
+    /// written durably, checked when read) under kinds of their own
+    /// (`program-<kind>`), which the node never reads, so a program
+    /// cannot change what the node relies on. `kind` is lower-case ASCII
+    /// letters, digits and `-`; keys compare case-insensitively. A record
+    /// that cannot be read, or that `parse` refuses (its reason in
+    /// `Err`), is an error naming the file, never "no record".
+    pub fn get_program<T>(
+        &self,
+        kind: &str,
+        key: &str,
+        parse: impl FnOnce(&str) -> Result<T, String>,
+    ) -> Result<Option<T>, Error> {
+        let kind = program_kind(kind)?;
+        let Some(text) = self.resolved()?.get(&kind, key)? else {
+            return Ok(None);
+        };
+        parse(&text).map(Some).map_err(|why| {
+            let place = match &self.kind {
+                Kind::Directory(d) => d.files.file(&kind, key).display().to_string(),
+                _ => format!("{kind} record of {key} (in memory)"),
+            };
+            let why = format!("{why}; the record is not used: check the host, then move it away");
+            store_error(
+                place,
+                std::io::Error::new(std::io::ErrorKind::InvalidData, why),
+            )
+        })
+    }
+
+    /// Keeps `value` under the program's `kind` and `key`, replacing what
+    /// was there ([`NodeRecords::get_program`]).
+    pub fn put_program(&self, kind: &str, key: &str, value: &str) -> Result<(), Error> {
+        self.resolved()?.put(&program_kind(kind)?, key, value)
+    }
+
+    /// Forgets the program's record under `kind` and `key`; none there: Ok.
+    pub fn remove_program(&self, kind: &str, key: &str) -> Result<(), Error> {
+        self.resolved()?.remove(&program_kind(kind)?, key)
+    }
+
+    /// These records, once a `Node` has resolved them: the default ones
+    /// are only known for a host (a `Node`'s, [`Node::records`](super::Node::records)).
+    fn resolved(&self) -> Result<&Self, Error> {
+        match self.kind {
+            Kind::PerHost => Err(store_error(
+                "(default records)".into(),
+                std::io::Error::other(
+                    "the default records are a host's: use the records of a Node (Node::records)",
+                ),
+            )),
+            _ => Ok(self),
         }
     }
 
@@ -451,6 +524,33 @@ impl Lease {
     }
 }
 
+/// The records' kind of a program's `kind`, checked to be a plain name
+/// (it names a directory).
+fn program_kind(kind: &str) -> Result<String, Error> {
+    let plain = |c: char| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-';
+    if kind.is_empty() || !kind.chars().all(plain) {
+        return Err(store_error(
+            kind.to_string(),
+            std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "a program's record kind is lower-case ASCII letters, digits and '-'",
+            ),
+        ));
+    }
+    Ok(format!("program-{kind}"))
+}
+
+impl super::Node {
+    /// The records this node keeps ([`NodeOptions::records`](super::NodeOptions::records),
+    /// resolved for its host): where a program serving the node keeps its
+    /// own ([`NodeRecords::get_program`]), and whether they were chosen
+    /// ([`NodeRecords::is_default`]) and outlive the process
+    /// ([`NodeRecords::is_durable`]).
+    pub fn records(&self) -> &NodeRecords {
+        &self.inner.options.records
+    }
+}
+
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -511,6 +611,93 @@ mod tests {
             None,
             "an explicit store stays its own"
         );
+    }
+
+    #[test]
+    fn the_default_says_so_once_resolved_and_a_chosen_store_does_not() {
+        assert!(NodeRecords::default().is_default());
+        assert!(
+            NodeRecords::default()
+                .for_host("records-test host c")
+                .is_default()
+        );
+        assert!(
+            !NodeRecords::memory()
+                .for_host("records-test host c")
+                .is_default()
+        );
+        let dir = tempfile::tempdir().unwrap();
+        assert!(!NodeRecords::directory(dir.path()).is_default());
+    }
+
+    #[test]
+    fn a_programs_records_are_apart_from_the_nodes() {
+        let records = NodeRecords::memory();
+        records.put("stage", "k", "node").unwrap();
+        records.put_program("stage", "k", "program").unwrap();
+        assert_eq!(records.get("stage", "k").unwrap().as_deref(), Some("node"));
+        let read = records.get_program("stage", "K", |t| Ok(t.to_string()));
+        assert_eq!(read.unwrap().as_deref(), Some("program"));
+        records.remove_program("stage", "k").unwrap();
+        assert_eq!(records.get("stage", "k").unwrap().as_deref(), Some("node"));
+        assert!(records.put_program("../stage", "k", "x").is_err());
+        assert!(records.put_program("", "k", "x").is_err());
+        assert!(
+            NodeRecords::default().put_program("x", "k", "v").is_err(),
+            "the default records are a host's"
+        );
+        records.put_program("x", "k", "v").unwrap();
+        let refused = records.get_program("x", "k", |_| Err::<(), _>("garbled".to_string()));
+        assert!(refused.unwrap_err().to_string().contains("program-x"));
+    }
+
+    /// A node's default stores move to the state directory; stores the
+    /// program chose, and HostProcess mode's records on the host, stay.
+    #[cfg(feature = "mock")]
+    #[test]
+    fn a_state_directory_takes_only_the_default_stores() {
+        use crate::node::{MockNode, NodeOptions, SmbStore};
+        let host = crate::mock::MockHost::new();
+        let dir = tempfile::tempdir().unwrap();
+        let node = MockNode::new(&host).build().unwrap();
+        assert!(node.records().is_default() && !node.records().is_durable());
+        let kept = node.with_state_dir(dir.path()).unwrap();
+        assert!(!kept.records().is_default() && kept.records().is_durable());
+        assert!(kept.inner.options.smb_store.is_durable());
+        assert!(dir.path().join("records").join("owners").is_dir());
+
+        let chosen = NodeOptions::default()
+            .records(NodeRecords::memory())
+            .smb_store(SmbStore::memory());
+        let node = MockNode::new(&host).options(chosen).build().unwrap();
+        let other = tempfile::tempdir().unwrap();
+        let same = node.with_state_dir(other.path().join("state")).unwrap();
+        assert!(!same.records().is_durable());
+        assert!(!same.inner.options.smb_store.is_durable());
+        assert!(!other.path().join("state").exists(), "nothing made");
+
+        // A file where the directory goes: an error, never memory records.
+        let file = other.path().join("file");
+        std::fs::write(&file, "").unwrap();
+        let node = MockNode::new(&host).build().unwrap();
+        assert!(node.with_state_dir(&file).is_err());
+    }
+
+    #[cfg(all(feature = "host-process", feature = "mock"))]
+    #[test]
+    fn host_process_records_stay_on_the_host() {
+        let host = crate::mock::MockHost::new();
+        let fake = crate::host_process::FakeWindows::new(host.host().clone());
+        let node = crate::node::Node::host_process_with(fake, Default::default());
+        let on_host = node.records().clone();
+        assert!(on_host.is_durable() && !on_host.is_default());
+        let dir = tempfile::tempdir().unwrap();
+        let kept = node.with_state_dir(dir.path()).unwrap();
+        assert!(
+            !dir.path().join("records").exists(),
+            "the records stay where HostProcess mode keeps them"
+        );
+        assert!(kept.inner.options.smb_store.is_durable());
     }
 
     #[tokio::test]

@@ -28,6 +28,8 @@ pub struct SmbStore {
     kind: Kind,
     /// The key of the credential hashes, read or made when first needed.
     key: Arc<OnceLock<[u8; 32]>>,
+    /// Whether no one chose this store ([`SmbStore::is_default`]).
+    default: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -83,8 +85,13 @@ impl Reference {
 }
 
 impl Default for SmbStore {
+    /// The store [`NodeOptions`](super::NodeOptions) takes when none is
+    /// named: in memory, and [`SmbStore::is_default`].
     fn default() -> Self {
-        Self::memory()
+        Self {
+            default: true,
+            ..Self::memory()
+        }
     }
 }
 
@@ -94,6 +101,7 @@ impl SmbStore {
         Self {
             kind: Kind::Memory(Arc::default()),
             key: Arc::default(),
+            default: false,
         }
     }
 
@@ -102,7 +110,20 @@ impl SmbStore {
         Self {
             kind: Kind::Directory(Files::new(dir.into(), Self::io)),
             key: Arc::default(),
+            default: false,
         }
+    }
+
+    /// Whether this is the default store, named by no one (in memory): a
+    /// program serving the node may then keep the references somewhere
+    /// durable ([`Node::with_state_dir`](super::Node::with_state_dir)).
+    pub fn is_default(&self) -> bool {
+        self.default
+    }
+
+    /// Whether the references outlive the process.
+    pub fn is_durable(&self) -> bool {
+        matches!(self.kind, Kind::Directory(_))
     }
 
     fn io(path: String, source: std::io::Error) -> Error {

@@ -1,4 +1,4 @@
-use csi_node_server::{Driver, Plugin, Step, VolumeRequest, VolumeSource, async_trait, serve, stop_signal};
+use csi_node_server::{Driver, Plugin, Step, VolumeRequest, VolumeSource, async_trait, serve, state_dir, stop_signal};
 use csi_proxy_client::node::{DiskSelector, Node, NodeOptions};
 use tonic::{Status, transport::Server};
 use tower::limit::ConcurrencyLimitLayer;
@@ -32,10 +32,12 @@ impl Driver for CloudDisks {
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let plugin = Plugin::new(Node::connect(NodeOptions::default()).await?, CloudDisks);
+    let socket = std::path::Path::new("/csi/csi.sock");
+    let plugin = Plugin::new(Node::connect(NodeOptions::default()).await?, CloudDisks)
+        .with_state_dir(state_dir(socket))?;    // what serve does for a plugin alone
     let router = Server::builder()
         .layer(ConcurrencyLimitLayer::new(4))   // any tower layer, around every call
         .add_routes(plugin.routes());           // .add_service(..) for more beside
-    serve(router, "/csi/csi.sock".as_ref(), stop_signal()).await?;
+    serve(router, socket, stop_signal()).await?;
     Ok(())
 }

@@ -234,18 +234,18 @@ async fn connect_node(args: &Args) -> Result<Node, Box<dyn std::error::Error>> {
     Ok(node)
 }
 
-/// Where the SMB references are kept: `--state-dir`, else `state` beside
-/// the endpoint's socket. Kept on disk by default, so that a restart (every
-/// upgrade) does not leak the mappings of the volumes staged before it
-/// (csi-driver-smb#1039).
+/// Where the SMB references and the node's records are kept:
+/// `--state-dir`, else where csi-node-server keeps a plugin's state by
+/// default (`state` beside the endpoint's socket). Named in the node's
+/// options, in both modes, so that the files stay where every earlier
+/// version of this plugin put them (in HostProcess mode too, whose
+/// default records are elsewhere on the host): an upgrade then knows
+/// what the plugin before it did.
 fn state_dir(args: &Args) -> Result<PathBuf, String> {
-    if let Some(dir) = &args.state_dir {
-        return Ok(dir.clone());
+    match &args.state_dir {
+        Some(dir) => Ok(dir.clone()),
+        None => Ok(csi_node_server::state_dir(&socket_path(&args.endpoint)?)),
     }
-    let socket = socket_path(&args.endpoint)?;
-    Ok(socket
-        .parent()
-        .map_or_else(|| PathBuf::from("state"), |dir| dir.join("state")))
 }
 
 #[cfg(all(windows, feature = "host-process"))]
