@@ -67,6 +67,59 @@ const CALLER_DEADLINES: &[Duration] = &[
     Duration::from_secs(120),
 ];
 
+/// The times of one mode's schedules.
+struct Times {
+    /// How long a slow host call takes.
+    host: &'static [Duration],
+    /// kubelet's deadline for one call.
+    caller: &'static [Duration],
+    /// The node's deadline (`NodeOptions::deadline`).
+    node: &'static [Duration],
+    /// The settle time: every host call sent has ended within it.
+    settle: Duration,
+    /// How much shorter than the mock's the pauses between calls are.
+    pause_scale: u32,
+    /// How long late host work is given to land before the host is judged.
+    late: Duration,
+    /// How long a caller retries before the schedule has failed.
+    give_up: Duration,
+}
+
+/// The mock, on a paused clock: the real proxy's times.
+const MOCK_TIMES: Times = Times {
+    host: HOST_TIMES,
+    caller: CALLER_DEADLINES,
+    node: &[Duration::from_secs(30), Duration::from_secs(120)],
+    settle: Duration::from_secs(600),
+    pause_scale: 1,
+    late: Duration::from_secs(3600),
+    give_up: Duration::from_secs(4 * 3600),
+};
+
+/// The HostProcess fake runs in real time (its host time is a blocking
+/// sleep) and, under Wine, slowly: short host times, deadlines of seconds
+/// still above what a stage takes there, a settle time above the slowest
+/// host call.
+#[cfg(feature = "host-process")]
+const HOST_PROCESS_TIMES: Times = Times {
+    host: &[
+        Duration::from_millis(1),
+        Duration::from_millis(20),
+        Duration::from_millis(200),
+    ],
+    caller: &[
+        Duration::from_millis(20),
+        Duration::from_millis(200),
+        Duration::from_secs(2),
+        Duration::from_secs(8),
+    ],
+    node: &[Duration::from_secs(3), Duration::from_secs(8)],
+    settle: Duration::from_secs(2),
+    pause_scale: 100,
+    late: Duration::from_secs(3),
+    give_up: Duration::from_secs(120),
+};
+
 /// The calls made slow in proxy mode.
 const SLOW_RPCS: &[&str] = &[
     "PartitionDisk",
@@ -146,7 +199,7 @@ impl Backend {
             .expect("mock host");
         for rpc in SLOW_RPCS {
             if rng.chance(60) {
-                mock.add_latency(*rpc, rng.pick(HOST_TIMES));
+                mock.add_latency(*rpc, rng.pick(MOCK_TIMES.host));
             }
         }
         for rpc in REFUSED_RPCS {
@@ -168,7 +221,7 @@ impl Backend {
         let fake = Arc::new(FakeWindows::new(Host::new(config).expect("host")));
         for name in ["volume_format_ntfs", "partition_supported_size"] {
             if rng.chance(60) {
-                fake.add_latency(name, rng.pick(HOST_TIMES) / SCALE_HOST_PROCESS);
+                fake.add_latency(name, rng.pick(HOST_PROCESS_TIMES.host));
             }
         }
         Backend::HostProcess {
@@ -196,15 +249,18 @@ impl Backend {
         }
     }
 
-    /// Times of the schedule as this backend runs them: the mock on a
-    /// paused clock, the fake in real time (its host time is a blocking
-    /// sleep), a thousand times shorter.
-    fn time(&self, d: Duration) -> Duration {
+    /// The times of the schedule as this backend runs them.
+    fn times(&self) -> &'static Times {
         match self {
-            Backend::Mock(_) => d,
+            Backend::Mock(_) => &MOCK_TIMES,
             #[cfg(feature = "host-process")]
-            Backend::HostProcess { .. } => d / SCALE_HOST_PROCESS,
+            Backend::HostProcess { .. } => &HOST_PROCESS_TIMES,
         }
+    }
+
+    /// A pause of a caller or of the schedule, `d` on the mock's clock.
+    fn pause(&self, d: Duration) -> Duration {
+        d / self.times().pause_scale
     }
 
     /// After many dropped tries the host is fast again (its slow calls
@@ -213,15 +269,12 @@ impl Backend {
     fn recover(&self) {
         match self {
             Backend::Mock(mock) => mock.clear_faults(),
-            // The fake's slow calls are a thousand times shorter.
+            // The fake's slow calls are at most 200 ms.
             #[cfg(feature = "host-process")]
             Backend::HostProcess { .. } => {}
         }
     }
 }
-
-#[cfg(feature = "host-process")]
-const SCALE_HOST_PROCESS: u32 = 1000;
 
 /// The plugin processes of the moment: a restart puts a new one in a
 /// place.
@@ -248,7 +301,7 @@ where
     Fut: std::future::Future<Output = Result<T, csi_proxy_client::Error>>,
 {
     let mut last = String::new();
-    let give_up = tokio::time::Instant::now() + backend.time(Duration::from_secs(4 * 3600));
+    let give_up = tokio::time::Instant::now() + backend.times().give_up;
     for attempt in 0.. {
         if attempt == 8 {
             backend.recover();
@@ -257,13 +310,13 @@ where
             break;
         }
         let node = processes.any(rng);
-        let wait = backend.time(rng.pick(CALLER_DEADLINES));
+        let wait = rng.pick(backend.times().caller);
         match tokio::time::timeout(wait, work(node)).await {
             Ok(Ok(done)) => return Ok(done),
             Ok(Err(e)) => last = e.to_string(),
             Err(_) => last = format!("no answer within {wait:?}"),
         }
-        tokio::time::sleep(backend.time(Duration::from_millis(rng.below(3_000)))).await;
+        tokio::time::sleep(backend.pause(Duration::from_millis(rng.below(3_000)))).await;
     }
     Err(last)
 }
@@ -274,13 +327,13 @@ async fn schedule(backend: Backend, seed: u64) -> Result<(), String> {
     let mut rng = Rng(seed ^ 0xc4a0_5eed);
     let state = tempfile::tempdir().expect("a state directory");
     let durable = rng.chance(75);
-    let deadline = backend.time(rng.pick(&[Duration::from_secs(30), Duration::from_secs(120)]));
+    let deadline = rng.pick(backend.times().node);
     let options = {
         let (dir, backend) = (state.path().to_path_buf(), backend.clone());
         move || {
             let options = NodeOptions::default()
                 .deadline(deadline)
-                .format_settle(backend.time(Duration::from_secs(600)));
+                .format_settle(backend.times().settle);
             match durable {
                 true => options.records(NodeRecords::directory(&dir)),
                 false => options.records(NodeRecords::memory()),
@@ -305,7 +358,7 @@ async fn schedule(backend: Backend, seed: u64) -> Result<(), String> {
             let path = staging(disk);
             let file = format!(r"{path}\written-in-round-0");
             for round in 0..2 {
-                tokio::time::sleep(backend.time(Duration::from_millis(rng.below(5_000)))).await;
+                tokio::time::sleep(backend.pause(Duration::from_millis(rng.below(5_000)))).await;
                 let staged = until_ok(&backend, &mut rng, &processes, |node| {
                     let path = path.clone();
                     async move { node.stage_disk(disk, &path).await }
@@ -330,7 +383,7 @@ async fn schedule(backend: Backend, seed: u64) -> Result<(), String> {
                         }
                     }
                 }
-                tokio::time::sleep(backend.time(Duration::from_millis(rng.below(20_000)))).await;
+                tokio::time::sleep(backend.pause(Duration::from_millis(rng.below(20_000)))).await;
                 let offline = rng.chance(50);
                 let unstaged = until_ok(&backend, &mut rng, &processes, |node| {
                     let path = path.clone();
@@ -350,14 +403,14 @@ async fn schedule(backend: Backend, seed: u64) -> Result<(), String> {
         actors.push(tokio::spawn(async move {
             for _ in 0..3 {
                 let node = processes.any(&mut rng);
-                let wait = backend.time(rng.pick(CALLER_DEADLINES));
+                let wait = rng.pick(backend.times().caller);
                 if let Ok(Ok(volume)) =
                     tokio::time::timeout(wait, node.stage_disk(disk, &staging(disk)).into_future())
                         .await
                 {
                     problem(format!("disk {disk}, holding data, was staged as {volume}"));
                 }
-                tokio::time::sleep(backend.time(Duration::from_millis(rng.below(10_000)))).await;
+                tokio::time::sleep(backend.pause(Duration::from_millis(rng.below(10_000)))).await;
             }
         }));
     }
@@ -370,7 +423,7 @@ async fn schedule(backend: Backend, seed: u64) -> Result<(), String> {
                 return;
             }
             for _ in 0..rng.below(3) {
-                tokio::time::sleep(backend.time(Duration::from_millis(rng.below(60_000)))).await;
+                tokio::time::sleep(backend.pause(Duration::from_millis(rng.below(60_000)))).await;
                 let place = rng.below(2) as usize;
                 processes.0.lock().unwrap()[place] = backend.node(options());
             }
@@ -382,7 +435,7 @@ async fn schedule(backend: Backend, seed: u64) -> Result<(), String> {
     }
     restarts.await.map_err(|e| e.to_string())?;
     // Late host work ends.
-    tokio::time::sleep(backend.time(Duration::from_secs(3600))).await;
+    tokio::time::sleep(backend.times().late).await;
 
     let mut wrong = problems.lock().unwrap().clone();
     let host = backend.host();
