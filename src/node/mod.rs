@@ -88,6 +88,8 @@ mod path;
 mod protocol;
 #[cfg(test)]
 mod protocol_model;
+#[cfg(test)]
+mod protocol_model_smb;
 mod publish;
 mod records;
 mod smb;

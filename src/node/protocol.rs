@@ -194,6 +194,33 @@ pub(crate) fn smb_may_send_map(in_use: bool, reachable: bool) -> bool {
     !in_use || reachable
 }
 
+/// What HostProcess mode, which reads whether the mapping is there, sends
+/// for a mapping in use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SmbInUseCall {
+    /// A link over the mapping, with no validity check: nothing removes it.
+    Link,
+    /// `NewSmbGlobalMapping`: there is no mapping to remove.
+    Map,
+    /// Nothing: the stage goes on with the server held alone.
+    Alone,
+}
+
+/// What HostProcess mode sends for a mapping in use, given whether the
+/// mapping is there and whether the stage holds the server alone. With no
+/// mapping only a stage that holds the server alone maps: two link-only
+/// stages beside each other would both find none and both send
+/// `NewSmbGlobalMapping`, and the second, finding the first's mapping,
+/// would remove it in an outage (its validity check) under the volume the
+/// first had staged (found by `protocol_model_smb`).
+pub(crate) fn smb_in_use_call(mapping_there: bool, alone: bool) -> SmbInUseCall {
+    match (mapping_there, alone) {
+        (true, _) => SmbInUseCall::Link,
+        (false, true) => SmbInUseCall::Map,
+        (false, false) => SmbInUseCall::Alone,
+    }
+}
+
 /// Whether an unstage, a failed stage's cleanup or `smb_reconcile` may
 /// remove a share's mapping: only when `other_users` is 0, the other
 /// staged volumes counted from their references and from the links the
@@ -318,6 +345,9 @@ mod tests {
         assert!(smb_may_send_map(false, false));
         assert!(!smb_may_send_map(true, false));
         assert!(smb_may_send_map(true, true));
+        assert_eq!(smb_in_use_call(true, false), SmbInUseCall::Link);
+        assert_eq!(smb_in_use_call(false, true), SmbInUseCall::Map);
+        assert_eq!(smb_in_use_call(false, false), SmbInUseCall::Alone);
     }
 
     #[test]

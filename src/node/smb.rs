@@ -454,7 +454,7 @@ impl Node {
         store.add(root, path, user, &secret)?;
         let linked = async {
             if self
-                .smb_map_in_use(remote, root, path, path, credentials)
+                .smb_map_in_use(remote, root, path, path, credentials, false)
                 .await
                 .is_err()
             {
@@ -643,7 +643,7 @@ impl Node {
         };
         if protocol::smb_mapping_in_use(own_link, others) {
             return self
-                .smb_map_in_use(remote, root, path, link_at, credentials)
+                .smb_map_in_use(remote, root, path, link_at, credentials, true)
                 .await;
         }
         let smb = self.smb()?;
@@ -767,7 +767,10 @@ impl Node {
     /// findings 1 and 12); no wait makes that safe.
     ///
     /// HostProcess mode links without the check while the mapping exists,
-    /// whatever its status. Through the proxy, `NewSmbGlobalMapping` is
+    /// whatever its status; with none, only a stage that holds the server
+    /// alone (`alone`) maps: two link-only stages would both find none,
+    /// and the second's call, finding the first's mapping, would remove it
+    /// in an outage ([`protocol::smb_in_use_call`]). Through the proxy, `NewSmbGlobalMapping` is
     /// sent only once the node has seen the root answer (its own read of
     /// the host, or a staged link the proxy sees through), and asked
     /// again while the mapping is not OK, for
@@ -780,19 +783,30 @@ impl Node {
         path: &str,
         link_at: &str,
         credentials: &SmbCredentials,
+        alone: bool,
     ) -> Result<(), Error> {
         let smb = self.smb()?;
         let (user, password) = (&credentials.username, &credentials.password);
         #[cfg(feature = "host-process")]
         if let Some(backend) = &self.inner.host_process {
-            if backend.mapping_status(root.to_string()).await?.is_some() {
-                return backend
-                    .smb_link(remote.to_string(), link_at.to_string())
-                    .await;
-            }
-            // No mapping: nothing to remove; the call makes one.
-            return smb.map(remote, link_at, user, password).await;
+            let there = backend.mapping_status(root.to_string()).await?.is_some();
+            return match protocol::smb_in_use_call(there, alone) {
+                protocol::SmbInUseCall::Link => {
+                    backend
+                        .smb_link(remote.to_string(), link_at.to_string())
+                        .await
+                }
+                // No mapping: nothing to remove; the call makes one.
+                protocol::SmbInUseCall::Map => smb.map(remote, link_at, user, password).await,
+                // A link-only stage fails over to the stage that holds
+                // the server alone (`smb_link`).
+                protocol::SmbInUseCall::Alone => Err(Error::SmbShareUnavailable {
+                    share: root.to_string(),
+                    why: "no mapping: made by a stage that holds the server alone".to_string(),
+                }),
+            };
         }
+        let _ = alone;
         let settled = tokio::time::Instant::now() + self.inner.options.smb_settle;
         let mut pause = std::time::Duration::from_millis(250);
         loop {
