@@ -3,7 +3,8 @@
 //! that does the work (`host_work`, `volumes`) asks them, and the model
 //! checker (`protocol_model`, a test module beside this one) explores every interleaving of
 //! two processes, crashes, lost answers and late host effects over the
-//! same functions.
+//! same functions. The SMB decisions below are explored the same way by
+//! `protocol_model_smb`.
 //!
 //! The protocol, per volume:
 //!
