@@ -1422,17 +1422,22 @@ mod tests {
     /// in an outage under the volume just staged.
     #[test]
     fn two_link_only_stages_mapping_at_once_are_found() {
+        // One process that dies and restarts is enough, and small enough
+        // for CI to check the fix holds.
         let mut cfg = Config::new(
-            "broken: link-only stages map",
+            "HostProcess: 1 process, 1 death, 1 outage",
             HostProcess,
             vec![Good, Good],
             budget(1, 0, 0, 1),
         );
+        cfg.procs = 1;
+        assert_holds(&cfg);
+        cfg.name = "broken: link-only stages map";
         cfg.in_use_call = |there, _| match there {
             true => SmbInUseCall::Link,
             false => SmbInUseCall::Map,
         };
-        assert_found(&cfg, "(1)", 22);
+        assert_found(&cfg, "(1)", 23);
     }
 
     /// OPEN (docs/safety.md, "The window the proxy leaves open"): the
