@@ -89,6 +89,8 @@ mod path_claim;
 mod protocol;
 #[cfg(test)]
 mod protocol_model;
+#[cfg(test)]
+mod protocol_model_smb;
 mod publish;
 mod records;
 mod smb;

@@ -3,7 +3,8 @@
 //! that does the work (`host_work`, `volumes`) asks them, and the model
 //! checker (`protocol_model`, a test module beside this one) explores every interleaving of
 //! two processes, crashes, lost answers and late host effects over the
-//! same functions.
+//! same functions. The SMB decisions below are explored the same way by
+//! `protocol_model_smb`.
 //!
 //! The protocol, per volume:
 //!
@@ -118,6 +119,200 @@ pub(crate) fn path_step(
     }
 }
 
+// ------------------------------------------------------------ SMB
+//
+// The protocol, per share root and staging path (`smb.rs` runs it; the
+// model checker `protocol_model_smb` explores it over these functions):
+// a stage records its reference (root, path, account, keyed hash of the
+// credentials) before the mapping; the mapping is reused only with the
+// credentials its references were made with; a call the host may answer
+// by removing the mapping is sent only when no staged volume uses it or
+// the share was seen answering; the mapping is removed only when no other
+// staged volume uses it (its references and the links the node reads on
+// the host); what cannot be read is kept. Every step runs under the path's
+// claim and the server's (exclusive to map or unmap, shared to link).
+
+/// The credentials a reference to a share kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct SmbKept<'a> {
+    /// The account; `None` in references written before accounts were
+    /// kept.
+    pub user: Option<&'a str>,
+    /// The keyed hash of account and password; `None` in references
+    /// written before it was kept (unknown credentials).
+    pub secret: Option<&'a str>,
+}
+
+/// Whether a stage may use a share's mapping, given what the references
+/// of the other volumes staged on it kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SmbReuse {
+    /// No other volume holds it, or all with these credentials.
+    Yes,
+    /// The same account with another password, or unknown credentials:
+    /// the reference at this index of `others`.
+    OtherPassword(usize),
+    /// Another account holds it: the first such reference's index, and
+    /// how many there are.
+    OtherAccount { first: usize, count: usize },
+}
+
+fn same_account(kept: Option<&str>, user: &str) -> bool {
+    kept.is_some_and(|k| k.eq_ignore_ascii_case(user))
+}
+
+/// Whether the stage of a volume with `user` and `secret` (the keyed hash
+/// of its credentials) may use the mapping that `others` (the references
+/// of the other volumes staged on the share) use. Windows reuses a mapping
+/// that is OK whatever the credentials, so the node compares them: the
+/// account, then the hash (issue 42, finding 11).
+pub(crate) fn smb_reuse(others: &[SmbKept<'_>], user: &str, secret: &str) -> SmbReuse {
+    // A reference that kept no account says nothing of one.
+    let other_accounts: Vec<usize> = (0..others.len())
+        .filter(|&i| others[i].user.is_some() && !same_account(others[i].user, user))
+        .collect();
+    if let Some(&first) = other_accounts.first() {
+        return SmbReuse::OtherAccount {
+            first,
+            count: other_accounts.len(),
+        };
+    }
+    match others.iter().position(|o| o.secret != Some(secret)) {
+        Some(i) => SmbReuse::OtherPassword(i),
+        None => SmbReuse::Yes,
+    }
+}
+
+/// Whether a stage needs only a link, beside other such stages (the
+/// server's claim shared): the share is mapped for staged volumes
+/// (`holders`, this path's own reference included), every one of them
+/// with these credentials. Anything else maps or may unmap, alone.
+pub(crate) fn smb_link_only(holders: &[SmbKept<'_>], user: &str, secret: &str) -> bool {
+    !holders.is_empty()
+        && holders
+            .iter()
+            .all(|h| same_account(h.user, user) && h.secret == Some(secret))
+}
+
+/// What a stage does with a link it finds at its staging path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SmbLinkFound {
+    /// The stage's own: it is kept, and the mapping behind it made sure.
+    Accept,
+    /// The path's reference records another share: `PathInUse`.
+    OtherShare,
+    /// The node read the link's target and it is not the directory asked
+    /// for (the share's root, another directory): `PathInUse`.
+    Elsewhere,
+}
+
+/// What a stage does with a link at its path, given whether the path's
+/// reference records another share, and whether the link reaches the
+/// directory asked for (`None`: the target cannot be read, through the
+/// proxy from elsewhere than the host). A link is accepted only where it
+/// is not known to reach anything else (issue 42, finding 10).
+pub(crate) fn smb_link_found(recorded_other_share: bool, reaches: Option<bool>) -> SmbLinkFound {
+    if recorded_other_share {
+        SmbLinkFound::OtherShare
+    } else if reaches == Some(false) {
+        SmbLinkFound::Elsewhere
+    } else {
+        SmbLinkFound::Accept
+    }
+}
+
+/// Whether a stage's mapping is in use, so that no call the host may
+/// answer by removing it is sent blindly: the path holds its link
+/// already (a stage made again), or `other_users` other staged volumes
+/// use it (their references, their links read on the host).
+pub(crate) fn smb_mapping_in_use(own_link: bool, other_users: usize) -> bool {
+    own_link || other_users > 0
+}
+
+/// Whether `NewSmbGlobalMapping` may be sent: csi-proxy (v0.2.2 to
+/// v1.3.0) and the HostProcess backend check the root of a mapping that
+/// is there and remove it with force when the check fails (an outage).
+/// On a mapping in use it is sent only once the share root was seen
+/// answering (`reachable`); otherwise the stage waits, or fails
+/// UNAVAILABLE (issue 42, findings 1 and 12).
+pub(crate) fn smb_may_send_map(in_use: bool, reachable: bool) -> bool {
+    !in_use || reachable
+}
+
+/// What HostProcess mode, which reads whether the mapping is there, sends
+/// for a mapping in use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SmbInUseCall {
+    /// A link over the mapping, with no validity check: nothing removes it.
+    Link,
+    /// `NewSmbGlobalMapping`: there is no mapping to remove.
+    Map,
+    /// Nothing: the stage goes on with the server held alone.
+    Alone,
+}
+
+/// What HostProcess mode sends for a mapping in use, given whether the
+/// mapping is there and whether the stage holds the server alone. With no
+/// mapping only a stage that holds the server alone maps: two link-only
+/// stages beside each other would both find none and both send
+/// `NewSmbGlobalMapping`, and the second, finding the first's mapping,
+/// would remove it in an outage (its validity check) under the volume the
+/// first had staged (found by `protocol_model_smb`).
+pub(crate) fn smb_in_use_call(mapping_there: bool, alone: bool) -> SmbInUseCall {
+    match (mapping_there, alone) {
+        (true, _) => SmbInUseCall::Link,
+        (false, true) => SmbInUseCall::Map,
+        (false, false) => SmbInUseCall::Alone,
+    }
+}
+
+/// Whether an unstage, a failed stage's cleanup or `smb_reconcile` may
+/// remove a share's mapping: only when `other_users` is 0, the other
+/// staged volumes counted from their references and from the links the
+/// node reads on the host, whatever the mapping's status or the share's
+/// reachability say.
+pub(crate) fn smb_may_unmap(other_users: usize) -> bool {
+    other_users == 0
+}
+
+/// What the node read of a staging path a reference names, for
+/// `smb_reconcile`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SmbPathRead {
+    /// A link read on the host (its target need not answer); `to_root`:
+    /// it reaches the reference's share.
+    HostLink { to_root: bool },
+    /// The node read the host: no link there.
+    HostNoLink,
+    /// The node reads nothing on the host; the proxy shows this.
+    Proxy(SmbProxyShows),
+}
+
+/// What the proxy shows at a path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SmbProxyShows {
+    /// A link it sees through.
+    Link,
+    /// Nothing.
+    Nothing,
+    /// Something else: a directory, or a link whose target cannot be
+    /// reached now (csi-proxy v1.1.3 and v1.3.0 answer `IsSymlink` false
+    /// for it).
+    Other,
+}
+
+/// Whether `smb_reconcile` keeps a reference (and so the mapping it holds):
+/// unless the node can show the path holds no link to the share. An
+/// outage is not "no link" (issue 42, finding 13).
+pub(crate) fn smb_reference_kept(read: SmbPathRead) -> bool {
+    match read {
+        SmbPathRead::HostLink { to_root } => to_root,
+        SmbPathRead::HostNoLink => false,
+        SmbPathRead::Proxy(SmbProxyShows::Nothing) => false,
+        SmbPathRead::Proxy(SmbProxyShows::Link | SmbProxyShows::Other) => true,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -186,5 +381,64 @@ mod tests {
         );
         assert!(may_format(None, true));
         assert!(!may_format(None, false));
+    }
+
+    fn kept<'a>(user: &'a str, secret: &'a str) -> SmbKept<'a> {
+        SmbKept {
+            user: Some(user),
+            secret: Some(secret),
+        }
+    }
+
+    #[test]
+    fn a_mapping_is_reused_only_with_its_credentials() {
+        assert_eq!(smb_reuse(&[], "u", "h"), SmbReuse::Yes);
+        assert_eq!(smb_reuse(&[kept("U", "h")], "u", "h"), SmbReuse::Yes);
+        assert_eq!(
+            smb_reuse(&[kept("u", "h"), kept("u", "x")], "u", "h"),
+            SmbReuse::OtherPassword(1)
+        );
+        let unknown = SmbKept {
+            user: None,
+            secret: None,
+        };
+        assert_eq!(smb_reuse(&[unknown], "u", "h"), SmbReuse::OtherPassword(0));
+        assert_eq!(
+            smb_reuse(&[kept("u", "h"), kept("v", "h"), kept("w", "x")], "u", "h"),
+            SmbReuse::OtherAccount { first: 1, count: 2 }
+        );
+        assert!(smb_link_only(&[kept("u", "h")], "U", "h"));
+        assert!(!smb_link_only(&[], "u", "h"));
+        assert!(!smb_link_only(&[kept("u", "h"), kept("u", "x")], "u", "h"));
+    }
+
+    #[test]
+    fn a_mapping_in_use_is_never_removed_nor_checked_blindly() {
+        assert!(smb_may_unmap(0));
+        assert!(!smb_may_unmap(1));
+        assert!(smb_mapping_in_use(true, 0));
+        assert!(smb_mapping_in_use(false, 1));
+        assert!(!smb_mapping_in_use(false, 0));
+        assert!(smb_may_send_map(false, false));
+        assert!(!smb_may_send_map(true, false));
+        assert!(smb_may_send_map(true, true));
+        assert_eq!(smb_in_use_call(true, false), SmbInUseCall::Link);
+        assert_eq!(smb_in_use_call(false, true), SmbInUseCall::Map);
+        assert_eq!(smb_in_use_call(false, false), SmbInUseCall::Alone);
+    }
+
+    #[test]
+    fn what_cannot_be_read_keeps_the_reference_and_no_other_link_is_taken() {
+        use SmbPathRead::*;
+        assert!(smb_reference_kept(HostLink { to_root: true }));
+        assert!(!smb_reference_kept(HostLink { to_root: false }));
+        assert!(!smb_reference_kept(HostNoLink));
+        assert!(smb_reference_kept(Proxy(SmbProxyShows::Other)));
+        assert!(smb_reference_kept(Proxy(SmbProxyShows::Link)));
+        assert!(!smb_reference_kept(Proxy(SmbProxyShows::Nothing)));
+        assert_eq!(smb_link_found(false, None), SmbLinkFound::Accept);
+        assert_eq!(smb_link_found(false, Some(true)), SmbLinkFound::Accept);
+        assert_eq!(smb_link_found(false, Some(false)), SmbLinkFound::Elsewhere);
+        assert_eq!(smb_link_found(true, Some(true)), SmbLinkFound::OtherShare);
     }
 }

@@ -4,7 +4,7 @@
 use std::fmt;
 use std::future::IntoFuture;
 
-use super::protocol::Change;
+use super::protocol::{self, Change, SmbKept, SmbLinkFound, SmbPathRead, SmbProxyShows, SmbReuse};
 use super::{MountState, Node, Operation, VolumeUsage, outcome_unknown, path};
 use crate::{Error, ErrorKind};
 
@@ -259,27 +259,37 @@ impl Node {
         }
         let link_at = match state {
             MountState::Linked => {
-                if let Some(other) = recorded.as_ref().filter(|r| *r != root) {
-                    return Err(Error::PathInUse {
-                        path: path.to_string(),
-                        holds: format!("a link to another share ({other})"),
-                    });
-                }
+                let other = recorded.as_ref().filter(|r| *r != root);
                 // A link is this stage only where it reaches the directory
                 // asked for: a link to the share's root (what a failed
                 // `create_dir` left before 0.x) or to another directory
                 // would give the pod what it was not given.
-                if self.seen_link_reaches(path, remote).await == Some(false) {
-                    return Err(Error::PathInUse {
-                        path: path.to_string(),
-                        holds: format!(
-                            "a link that does not reach {remote} (to {})",
-                            self.seen_link_target(path).await
-                        ),
-                    });
+                let reaches = match other {
+                    Some(_) => None,
+                    None => self.seen_link_reaches(path, remote).await,
+                };
+                match protocol::smb_link_found(other.is_some(), reaches) {
+                    SmbLinkFound::OtherShare => {
+                        return Err(Error::PathInUse {
+                            path: path.to_string(),
+                            holds: format!(
+                                "a link to another share ({})",
+                                other.map_or("", |o| o.as_str())
+                            ),
+                        });
+                    }
+                    SmbLinkFound::Elsewhere => {
+                        return Err(Error::PathInUse {
+                            path: path.to_string(),
+                            holds: format!(
+                                "a link that does not reach {remote} (to {})",
+                                self.seen_link_target(path).await
+                            ),
+                        });
+                    }
+                    // The link is there; the mapping behind it may not be.
+                    SmbLinkFound::Accept => "",
                 }
-                // The link is there; the mapping behind it may not be.
-                ""
             }
             MountState::Mounted { volume_id } => {
                 return Err(Error::PathInUse {
@@ -344,13 +354,8 @@ impl Node {
     /// the credentials whose keyed hash is `secret`.
     fn smb_mapped_for(&self, root: &str, user: &str, secret: &str) -> Result<bool, Error> {
         let holders = self.inner.options.smb_store.holders_of(root)?;
-        Ok(!holders.is_empty()
-            && holders.iter().all(|r| {
-                r.user
-                    .as_deref()
-                    .is_some_and(|u| u.eq_ignore_ascii_case(user))
-                    && r.secret.as_deref() == Some(secret)
-            }))
+        let kept: Vec<SmbKept<'_>> = holders.iter().map(kept_of).collect();
+        Ok(protocol::smb_link_only(&kept, user, secret))
     }
 
     /// After a link at `path` that `IsSymlink` does not see through:
@@ -454,7 +459,7 @@ impl Node {
         store.add(root, path, user, &secret)?;
         let linked = async {
             if self
-                .smb_map_in_use(remote, root, path, path, credentials)
+                .smb_map_in_use(remote, root, path, path, credentials, false)
                 .await
                 .is_err()
             {
@@ -568,37 +573,32 @@ impl Node {
             .into_iter()
             .filter(|r| r.root == root && !r.path.eq_ignore_ascii_case(path))
             .collect();
-        let others: Vec<String> = holders
-            .iter()
-            .filter_map(|r| r.user.clone())
-            .filter(|u| !u.eq_ignore_ascii_case(user))
-            .collect();
-        if others.is_empty()
-            && let Some(holder) = holders.iter().find(|r| r.secret.as_deref() != Some(secret))
-        {
-            return Err(Error::SmbCredentialsDiffer {
-                share: root.to_string(),
-                user: user.to_string(),
-                why: match holder.secret {
-                    Some(_) => format!(
-                        "the volume staged at {} was staged with another password",
-                        holder.path
-                    ),
-                    None => format!(
-                        "the volume staged at {} was recorded without its credentials' hash",
-                        holder.path
-                    ),
-                },
-            });
-        }
-        match others.first() {
-            None => Ok(()),
-            Some(other) => Err(Error::SmbCredentialsConflict {
+        let kept: Vec<SmbKept<'_>> = holders.iter().map(kept_of).collect();
+        match protocol::smb_reuse(&kept, user, secret) {
+            SmbReuse::Yes => Ok(()),
+            SmbReuse::OtherPassword(i) => {
+                let holder = &holders[i];
+                Err(Error::SmbCredentialsDiffer {
+                    share: root.to_string(),
+                    user: user.to_string(),
+                    why: match holder.secret {
+                        Some(_) => format!(
+                            "the volume staged at {} was staged with another password",
+                            holder.path
+                        ),
+                        None => format!(
+                            "the volume staged at {} was recorded without its credentials' hash",
+                            holder.path
+                        ),
+                    },
+                })
+            }
+            SmbReuse::OtherAccount { first, count } => Err(Error::SmbCredentialsConflict {
                 share: root.to_string(),
                 user: user.to_string(),
                 held_by: format!(
-                    "it is mapped as {other:?} for {} staged volume(s) on this node",
-                    others.len()
+                    "it is mapped as {:?} for {count} staged volume(s) on this node",
+                    holders[first].user.as_deref().unwrap_or_default()
                 ),
             }),
         }
@@ -640,9 +640,15 @@ impl Node {
         // `path` holds its link already (a stage made again), or other
         // volumes staged here use the mapping: nothing is sent that the
         // host would answer by removing it.
-        if link_at.is_empty() || !self.smb_users(root, path).await?.is_empty() {
+        let own_link = link_at.is_empty();
+        // Without a link of its own, the other users decide.
+        let others = match own_link {
+            true => 0,
+            false => self.smb_users(root, path).await?.len(),
+        };
+        if protocol::smb_mapping_in_use(own_link, others) {
             return self
-                .smb_map_in_use(remote, root, path, link_at, credentials)
+                .smb_map_in_use(remote, root, path, link_at, credentials, true)
                 .await;
         }
         let smb = self.smb()?;
@@ -695,7 +701,7 @@ impl Node {
                 ),
             });
         }
-        if self.smb_users(root, path).await?.is_empty() {
+        if protocol::smb_may_unmap(self.smb_users(root, path).await?.len()) {
             tracing::info!(share = %root, "replacing an unused mapping of the share made with other credentials");
             self.smb_unmap(root).await?;
         }
@@ -741,7 +747,7 @@ impl Node {
                 MappingSeen::Status(DISCONNECTED | UNAVAILABLE) | MappingSeen::Unread => true,
                 MappingSeen::Status(_) | MappingSeen::Gone => false,
             };
-            if stale && self.smb_users(root, path).await?.is_empty() {
+            if stale && protocol::smb_may_unmap(self.smb_users(root, path).await?.len()) {
                 tracing::info!(share = %root, "stale SMB mapping no staged volume uses: removing it and mapping again");
                 self.smb_unmap(root).await?;
                 return smb.map(remote, link_at, user, password).await;
@@ -766,7 +772,10 @@ impl Node {
     /// findings 1 and 12); no wait makes that safe.
     ///
     /// HostProcess mode links without the check while the mapping exists,
-    /// whatever its status. Through the proxy, `NewSmbGlobalMapping` is
+    /// whatever its status; with none, only a stage that holds the server
+    /// alone (`alone`) maps: two link-only stages would both find none,
+    /// and the second's call, finding the first's mapping, would remove it
+    /// in an outage ([`protocol::smb_in_use_call`]). Through the proxy, `NewSmbGlobalMapping` is
     /// sent only once the node has seen the root answer (its own read of
     /// the host, or a staged link the proxy sees through), and asked
     /// again while the mapping is not OK, for
@@ -779,23 +788,35 @@ impl Node {
         path: &str,
         link_at: &str,
         credentials: &SmbCredentials,
+        alone: bool,
     ) -> Result<(), Error> {
         let smb = self.smb()?;
         let (user, password) = (&credentials.username, &credentials.password);
         #[cfg(feature = "host-process")]
         if let Some(backend) = &self.inner.host_process {
-            if backend.mapping_status(root.to_string()).await?.is_some() {
-                return backend
-                    .smb_link(remote.to_string(), link_at.to_string())
-                    .await;
-            }
-            // No mapping: nothing to remove; the call makes one.
-            return smb.map(remote, link_at, user, password).await;
+            let there = backend.mapping_status(root.to_string()).await?.is_some();
+            return match protocol::smb_in_use_call(there, alone) {
+                protocol::SmbInUseCall::Link => {
+                    backend
+                        .smb_link(remote.to_string(), link_at.to_string())
+                        .await
+                }
+                // No mapping: nothing to remove; the call makes one.
+                protocol::SmbInUseCall::Map => smb.map(remote, link_at, user, password).await,
+                // A link-only stage fails over to the stage that holds
+                // the server alone (`smb_link`).
+                protocol::SmbInUseCall::Alone => Err(Error::SmbShareUnavailable {
+                    share: root.to_string(),
+                    why: "no mapping: made by a stage that holds the server alone".to_string(),
+                }),
+            };
         }
+        let _ = alone;
         let settled = tokio::time::Instant::now() + self.inner.options.smb_settle;
         let mut pause = std::time::Duration::from_millis(250);
         loop {
-            let why = if !self.smb_reachable(root, path).await? {
+            // The mapping is in use here (that is why this runs).
+            let why = if !protocol::smb_may_send_map(true, self.smb_reachable(root, path).await?) {
                 "its mapping serves volumes staged on this node and the share cannot be \
                  reached now: the proxy would remove the mapping (csi-proxy's validity \
                  check), so nothing was sent"
@@ -882,7 +903,7 @@ impl Node {
     pub(super) async fn smb_unstage_at(&self, path: &str, root: &str) -> Result<MountState, Error> {
         let _serial = self.smb_lock(root).await?;
         let seen = self.seen_share_of(path).await;
-        let last = self.smb_users(root, path).await?.is_empty();
+        let last = protocol::smb_may_unmap(self.smb_users(root, path).await?.len());
         // The proof that `path` holds no disk's volume, which must never go
         // without a flush: a link the node read on the host that names the
         // share (a volume's mount point never does). Where the node cannot
@@ -938,7 +959,7 @@ impl Node {
     /// only once the mapping has: a removal that failed (WMI down, access
     /// denied) leaves the reference, so that the retry removes the mapping.
     pub(super) async fn smb_release(&self, root: &str, path: &str) -> Result<bool, Error> {
-        let last = self.smb_users(root, path).await?.is_empty();
+        let last = protocol::smb_may_unmap(self.smb_users(root, path).await?.len());
         if last {
             self.smb_unmap(root).await?;
             tracing::info!(share = %root, "no volume uses the share: mapping removed");
@@ -998,19 +1019,22 @@ impl Node {
     /// `IsSymlink` is false for a link whose target cannot be reached,
     /// csi-proxy v1.1.3 and v1.3.0).
     async fn smb_still_linked(&self, root: &str, path: &str) -> Result<bool, Error> {
-        let kept = match self.seen_share_of(path).await {
-            Some(Some(seen)) => seen == root,
-            Some(None) => false,
-            None => match self.state(path).await? {
-                MountState::Linked => true,
-                MountState::Missing => false,
+        let read = match self.seen_share_of(path).await {
+            Some(Some(seen)) => SmbPathRead::HostLink {
+                to_root: seen == root,
+            },
+            Some(None) => SmbPathRead::HostNoLink,
+            None => SmbPathRead::Proxy(match self.state(path).await? {
+                MountState::Linked => SmbProxyShows::Link,
+                MountState::Missing => SmbProxyShows::Nothing,
                 // A directory, or a link the proxy does not see through.
                 MountState::NotMounted | MountState::Mounted { .. } => {
                     tracing::warn!(share = %root, path, "SMB reference kept: its path may be a link whose share cannot be reached now");
-                    true
+                    SmbProxyShows::Other
                 }
-            },
+            }),
         };
+        let kept = protocol::smb_reference_kept(read);
         if kept && self.seen_share_reachable(root).await == Some(false) {
             tracing::warn!(share = %root, path, "SMB reference kept: its share cannot be reached now");
         }
@@ -1041,6 +1065,14 @@ impl Node {
             Some(Some(root)) => format!("a path of {root}"),
             _ => "somewhere else".to_string(),
         }
+    }
+}
+
+/// The credentials a reference kept, as the protocol's decisions read them.
+fn kept_of(r: &super::smb_store::Reference) -> SmbKept<'_> {
+    SmbKept {
+        user: r.user.as_deref(),
+        secret: r.secret.as_deref(),
     }
 }
 
