@@ -29,6 +29,7 @@ mod node_support;
 
 mod adversarial;
 mod adversary_42;
+mod adversary_session2;
 mod cancellation;
 mod chaos;
 mod client_unix;
