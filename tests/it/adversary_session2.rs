@@ -269,3 +269,42 @@ async fn a_stopped_smb_stages_late_rmdir_never_leads_to_an_unmap_in_use() {
         "reconcile answered {removed:?} and closed the running pod's open file: {closed:?}"
     );
 }
+
+/// ATTACK: the detached disk's unstage (finding 6's fix) removes what is
+/// at the staging path on the proof of the path's stage record: the
+/// record proves what the path held when it was staged, not what it holds
+/// now. In proxy mode a file and a dangling mount point read alike, and
+/// the proxy's `Rmdir` deletes a file as readily.
+///
+/// Sequence (proxy mode, v1.3, default records): disk 1 staged at
+/// STAGING (its record names disk 1's id); the volume is unmounted behind
+/// the node's back and the directory left; something on the node (an
+/// administrator's copy, a backup agent, a mis-set hostPath pod) writes a
+/// file there in its place; the cloud detaches disk 1; kubelet unstages
+/// STAGING.
+///
+/// Host: the file at the staging path deleted by the unstage. Safe
+/// outcome: PathInUse, the file kept (a file is not a mount point this
+/// node made). Contrived (needs a file put at a kubelet staging path), so
+/// ranked low.
+#[tokio::test]
+#[ignore = "open: dangling_mount trusts the stage record for what the path holds now; Rmdir deletes a file"]
+async fn a_file_at_a_detached_disks_staging_path_is_never_deleted() {
+    let f = Fixture::mock(Family::V1, NodeOptions::default()).await;
+    let volume = f.node.stage_disk(1u32, STAGING).await.unwrap();
+    f.host
+        .run(|s| s.unmount_volume(&volume, STAGING_C))
+        .expect("unmounted behind the node's back");
+    if f.host.exists(STAGING_C) {
+        f.host
+            .run(|s| s.rmdir(STAGING_C, false))
+            .expect("the empty directory removed");
+    }
+    f.host.write_file(STAGING_C, b"someone's file").unwrap();
+    f.host.detach_disk(1).unwrap();
+    let r = f.node.unstage(STAGING).await;
+    assert!(
+        f.host.exists(STAGING_C),
+        "the unstage answered {r:?} and deleted the file at the staging path"
+    );
+}
