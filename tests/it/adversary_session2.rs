@@ -308,3 +308,90 @@ async fn a_file_at_a_detached_disks_staging_path_is_never_deleted() {
         "the unstage answered {r:?} and deleted the file at the staging path"
     );
 }
+
+/// ATTACK: path records in memory (proxy mode's default, "survives
+/// retries, clones and every other `Node` of the process") and a plugin
+/// restart: the path record of a stopped stage is lost with its process,
+/// while csi-proxy still holds the stage's last host call. Issue 42 asks
+/// that across a restart the node fail closed where it cannot know.
+///
+/// Sequence (proxy mode, v1.3, `NodeOptions::default()` with a 30 s
+/// deadline): stage `pv3` of the share; its `NewSmbGlobalMapping` (which
+/// makes the link too, its local path given) takes 150 s at the host; the stage is stopped at 30 s; the plugin restarts (a new
+/// `Node`, its records and SMB store new and empty, as a new process's
+/// are); kubelet unstages: nothing at the path, OK; the link lands.
+///
+/// Host: a link to the share (and its mapping) at a staging path whose
+/// unstage answered OK; nothing will unstage it again (finding 5 across a
+/// restart). Safe outcome: the link never lands after the unstage's OK,
+/// or the unstage of a path the node cannot know fails (UNAVAILABLE)
+/// until the settle time has passed. With csi-node-server's default
+/// (records beside the socket) the `path` record survives; this is the
+/// library's `NodeOptions::default()` in proxy mode.
+#[tokio::test(start_paused = true)]
+#[ignore = "open: proxy mode's default path records are in memory; a restart forgets a stopped stage whose link is still at the proxy"]
+async fn a_restart_never_lets_a_stopped_stages_link_land_after_the_unstage() {
+    use csi_proxy_client::node::{NodeRecords, SmbStore};
+    let deadline = Duration::from_secs(30);
+    let f = Fixture::mock(Family::V1, NodeOptions::default().deadline(deadline)).await;
+    let mock = f.mock.as_ref().unwrap();
+    mock.add_latency("NewSmbGlobalMapping", Duration::from_secs(150));
+    let e = f
+        .node
+        .smb_stage(SHARE_DIR, SMB_STAGING, &smb_user())
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), csi_proxy_client::ErrorKind::TimedOut, "{e}");
+    mock.clear_faults();
+    let restarted = f
+        .another_node_with(
+            NodeOptions::default()
+                .deadline(deadline)
+                .records(NodeRecords::memory())
+                .smb_store(SmbStore::memory()),
+        )
+        .await;
+    let r = restarted.unstage(SMB_STAGING).await;
+    tokio::time::sleep(Duration::from_secs(3600)).await;
+    assert!(
+        !f.host.exists(SMB_STAGING),
+        "the restarted plugin's unstage answered {r:?}, then the stopped stage's link landed \
+         (mapped: {})",
+        mapped(&f.host)
+    );
+}
+
+/// WITHSTOOD: the attack above with csi-node-server's default (the node's
+/// state beside its socket, `Node::with_state_dir`, in both processes):
+/// the restarted plugin reads the stopped stage's `path` record and its
+/// unstage fails `PathPending` until the settle time has passed; then it
+/// removes the link and the mapping that landed meanwhile.
+#[tokio::test(start_paused = true)]
+async fn a_restart_over_the_state_dir_waits_for_the_stopped_stages_link() {
+    let state = tempfile::tempdir().unwrap();
+    let deadline = Duration::from_secs(30);
+    let f = Fixture::mock(Family::V1, NodeOptions::default().deadline(deadline)).await;
+    let node = f.node.with_state_dir(state.path()).unwrap();
+    let mock = f.mock.as_ref().unwrap();
+    mock.add_latency("NewSmbGlobalMapping", Duration::from_secs(150));
+    let e = node
+        .smb_stage(SHARE_DIR, SMB_STAGING, &smb_user())
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), csi_proxy_client::ErrorKind::TimedOut, "{e}");
+    mock.clear_faults();
+    let restarted = f
+        .another_node_with(NodeOptions::default().deadline(deadline))
+        .await
+        .with_state_dir(state.path())
+        .unwrap();
+    let e = restarted.unstage(SMB_STAGING).await.unwrap_err();
+    assert!(matches!(e, Error::PathPending { .. }), "{e:?}");
+    until_ok(Duration::from_secs(20), || {
+        restarted.unstage(SMB_STAGING).into_future()
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(3600)).await;
+    assert!(!f.host.exists(SMB_STAGING), "the link left behind");
+    assert!(!mapped(&f.host), "the mapping left behind");
+}
