@@ -395,3 +395,66 @@ async fn a_restart_over_the_state_dir_waits_for_the_stopped_stages_link() {
     assert!(!f.host.exists(SMB_STAGING), "the link left behind");
     assert!(!mapped(&f.host), "the mapping left behind");
 }
+
+/// ATTACK: error 1219's recovery in `smb_map` releases every other
+/// account's reference on the server "whose path holds no link any more",
+/// read with `state`, i.e. the proxy's `IsSymlink`, which answers false
+/// for a link whose target cannot be reached (csi-proxy v1.1.3 and
+/// v1.3.0; finding 13). `smb_reconcile` and the link-only stage were
+/// taught that an unseen link during an outage is kept; this path was
+/// not.
+///
+/// Sequence (proxy mode, v1.3, default records): `pv3` of
+/// `\\fileserver\share` staged as `smbuser`, a pod holding a file open on
+/// it; the server drops off the network; a pod of another namespace (or
+/// another PV) stages `pv5` of `\\fileserver\other` as `otheruser`:
+/// Windows answers 1219 (one account per server); the node reads
+/// `pv3`'s link as absent, releases its reference and removes the
+/// mapping with force.
+///
+/// Host: `smb.closed_under_use()` names `\\fileserver\share`: the running
+/// pod's open file closed, its volume left with a link and no mapping.
+/// Safe outcome: `SmbCredentialsConflict` (or UNAVAILABLE), the mapping
+/// kept.
+#[tokio::test]
+#[ignore = "open: smb_map's 1219 recovery reads a holder's link with IsSymlink, false during an outage, and unmaps in use"]
+async fn error_1219_during_an_outage_never_unmaps_a_share_in_use() {
+    use csi_proxy_client::host::smb::ShareAccess;
+    let f = Fixture::mock(Family::V1, NodeOptions::default()).await;
+    {
+        let mut node = f.host.lock();
+        node.smb
+            .add_account("fileserver", "otheruser", "0ther-Passw0rd!")
+            .unwrap();
+        let users = ShareAccess::Users(["smbuser".to_string(), "otheruser".to_string()].into());
+        let dir = node
+            .smb
+            .add_share("fileserver", "other", users.clone())
+            .unwrap();
+        std::fs::create_dir_all(dir.join("pv5")).unwrap();
+        node.smb.add_share("fileserver", "share", users).unwrap();
+    }
+    f.node
+        .smb_stage(SHARE_DIR, SMB_STAGING, &smb_user())
+        .await
+        .unwrap();
+    {
+        let mut host = f.host.lock();
+        host.smb.open_file(SHARE_ROOT);
+        host.smb.set_server_reachable("fileserver", false).unwrap();
+    }
+    let other = csi_proxy_client::node::SmbCredentials::new("otheruser", "0ther-Passw0rd!");
+    let r = f
+        .node
+        .smb_stage(
+            r"\\fileserver\other\pv5",
+            r"c:\var\lib\kubelet\plugins\kubernetes.io\csi\smb\pv5\globalmount",
+            &other,
+        )
+        .await;
+    let closed = format!("{:?}", f.host.lock().smb.closed_under_use());
+    assert!(
+        closed == "[]" && mapped(&f.host),
+        "the other account's stage answered {r:?}; the mapping in use was removed: {closed}"
+    );
+}
