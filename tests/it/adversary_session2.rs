@@ -404,7 +404,7 @@ async fn a_restart_over_the_state_dir_waits_for_the_stopped_stages_link() {
 /// taught that an unseen link during an outage is kept; this path was
 /// not.
 ///
-/// Sequence (proxy mode, v1.3, default records): `pv3` of
+/// Sequence (proxy mode, v1.3, and HostProcess mode, default records): `pv3` of
 /// `\\fileserver\share` staged as `smbuser`, a pod holding a file open on
 /// it; the server drops off the network; a pod of another namespace (or
 /// another PV) stages `pv5` of `\\fileserver\other` as `otheruser`:
@@ -419,8 +419,22 @@ async fn a_restart_over_the_state_dir_waits_for_the_stopped_stages_link() {
 #[tokio::test]
 #[ignore = "open: smb_map's 1219 recovery reads a holder's link with IsSymlink, false during an outage, and unmaps in use"]
 async fn error_1219_during_an_outage_never_unmaps_a_share_in_use() {
+    error_1219_during_an_outage(Fixture::mock(Family::V1, NodeOptions::default()).await).await;
+}
+
+/// ATTACK, the attack above in HostProcess mode: the same (the backend's
+/// link check fails for any error on the target, finding 13), so the
+/// mapping in use goes there too.
+#[cfg(feature = "host-process")]
+#[tokio::test]
+#[ignore = "open: smb_map's 1219 recovery reads a holder's link as absent during an outage, and unmaps in use (HostProcess)"]
+async fn error_1219_during_an_outage_never_unmaps_a_share_in_use_host_process() {
+    error_1219_during_an_outage(Fixture::host_process(Family::V1, NodeOptions::default()).await)
+        .await;
+}
+
+async fn error_1219_during_an_outage(f: Fixture) {
     use csi_proxy_client::host::smb::ShareAccess;
-    let f = Fixture::mock(Family::V1, NodeOptions::default()).await;
     {
         let mut node = f.host.lock();
         node.smb
