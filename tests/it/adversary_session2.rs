@@ -519,3 +519,33 @@ async fn a_stopped_unstages_late_offline_never_lands_under_the_next_stage() {
         mock.calls_of("SetDiskState").len()
     );
 }
+
+/// WITHSTOOD: an SMB inline volume (staged at its pod's target) whose
+/// publish is stopped while its `NewSmbGlobalMapping` (mapping and link)
+/// is still at the host: kubelet's unpublish of the target fails
+/// `PathPending` until the settle time, then finds the link that landed
+/// and removes it with its reference and the mapping; nothing is left.
+#[tokio::test(start_paused = true)]
+async fn a_stopped_inline_smb_publish_is_unpublished_after_it_lands() {
+    let options = NodeOptions::default().deadline(Duration::from_secs(30));
+    let f = Fixture::mock(Family::V1, options).await;
+    let mock = f.mock.as_ref().unwrap();
+    mock.add_latency("NewSmbGlobalMapping", Duration::from_secs(150));
+    let e = f
+        .node
+        .smb_stage(SHARE_DIR, TARGET, &smb_user())
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), csi_proxy_client::ErrorKind::TimedOut, "{e}");
+    mock.clear_faults();
+    let e = f.node.unpublish(TARGET).await.unwrap_err();
+    assert!(matches!(e, Error::PathPending { .. }), "{e:?}");
+    until_ok(Duration::from_secs(20), || {
+        let node = f.node.clone();
+        async move { node.unpublish(TARGET).await }
+    })
+    .await;
+    tokio::time::sleep(Duration::from_secs(3600)).await;
+    assert!(!f.host.exists(TARGET_C), "the inline volume's link left");
+    assert!(!mapped(&f.host), "the inline volume's mapping left");
+}
