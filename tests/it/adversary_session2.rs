@@ -638,3 +638,31 @@ async fn a_stopped_unstages_late_unmap_never_lands_under_the_next_stage() {
         mock.calls_of("RemoveSmbGlobalMapping").len()
     );
 }
+
+/// WITHSTOOD: a blank disk's stage stopped while its `PartitionDisk` is
+/// still at the host; kubelet's retries join it. Once the partition has
+/// landed a retry stages the disk, formatted once, and no retry is
+/// refused for good.
+#[tokio::test(start_paused = true)]
+async fn a_stopped_stages_late_partition_never_refuses_the_disk_for_good() {
+    let options = NodeOptions::default().deadline(Duration::from_secs(30));
+    let f = Fixture::mock(Family::V1, options).await;
+    let mock = f.mock.as_ref().unwrap();
+    mock.add_latency("PartitionDisk", Duration::from_secs(150));
+    let e = f.node.stage_disk(1u32, STAGING).await.unwrap_err();
+    assert_eq!(e.kind(), csi_proxy_client::ErrorKind::TimedOut, "{e}");
+    mock.clear_faults();
+    let mut last = None;
+    for _ in 0..200 {
+        match f.node.stage_disk(1u32, STAGING).await {
+            Ok(_) => {
+                last = None;
+                break;
+            }
+            Err(e) => last = Some(e),
+        }
+        tokio::time::sleep(Duration::from_secs(10)).await;
+    }
+    assert!(last.is_none(), "never staged: {last:?}");
+    assert_eq!(mock.calls_of("FormatVolume").len(), 1);
+}
