@@ -3,6 +3,16 @@
 //! from the simulated host. A test that shows a loss asserts the safe
 //! outcome, fails on the code reviewed and is ignored with "open: ...";
 //! one the code withstands passes and says WITHSTOOD.
+//!
+//! Open: the same-change `Join` rule lets a retry answer OK beside the
+//! stopped attempt's late `Rmdir` (disk stage, publish, SMB stage, and
+//! through `smb_reconcile` an unmap in use); a stopped unstage's late
+//! `RemoveSmbGlobalMapping` or offline lands under the next stage of the
+//! share or disk at another path (the `path` record guards one path);
+//! error 1219's recovery reads another volume's link during an outage as
+//! absent and unmaps it in use (both modes); proxy mode's default path
+//! records in memory forget a stopped stage across a restart; the
+//! detached disk's unstage deletes a file at the staging path.
 #![cfg(feature = "mock")]
 
 use std::future::IntoFuture;
