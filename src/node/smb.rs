@@ -668,9 +668,12 @@ impl Node {
         // (a mapping no staged volume uses) or by another share of the
         // server (Windows Server 2025 holds one connection per server and
         // account: azurefile-csi-driver#2974, csi-driver-smb#1007).
-        // A holder whose path holds no link any more (a crash between
-        // removing the link and the mapping) is released, and its mapping
-        // with its last reference; holders still linked are in use.
+        // A holder whose path the node can show holds no link any more (a
+        // crash between removing the link and the mapping) is released,
+        // and its mapping with its last reference; holders still linked,
+        // or whose link cannot be read (an outage: the proxy's
+        // `IsSymlink` is false for a link whose share is unreachable), are
+        // in use; as `smb_reconcile` decides.
         let store = &self.inner.options.smb_store;
         let server = smb_server(root);
         let mut holders = Vec::new();
@@ -681,7 +684,7 @@ impl Node {
             {
                 continue;
             }
-            if self.state(&r.path).await? == MountState::Linked {
+            if self.smb_still_linked(&r.root, &r.path).await? {
                 holders.push(r);
             } else {
                 tracing::info!(share = %r.root, path = %r.path, "releasing the reference of a path that holds no link");

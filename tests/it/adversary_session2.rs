@@ -4,15 +4,22 @@
 //! outcome, fails on the code reviewed and is ignored with "open: ...";
 //! one the code withstands passes and says WITHSTOOD.
 //!
-//! Open: the same-change `Join` rule lets a retry answer OK beside the
-//! stopped attempt's late `Rmdir` (disk stage, publish, SMB stage, and
-//! through `smb_reconcile` an unmap in use); a stopped unstage's late
-//! `RemoveSmbGlobalMapping` or offline lands under the next stage of the
-//! share or disk at another path (the `path` record guards one path);
-//! error 1219's recovery reads another volume's link during an outage as
-//! absent and unmaps it in use (both modes); proxy mode's default path
-//! records in memory forget a stopped stage across a restart; the
-//! detached disk's unstage deletes a file at the staging path.
+//! Fixed after the review, each test failing before its fix:
+//! - the same-change `Join` rule let a retry answer OK beside the stopped
+//!   attempt's late `Rmdir` (disk stage, publish, SMB stage, and through
+//!   `smb_reconcile` an unmap in use): an operation now waits for any
+//!   earlier one on its path to settle;
+//! - a stopped unstage's late `RemoveSmbGlobalMapping` or offline landed
+//!   under the next stage (the retry of the unstage answered OK at once;
+//!   it now waits for the stopped attempt to settle);
+//! - error 1219's recovery read another volume's link during an outage as
+//!   absent and unmapped it in use (both modes): it now decides as
+//!   `smb_reconcile` does.
+//!
+//! Open (ignored): proxy mode's default path records are in memory, so a
+//! restart forgets a stopped stage (csi-node-server's default state
+//! directory withstands it); the detached disk's unstage deletes a file
+//! put at the staging path behind the node's back.
 #![cfg(feature = "mock")]
 
 use std::future::IntoFuture;
@@ -121,7 +128,6 @@ async fn stage_after_a_stopped_unstage(spelling: &str) -> (Fixture, Result<Strin
 /// retry waits (PathPending or the claim) until the stopped attempt's
 /// calls have settled, or the mount stays.
 #[tokio::test(start_paused = true)]
-#[ignore = "open: Join lets a retry answer OK while the stopped attempt's Rmdir is still at the host"]
 async fn a_stopped_stages_late_rmdir_never_removes_the_retrys_mount() {
     let options = NodeOptions::default().deadline(Duration::from_secs(30));
     let f = Fixture::mock(Family::V1, options).await;
@@ -161,7 +167,6 @@ async fn a_stopped_stages_late_rmdir_never_removes_the_retrys_mount() {
 /// file no longer at its target (a container started next writes to the
 /// node's own disk at that path). Safe outcome: the link stays.
 #[tokio::test(start_paused = true)]
-#[ignore = "open: Join lets a publish retry answer OK while the stopped attempt's Rmdir of the target is still at the host"]
 async fn a_stopped_publishs_late_rmdir_never_removes_the_pods_link() {
     let options = NodeOptions::default().deadline(Duration::from_secs(30));
     let f = Fixture::mock(Family::V1, options).await;
@@ -202,7 +207,6 @@ async fn a_stopped_publishs_late_rmdir_never_removes_the_pods_link() {
 /// its mapping and reference left (a pod's writes to its path fail or go
 /// to the node's disk). Safe outcome: the link stays.
 #[tokio::test(start_paused = true)]
-#[ignore = "open: Join lets an SMB stage retry answer OK while the stopped attempt's Rmdir is still at the host"]
 async fn a_stopped_smb_stages_late_rmdir_never_removes_the_retrys_link() {
     let options = NodeOptions::default().deadline(Duration::from_secs(30));
     let f = Fixture::mock(Family::V1, options).await;
@@ -249,7 +253,6 @@ async fn a_stopped_smb_stages_late_rmdir_never_removes_the_retrys_link() {
 /// open file closed under it. Safe outcome: no mapping removed while a
 /// volume is staged on it (the stage answered OK and no unstage came).
 #[tokio::test(start_paused = true)]
-#[ignore = "open: Join lets an SMB stage retry answer OK while the stopped attempt's Rmdir is still at the host; reconcile then unmaps in use"]
 async fn a_stopped_smb_stages_late_rmdir_never_leads_to_an_unmap_in_use() {
     let options = NodeOptions::default().deadline(Duration::from_secs(30));
     let f = Fixture::mock(Family::V1, options).await;
@@ -427,7 +430,6 @@ async fn a_restart_over_the_state_dir_waits_for_the_stopped_stages_link() {
 /// Safe outcome: `SmbCredentialsConflict` (or UNAVAILABLE), the mapping
 /// kept.
 #[tokio::test]
-#[ignore = "open: smb_map's 1219 recovery reads a holder's link with IsSymlink, false during an outage, and unmaps in use"]
 async fn error_1219_during_an_outage_never_unmaps_a_share_in_use() {
     error_1219_during_an_outage(Fixture::mock(Family::V1, NodeOptions::default()).await).await;
 }
@@ -437,7 +439,6 @@ async fn error_1219_during_an_outage_never_unmaps_a_share_in_use() {
 /// mapping in use goes there too.
 #[cfg(feature = "host-process")]
 #[tokio::test]
-#[ignore = "open: smb_map's 1219 recovery reads a holder's link as absent during an outage, and unmaps in use (HostProcess)"]
 async fn error_1219_during_an_outage_never_unmaps_a_share_in_use_host_process() {
     error_1219_during_an_outage(Fixture::host_process(Family::V1, NodeOptions::default()).await)
         .await;
@@ -503,7 +504,6 @@ async fn error_1219_during_an_outage(f: Fixture) {
 /// waits for the disk's pending change (the offline recorded per disk,
 /// not only per path), or brings the disk online after it lands.
 #[tokio::test(start_paused = true)]
-#[ignore = "open: a stopped unstage's late offline lands under the disk's next stage at another path"]
 async fn a_stopped_unstages_late_offline_never_lands_under_the_next_stage() {
     let options = NodeOptions::default().deadline(Duration::from_secs(30));
     let f = Fixture::mock(Family::V1, options).await;
@@ -616,7 +616,6 @@ async fn a_stopped_smb_stages_late_mapping_leaves_the_retry_staged() {
 /// its open file closed), or `pv4` left linked with no mapping. Safe
 /// outcome: the mapping `pv4` staged on stays.
 #[tokio::test(start_paused = true)]
-#[ignore = "open: a stopped unstage's late unmap lands under the next stage of the share at another path"]
 async fn a_stopped_unstages_late_unmap_never_lands_under_the_next_stage() {
     let options = NodeOptions::default().deadline(Duration::from_secs(30));
     let f = Fixture::mock(Family::V1, options).await;
