@@ -15,13 +15,11 @@
 //! first host call an operation records itself (`path` record: what it
 //! changes, when, which process), and the record goes only when the
 //! operation ends with an answer. An operation that finds such a record
-//! ([`protocol::path_step`](super::protocol::path_step)) fails
-//! [`Error::PathPending`] until the earlier one has had the settle time
+//! decides with [`protocol::path_step`](super::protocol::path_step): the
+//! same change again (kubelet's retry) runs beside it; the opposite one
+//! waits until the earlier has had the settle time
 //! ([`NodeOptions::format_settle`](super::NodeOptions::format_settle))
-//! to land, whatever it changes: the opposite change would answer before
-//! a link or a mount landed, and the same change (kubelet's retry) before
-//! a removal of the first attempt (its `Rmdir` of the empty staging
-//! directory) took away what the retry made.
+//! to end, failing [`Error::PathPending`] until then.
 
 use std::future::Future;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -105,13 +103,13 @@ impl Node {
         let task = tokio::spawn(
             async move {
                 let result = async {
-                    node.record_change(&path, change)?;
+                    let recorded = node.record_change(&path, change)?;
                     let result = match tokio::time::timeout_at(deadline, work).await {
                         Ok(result) => result,
                         Err(_) => Err(exceeded()),
                     };
                     let answered = !matches!(&result, Err(e) if may_still_land(e));
-                    if answered {
+                    if recorded && answered {
                         node.inner.options.records.remove(PATH, &path)?;
                     }
                     result
@@ -133,13 +131,17 @@ impl Node {
     }
 
     /// Records an operation making `change` at `path` before its first
-    /// host call, unless an earlier one's record is still within its
-    /// settle time ([`Error::PathPending`]).
-    fn record_change(&self, path: &str, change: Change) -> Result<(), Error> {
+    /// host call, unless an earlier one's record says otherwise; whether
+    /// this operation wrote the record (and so removes it when it ends
+    /// with an answer).
+    fn record_change(&self, path: &str, change: Change) -> Result<bool, Error> {
         let records = &self.inner.options.records;
         let text = records.get(PATH, path)?;
-        let watched = text.as_deref().map(|t| records.watched(PATH, path, t));
-        match path_step(watched, self.inner.options.format_settle) {
+        let earlier = text.as_deref().map(|text| {
+            let word = text.split_whitespace().next().unwrap_or_default();
+            (Change::read(word), records.watched(PATH, path, text))
+        });
+        match path_step(earlier, change, self.inner.options.format_settle) {
             PathStep::Record => {
                 let secs = SystemTime::now()
                     .duration_since(UNIX_EPOCH)
@@ -148,8 +150,9 @@ impl Node {
                 let text = format!("{} sent {secs} by {}\n", change.word(), records.owner()?);
                 records.put(PATH, path, &text)?;
                 records.watched(PATH, path, &text);
-                Ok(())
+                Ok(true)
             }
+            PathStep::Join => Ok(false),
             PathStep::Pending => {
                 let text = text.unwrap_or_default();
                 let earlier = text

@@ -93,20 +93,29 @@ pub(crate) enum PathStep {
     /// Nothing pending, or pending past the settle time: record this
     /// operation, and remove the record when it ends with an answer.
     Record,
-    /// An earlier operation may still land: refused, retry later. Its
-    /// change does not matter. The opposite one would land after this
-    /// one answered (a link or mount after the unstage's OK); the same
-    /// one holds removals too (a stage's `Rmdir` of the empty staging
-    /// directory, landing after the retry's mount or link, removes it).
+    /// The same change again (kubelet's retry): it converges with the
+    /// earlier one whatever lands, so it runs; the earlier one's record
+    /// stays until it settles.
+    Join,
+    /// The opposite change while the earlier one may still land: an
+    /// unstage that answered OK before a stage's link or mount landed
+    /// would leave them for ever; refused, retry later.
     Pending,
 }
 
-/// The step for an operation on a path whose record says `earlier` (how
-/// long this process has watched it pending), given the settle time.
-pub(crate) fn path_step(earlier: Option<Duration>, settle: Duration) -> PathStep {
+/// The step for an operation making `now` on a path whose record says
+/// `earlier` (its change, `None` when unreadable, and how long this
+/// process has watched it pending), given the settle time.
+pub(crate) fn path_step(
+    earlier: Option<(Option<Change>, Duration)>,
+    now: Change,
+    settle: Duration,
+) -> PathStep {
     match earlier {
-        Some(watched) if watched < settle => PathStep::Pending,
-        _ => PathStep::Record,
+        None => PathStep::Record,
+        Some((_, watched)) if watched >= settle => PathStep::Record,
+        Some((Some(change), _)) if change == now => PathStep::Join,
+        Some(_) => PathStep::Pending,
     }
 }
 
@@ -311,13 +320,35 @@ mod tests {
     use super::*;
 
     #[test]
-    fn an_operation_waits_for_an_earlier_one_to_settle() {
+    fn an_opposite_change_waits_for_an_earlier_one_to_settle() {
+        use Change::*;
         let settle = Duration::from_secs(600);
-        let seen = Duration::from_secs;
-        assert_eq!(path_step(None, settle), PathStep::Record);
-        assert_eq!(path_step(Some(seen(5)), settle), PathStep::Pending);
-        assert_eq!(path_step(Some(seen(599)), settle), PathStep::Pending);
-        assert_eq!(path_step(Some(seen(600)), settle), PathStep::Record);
+        let seen = |s| Duration::from_secs(s);
+        assert_eq!(path_step(None, Make, settle), PathStep::Record);
+        assert_eq!(
+            path_step(Some((Some(Make), seen(5))), Make, settle),
+            PathStep::Join
+        );
+        assert_eq!(
+            path_step(Some((Some(Make), seen(5))), Remove, settle),
+            PathStep::Pending
+        );
+        assert_eq!(
+            path_step(Some((Some(Remove), seen(5))), Make, settle),
+            PathStep::Pending
+        );
+        assert_eq!(
+            path_step(Some((None, seen(5))), Make, settle),
+            PathStep::Pending
+        );
+        assert_eq!(
+            path_step(Some((Some(Make), seen(600))), Remove, settle),
+            PathStep::Record
+        );
+        assert_eq!(
+            path_step(Some((None, seen(600))), Remove, settle),
+            PathStep::Record
+        );
     }
 
     #[test]

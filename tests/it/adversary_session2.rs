@@ -4,19 +4,20 @@
 //! outcome, fails on the code reviewed and is ignored with "open: ...";
 //! one the code withstands passes and says WITHSTOOD.
 //!
-//! Fixed after the review, each test failing before its fix:
-//! - the same-change `Join` rule let a retry answer OK beside the stopped
-//!   attempt's late `Rmdir` (disk stage, publish, SMB stage, and through
-//!   `smb_reconcile` an unmap in use): an operation now waits for any
-//!   earlier one on its path to settle;
-//! - a stopped unstage's late `RemoveSmbGlobalMapping` or offline landed
-//!   under the next stage (the retry of the unstage answered OK at once;
-//!   it now waits for the stopped attempt to settle);
-//! - error 1219's recovery read another volume's link during an outage as
-//!   absent and unmapped it in use (both modes): it now decides as
-//!   `smb_reconcile` does.
+//! Fixed after the review, each test failing before its fix: error
+//! 1219's recovery read another volume's link during an outage as absent
+//! and unmapped it in use (both modes); it now decides as
+//! `smb_reconcile` does.
 //!
-//! Open (ignored): proxy mode's default path records are in memory, so a
+//! Open (ignored): a retry of the same change runs beside the stopped
+//! attempt (`path_step`'s `Join`), whose late `Rmdir` then removes the
+//! retry's mount or link (disk stage, publish, SMB stage, and through
+//! `smb_reconcile` an unmap in use), or whose late unmap or offline lands
+//! under the next stage; making every retry wait the settle time closes
+//! them but makes kubelet's retry after any lost answer wait ten
+//! minutes (11 tests of lost answers and formats outliving the deadline
+//! then fail); the fix is to record, before each such call, that a retry
+//! may not join. Proxy mode's default path records are in memory, so a
 //! restart forgets a stopped stage (csi-node-server's default state
 //! directory withstands it); the detached disk's unstage deletes a file
 //! put at the staging path behind the node's back.
@@ -128,6 +129,7 @@ async fn stage_after_a_stopped_unstage(spelling: &str) -> (Fixture, Result<Strin
 /// retry waits (PathPending or the claim) until the stopped attempt's
 /// calls have settled, or the mount stays.
 #[tokio::test(start_paused = true)]
+#[ignore = "open: a retry of the same change runs beside the stopped attempt, whose late Rmdir removes the retry's mount"]
 async fn a_stopped_stages_late_rmdir_never_removes_the_retrys_mount() {
     let options = NodeOptions::default().deadline(Duration::from_secs(30));
     let f = Fixture::mock(Family::V1, options).await;
@@ -167,6 +169,7 @@ async fn a_stopped_stages_late_rmdir_never_removes_the_retrys_mount() {
 /// file no longer at its target (a container started next writes to the
 /// node's own disk at that path). Safe outcome: the link stays.
 #[tokio::test(start_paused = true)]
+#[ignore = "open: a publish retry runs beside the stopped attempt, whose late Rmdir of the target removes the pod's link"]
 async fn a_stopped_publishs_late_rmdir_never_removes_the_pods_link() {
     let options = NodeOptions::default().deadline(Duration::from_secs(30));
     let f = Fixture::mock(Family::V1, options).await;
@@ -207,6 +210,7 @@ async fn a_stopped_publishs_late_rmdir_never_removes_the_pods_link() {
 /// its mapping and reference left (a pod's writes to its path fail or go
 /// to the node's disk). Safe outcome: the link stays.
 #[tokio::test(start_paused = true)]
+#[ignore = "open: an SMB stage retry runs beside the stopped attempt, whose late Rmdir removes the retry's link"]
 async fn a_stopped_smb_stages_late_rmdir_never_removes_the_retrys_link() {
     let options = NodeOptions::default().deadline(Duration::from_secs(30));
     let f = Fixture::mock(Family::V1, options).await;
@@ -253,6 +257,7 @@ async fn a_stopped_smb_stages_late_rmdir_never_removes_the_retrys_link() {
 /// open file closed under it. Safe outcome: no mapping removed while a
 /// volume is staged on it (the stage answered OK and no unstage came).
 #[tokio::test(start_paused = true)]
+#[ignore = "open: an SMB stage retry runs beside the stopped attempt, whose late Rmdir removes the link; reconcile then unmaps in use"]
 async fn a_stopped_smb_stages_late_rmdir_never_leads_to_an_unmap_in_use() {
     let options = NodeOptions::default().deadline(Duration::from_secs(30));
     let f = Fixture::mock(Family::V1, options).await;
@@ -504,6 +509,7 @@ async fn error_1219_during_an_outage(f: Fixture) {
 /// waits for the disk's pending change (the offline recorded per disk,
 /// not only per path), or brings the disk online after it lands.
 #[tokio::test(start_paused = true)]
+#[ignore = "open: an unstage retry answers OK beside the stopped attempt, whose late offline lands under the disk's next stage"]
 async fn a_stopped_unstages_late_offline_never_lands_under_the_next_stage() {
     let options = NodeOptions::default().deadline(Duration::from_secs(30));
     let f = Fixture::mock(Family::V1, options).await;
@@ -616,6 +622,7 @@ async fn a_stopped_smb_stages_late_mapping_leaves_the_retry_staged() {
 /// its open file closed), or `pv4` left linked with no mapping. Safe
 /// outcome: the mapping `pv4` staged on stays.
 #[tokio::test(start_paused = true)]
+#[ignore = "open: an unstage retry answers OK beside the stopped attempt, whose late unmap lands under the share's next stage"]
 async fn a_stopped_unstages_late_unmap_never_lands_under_the_next_stage() {
     let options = NodeOptions::default().deadline(Duration::from_secs(30));
     let f = Fixture::mock(Family::V1, options).await;
