@@ -186,6 +186,21 @@ pub enum Error {
         since: String,
     },
 
+    /// A removal the node sent earlier from this path, disk or share
+    /// (`Rmdir`, `UnmountVolume`, an offline, `RemoveSmbGlobalMapping`)
+    /// did not answer, and may still land at the host, where it would
+    /// remove what this operation makes; nothing is done until the host
+    /// has had the settle time to end it. Retry later.
+    #[error("{what}: a removal sent earlier ({since}) may still land at the host; retry later")]
+    RemovalPending {
+        /// What it removes from: `path <path>`, `disk <number>`,
+        /// `share <root>`.
+        what: String,
+        /// The call, when it was sent and by which process, as its record
+        /// says.
+        since: String,
+    },
+
     /// A directory the operation would replace holds files; nothing changed.
     #[error("{path} is a directory that is not empty")]
     NotEmpty {
@@ -570,6 +585,7 @@ impl Error {
             | Error::AmbiguousDisk { .. } => ErrorKind::FailedPrecondition,
             Error::FormatPending { .. } => ErrorKind::Unavailable,
             Error::PathPending { .. } => ErrorKind::Unavailable,
+            Error::RemovalPending { .. } => ErrorKind::Unavailable,
         }
     }
 }

@@ -128,8 +128,10 @@ impl FakeWindows {
             .insert(name, code);
     }
 
-    /// Every later call of the WMI method `name` (`"volume_format_ntfs"`,
-    /// `"partition_supported_size"`, `"smb_new_global_mapping"`) waits
+    /// Every later call of the WMI method or Win32 call `name`
+    /// (`"volume_format_ntfs"`, `"partition_supported_size"`,
+    /// `"smb_new_global_mapping"`, `"smb_remove_global_mapping"`,
+    /// `"disk_set_online"`, `"remove_directory"`) waits
     /// `delay` before its work: host time, in real time on the blocking
     /// thread the backend runs the call on, so it goes on when the caller
     /// gives up, as the backend's calls do on Windows. Delays of one
@@ -141,6 +143,14 @@ impl FakeWindows {
             .unwrap_or_else(|p| p.into_inner())
             .entry(name)
             .or_default() += delay;
+    }
+
+    /// Calls take no host time again.
+    pub fn clear_latency(&self) {
+        self.latency
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clear();
     }
 
     /// Waits the host time set for `name` ([`FakeWindows::add_latency`]).
@@ -425,6 +435,7 @@ impl WindowsHost for FakeWindows {
     }
 
     fn disk_set_online(&self, number: u32, online: bool) -> Result<MethodResult> {
+        self.host_time("disk_set_online");
         let result = self.run(|s| method(s.storage.set_online(number, online)));
         self.answer("disk_set_online", result)
     }
@@ -658,6 +669,7 @@ impl WindowsHost for FakeWindows {
     }
 
     fn remove_directory(&self, path: &str) -> Result<()> {
+        self.host_time("remove_directory");
         let p = parse(path)?;
         self.run(|s| match s.ns.lstat(s.ctx(), &p).map_err(win32)? {
             Entry::File { .. } => Err(win32(Win32Error::new(Win32Error::DIRECTORY))),
@@ -763,6 +775,7 @@ impl WindowsHost for FakeWindows {
     }
 
     fn smb_remove_global_mapping(&self, remote_path: &str) -> Result<MethodResult> {
+        self.host_time("smb_remove_global_mapping");
         let result = {
             self.run(|s| {
                 s.smb

@@ -32,7 +32,7 @@ impl Node {
             let fs = self.fs()?;
             if fs.exists(&path).await? {
                 let link = fs.is_link(&path).await?;
-                fs.rmdir(&path, !link).await?;
+                self.rmdir(&path, !link).await?;
             }
             self.forget_stage(&path)
         })
@@ -73,7 +73,7 @@ impl Node {
     /// Removes the empty directory at `path` (kubelet pre-creates targets);
     /// a directory with files is [`Error::NotEmpty`].
     pub(super) async fn remove_empty_dir(&self, path: &str) -> Result<(), Error> {
-        self.fs()?.rmdir(path, false).await.map_err(|e| {
+        self.rmdir(path, false).await.map_err(|e| {
             if is_not_empty(&e) {
                 Error::NotEmpty {
                     path: path.to_string(),

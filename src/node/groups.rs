@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use super::removal::Recorded;
 use crate::{Error, filesystem};
 
 /// Dispatches on an adapter enum; arms listed together share one body,
@@ -287,8 +288,18 @@ impl DiskGroup {
         )
     }
 
-    /// Sets the disk online or offline; a no-op on v1beta1, which cannot.
-    pub async fn set_online(&self, n: u32, online: bool) -> Result<(), Error> {
+    /// Brings the disk online; a no-op on v1beta1, which cannot.
+    pub async fn set_online(&self, n: u32) -> Result<(), Error> {
+        self.set_state(n, true).await
+    }
+
+    /// Takes the disk offline, the call recorded ([`Recorded`]); a no-op
+    /// on v1beta1, which cannot.
+    pub async fn offline(&self, n: u32, _: Recorded) -> Result<(), Error> {
+        self.set_state(n, false).await
+    }
+
+    async fn set_state(&self, n: u32, online: bool) -> Result<(), Error> {
         on_disk!(self;
             newest |api, m| {
                 let request = m::SetDiskStateRequest { disk_number: n, is_online: online };
@@ -359,7 +370,8 @@ impl VolumeGroup {
         )
     }
 
-    pub async fn unmount(&self, id: &str, path: &str) -> Result<(), Error> {
+    /// Removes the mount point, the call recorded ([`Recorded`]).
+    pub async fn unmount(&self, id: &str, path: &str, _: Recorded) -> Result<(), Error> {
         on_volume!(self;
             newest + [V1: v1, V1beta3: v1beta3] |api, m| {
                 let request = m::UnmountVolumeRequest { volume_id: id.to_string(), target_path: path.to_string() };
@@ -511,7 +523,8 @@ impl FilesystemGroup {
         )
     }
 
-    pub async fn rmdir(&self, path: &str, force: bool) -> Result<(), Error> {
+    /// Removes a directory or link, the call recorded ([`Recorded`]).
+    pub async fn rmdir(&self, path: &str, force: bool, _: Recorded) -> Result<(), Error> {
         on_filesystem!(self;
             newest |api, m| {
                 api.rmdir(m::RmdirRequest { path: path.to_string(), force }).await.map(drop)
@@ -587,7 +600,8 @@ impl SmbGroup {
         )
     }
 
-    pub async fn unmap(&self, remote: &str) -> Result<(), Error> {
+    /// Removes the global mapping, the call recorded ([`Recorded`]).
+    pub async fn unmap(&self, remote: &str, _: Recorded) -> Result<(), Error> {
         on_smb!(self;
             newest |api, m| {
                 let request = m::RemoveSmbGlobalMappingRequest { remote_path: remote.to_string() };

@@ -93,6 +93,7 @@ mod protocol_model;
 mod protocol_model_smb;
 mod publish;
 mod records;
+mod removal;
 mod smb;
 mod smb_store;
 mod smb_view;

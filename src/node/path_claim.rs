@@ -19,7 +19,10 @@
 //! same change again (kubelet's retry) runs beside it; the opposite one
 //! waits until the earlier has had the settle time
 //! ([`NodeOptions::format_settle`](super::NodeOptions::format_settle))
-//! to end, failing [`Error::PathPending`] until then.
+//! to end, failing [`Error::PathPending`] until then. A removal the
+//! earlier one sent that did not answer is not joined
+//! ([`removal`](super::removal)): its late `Rmdir` would take away what
+//! the retry makes.
 
 use std::future::Future;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -27,6 +30,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use tracing::Instrument;
 
 use super::protocol::{Change, PathStep, path_step};
+use super::removal::path_subject;
 use super::{Node, operation_span, outcome_unknown};
 use crate::Error;
 
@@ -62,12 +66,13 @@ impl Change {
 /// still land: one whose answer was lost or that was stopped. The node's
 /// own refusals to go on, retryable as they are (a format still pending,
 /// a share that cannot be reached, a path still pending), are answers.
-fn may_still_land(e: &Error) -> bool {
+pub(super) fn may_still_land(e: &Error) -> bool {
     outcome_unknown(e)
         && !matches!(
             e,
             Error::FormatPending { .. }
                 | Error::PathPending { .. }
+                | Error::RemovalPending { .. }
                 | Error::SmbShareUnavailable { .. }
         )
 }
@@ -135,6 +140,10 @@ impl Node {
     /// this operation wrote the record (and so removes it when it ends
     /// with an answer).
     fn record_change(&self, path: &str, change: Change) -> Result<bool, Error> {
+        // A removal an earlier operation sent from this path that did not
+        // answer: not joined, whatever either changes (its `Rmdir` would
+        // take away the retry's mount or link).
+        self.removal_settled(&path_subject(path))?;
         let records = &self.inner.options.records;
         let text = records.get(PATH, path)?;
         let earlier = text.as_deref().map(|text| {

@@ -77,7 +77,7 @@ pub(crate) fn may_format(signature_found: Option<bool>, licensed: bool) -> bool 
 
 /// What an operation does to its path: makes something there (a stage,
 /// a publish) or removes it (an unstage, an unpublish).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub(crate) enum Change {
     Make,
     Remove,

@@ -94,15 +94,13 @@ impl Node {
         // One call when there is a link or an empty directory to remove,
         // as every driver does; a removal refused (nothing there, files in
         // a directory) is looked at before answering.
-        if self.fs()?.rmdir(target, false).await.is_ok() {
+        if self.rmdir(target, false).await.is_ok() {
             return Ok(());
         }
         match self.state(target).await? {
             MountState::Missing => Ok(()),
             MountState::NotMounted => self.remove_empty_dir(target).await,
-            MountState::Mounted { .. } | MountState::Linked => {
-                self.fs()?.rmdir(target, false).await
-            }
+            MountState::Mounted { .. } | MountState::Linked => self.rmdir(target, false).await,
         }
     }
 }

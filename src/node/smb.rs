@@ -5,6 +5,7 @@ use std::fmt;
 use std::future::IntoFuture;
 
 use super::protocol::{self, Change, SmbKept, SmbLinkFound, SmbPathRead, SmbProxyShows, SmbReuse};
+use super::removal::share_subject;
 use super::{MountState, Node, Operation, VolumeUsage, outcome_unknown, path};
 use crate::{Error, ErrorKind};
 
@@ -118,23 +119,33 @@ impl Node {
     /// by every `Node` of the process on the host, and with a directory
     /// store by every process on the host, released by the OS when its
     /// holder dies.
+    ///
+    /// Held, it fails [`Error::RemovalPending`] while a removal of
+    /// `root`'s mapping that did not answer may still land: it would land
+    /// under what the holder does with the mapping.
     pub(super) async fn smb_lock(&self, root: &str) -> Result<super::records::Claim, Error> {
-        self.inner
+        let claim = self
+            .inner
             .options
             .records
             .claim_exclusive(&smb_server_claim(root))
-            .await
+            .await?;
+        self.removal_settled(&share_subject(root))?;
+        Ok(claim)
     }
 
     /// Shares the server with other stages that only link to a share
     /// already mapped for staged volumes (under the same account); none
     /// of them maps or unmaps, so they run together.
     async fn smb_lock_shared(&self, root: &str) -> Result<super::records::Claim, Error> {
-        self.inner
+        let claim = self
+            .inner
             .options
             .records
             .claim_shared(&smb_server_claim(root))
-            .await
+            .await?;
+        self.removal_settled(&share_subject(root))?;
+        Ok(claim)
     }
 
     /// Runs `work` on a task of its own to its end, whether or not its
@@ -373,7 +384,7 @@ impl Node {
         while self.seen_share_reachable(root).await == Some(false) {
             if tokio::time::Instant::now() >= settled {
                 if made {
-                    self.fs()?.rmdir(path, false).await?;
+                    self.rmdir(path, false).await?;
                 }
                 return Err(Error::SmbShareUnavailable {
                     share: root.to_string(),
@@ -468,7 +479,7 @@ impl Node {
             // The proxy's IsSymlink is false for a link whose target is
             // missing: the directory below the share is not there.
             if !self.fs()?.is_link(path).await? {
-                self.fs()?.rmdir(path, false).await?;
+                self.rmdir(path, false).await?;
                 return Ok(false);
             }
             Ok(true)
@@ -497,7 +508,7 @@ impl Node {
         credentials: &SmbCredentials,
         create: bool,
     ) -> Result<(), Error> {
-        self.fs()?.rmdir(path, false).await?;
+        self.rmdir(path, false).await?;
         let made = match create {
             true => self.smb_create_dir(remote, root, path, credentials).await?,
             false => false,
@@ -534,18 +545,18 @@ impl Node {
         // A link left there by a stage that failed to remove it: this
         // stage's own, removed first (`Rmdir` of a link leaves its target).
         if fs.exists(&through).await? {
-            fs.rmdir(&through, false).await?;
+            self.rmdir(&through, false).await?;
         }
         self.smb_map(root, root, path, &through, credentials)
             .await?;
         let made = fs.mkdir(&dir).await;
-        fs.rmdir(&through, false).await?;
+        self.rmdir(&through, false).await?;
         made?;
         self.smb_map(remote, root, path, path, credentials).await?;
         if fs.is_link(path).await? {
             return Ok(true);
         }
-        fs.rmdir(path, false).await?;
+        self.rmdir(path, false).await?;
         Ok(false)
     }
 
@@ -883,7 +894,7 @@ impl Node {
 
     /// Removes the mapping of `root`; one already gone counts as removed.
     async fn smb_unmap(&self, root: &str) -> Result<(), Error> {
-        match self.smb()?.unmap(root).await {
+        match self.unmap(root).await {
             Err(e) if e.kind() != ErrorKind::NotFound => Err(e),
             _ => Ok(()),
         }

@@ -5,6 +5,7 @@ use super::groups::VolumeGroup;
 use std::future::IntoFuture;
 
 use super::protocol::Change;
+use super::removal::disk_subject;
 use super::{DiskInfo, MountState, Node, Operation, VolumeUsage, outcome_unknown, path};
 use crate::Error;
 
@@ -121,6 +122,9 @@ impl Node {
         listed: &[String],
     ) -> Result<StagedVolume, Error> {
         let (disk, volume, fs) = (self.disk()?, self.volume()?, self.fs()?);
+        // An offline of this disk that did not answer (an unstage stopped
+        // at another path) would land under this stage.
+        self.removal_settled(&disk_subject(number))?;
         let path_ready = async {
             // The OS disk is refused before anything is changed.
             self.refuse_os_disk(number, "stage").await?;
@@ -188,7 +192,7 @@ impl Node {
                     return Err(e);
                 }
                 tracing::info!(disk = number, error = %e, "bringing the disk online");
-                disk.set_online(number, true).await?;
+                disk.set_online(number).await?;
                 prepare(None, None).await?
             }
         };
@@ -231,7 +235,7 @@ impl Node {
                         disk = n,
                         "the disk is offline and read-only, as a SAN policy leaves it: bringing it online and making it writable"
                     );
-                    self.disk()?.set_online(n, true).await?;
+                    self.disk()?.set_online(n).await?;
                     backend.make_writable(n).await?;
                 }
                 (true, false, false) => {
@@ -457,12 +461,12 @@ impl Node {
             MountState::Missing => {}
             MountState::NotMounted => match self.remove_empty_dir_only(path).await {
                 Err(Error::PathInUse { .. }) if self.dangling_mount(path).await? => {
-                    self.fs()?.rmdir(path, false).await?
+                    self.rmdir(path, false).await?
                 }
                 other => other?,
             },
             // A link no staged share records: removed, never what it reaches.
-            MountState::Linked => self.fs()?.rmdir(path, false).await?,
+            MountState::Linked => self.rmdir(path, false).await?,
             MountState::Mounted { volume_id } => {
                 self.unstage_volume(path, volume_id, offline).await?
             }
@@ -521,7 +525,7 @@ impl Node {
             volume.flush(volume_id).await?;
         } else {
             // volume v1beta1 cannot flush; its dismount does.
-            volume.unmount(volume_id, path).await?;
+            self.unmount(volume_id, path).await?;
         }
         self.remove_empty_dir(path).await?;
         if let Some(n) = disk {
@@ -539,7 +543,7 @@ impl Node {
                         "the disk stays online: another staging path uses it"
                     );
                 }
-                None => self.disk()?.set_online(n, false).await?,
+                None => self.take_offline(n).await?,
             }
         }
         tracing::info!(volume = %volume_id, path, "unstaged");
@@ -602,7 +606,7 @@ impl Node {
         };
         if disk.is_online(number).await? == Some(false) {
             tracing::info!(disk = number, "bringing the disk online before growing");
-            disk.set_online(number, true).await?;
+            disk.set_online(number).await?;
         }
         self.grow_volume(&id, Some(number), min_growth, size_bytes)
             .await
@@ -678,7 +682,7 @@ impl Node {
                     return Err(e);
                 }
                 tracing::info!(disk = n, error = %e, "the disk is offline: bringing it online to grow");
-                disk.set_online(n, true).await?;
+                disk.set_online(n).await?;
                 self.expand_volume(id, size_bytes).await
             }
             other => other,

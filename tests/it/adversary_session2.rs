@@ -9,15 +9,16 @@
 //! and unmapped it in use (both modes); it now decides as
 //! `smb_reconcile` does.
 //!
-//! Open (ignored): a retry of the same change runs beside the stopped
-//! attempt (`path_step`'s `Join`), whose late `Rmdir` then removes the
-//! retry's mount or link (disk stage, publish, SMB stage, and through
-//! `smb_reconcile` an unmap in use), or whose late unmap or offline lands
-//! under the next stage; making every retry wait the settle time closes
-//! them but makes kubelet's retry after any lost answer wait ten
-//! minutes (11 tests of lost answers and formats outliving the deadline
-//! then fail); the fix is to record, before each such call, that a retry
-//! may not join. Proxy mode's default path records are in memory, so a
+//! Fixed after the review, each failing before: a retry of the same
+//! change joined the stopped attempt (`path_step`'s `Join`), whose late
+//! `Rmdir` then removed the retry's mount or link (disk stage, publish,
+//! SMB stage, and through `smb_reconcile` an unmap in use), and a stopped
+//! unstage's late unmap or offline landed under the next stage. Every
+//! removal is now recorded until it answers (`src/node/removal.rs`), and
+//! what it removes from waits (`RemovalPending`) while it may still land;
+//! a retry after a lost answer of a call that makes still joins at once.
+//!
+//! Open (ignored): proxy mode's default path records are in memory, so a
 //! restart forgets a stopped stage (csi-node-server's default state
 //! directory withstands it); the detached disk's unstage deletes a file
 //! put at the staging path behind the node's back.
@@ -88,11 +89,12 @@ async fn an_alias_of_the_staging_path_escapes_the_path_record_but_not_the_stage_
 }
 
 /// WITHSTOOD: the control of the attack above: the stage spelled as the
-/// stopped unstage was waits for it (`PathPending`).
+/// stopped unstage was waits for it (`RemovalPending`: its `Rmdir` did
+/// not answer).
 #[tokio::test(start_paused = true)]
 async fn the_same_spelling_waits_for_the_stopped_unstage() {
     let (_f, r) = stage_after_a_stopped_unstage(STAGING_C).await;
-    assert!(matches!(r, Err(Error::PathPending { .. })), "{r:?}");
+    assert!(matches!(r, Err(Error::RemovalPending { .. })), "{r:?}");
 }
 
 async fn stage_after_a_stopped_unstage(spelling: &str) -> (Fixture, Result<String, Error>) {
@@ -129,7 +131,6 @@ async fn stage_after_a_stopped_unstage(spelling: &str) -> (Fixture, Result<Strin
 /// retry waits (PathPending or the claim) until the stopped attempt's
 /// calls have settled, or the mount stays.
 #[tokio::test(start_paused = true)]
-#[ignore = "open: a retry of the same change runs beside the stopped attempt, whose late Rmdir removes the retry's mount"]
 async fn a_stopped_stages_late_rmdir_never_removes_the_retrys_mount() {
     let options = NodeOptions::default().deadline(Duration::from_secs(30));
     let f = Fixture::mock(Family::V1, options).await;
@@ -169,7 +170,6 @@ async fn a_stopped_stages_late_rmdir_never_removes_the_retrys_mount() {
 /// file no longer at its target (a container started next writes to the
 /// node's own disk at that path). Safe outcome: the link stays.
 #[tokio::test(start_paused = true)]
-#[ignore = "open: a publish retry runs beside the stopped attempt, whose late Rmdir of the target removes the pod's link"]
 async fn a_stopped_publishs_late_rmdir_never_removes_the_pods_link() {
     let options = NodeOptions::default().deadline(Duration::from_secs(30));
     let f = Fixture::mock(Family::V1, options).await;
@@ -210,7 +210,6 @@ async fn a_stopped_publishs_late_rmdir_never_removes_the_pods_link() {
 /// its mapping and reference left (a pod's writes to its path fail or go
 /// to the node's disk). Safe outcome: the link stays.
 #[tokio::test(start_paused = true)]
-#[ignore = "open: an SMB stage retry runs beside the stopped attempt, whose late Rmdir removes the retry's link"]
 async fn a_stopped_smb_stages_late_rmdir_never_removes_the_retrys_link() {
     let options = NodeOptions::default().deadline(Duration::from_secs(30));
     let f = Fixture::mock(Family::V1, options).await;
@@ -257,7 +256,6 @@ async fn a_stopped_smb_stages_late_rmdir_never_removes_the_retrys_link() {
 /// open file closed under it. Safe outcome: no mapping removed while a
 /// volume is staged on it (the stage answered OK and no unstage came).
 #[tokio::test(start_paused = true)]
-#[ignore = "open: an SMB stage retry runs beside the stopped attempt, whose late Rmdir removes the link; reconcile then unmaps in use"]
 async fn a_stopped_smb_stages_late_rmdir_never_leads_to_an_unmap_in_use() {
     let options = NodeOptions::default().deadline(Duration::from_secs(30));
     let f = Fixture::mock(Family::V1, options).await;
@@ -509,7 +507,6 @@ async fn error_1219_during_an_outage(f: Fixture) {
 /// waits for the disk's pending change (the offline recorded per disk,
 /// not only per path), or brings the disk online after it lands.
 #[tokio::test(start_paused = true)]
-#[ignore = "open: an unstage retry answers OK beside the stopped attempt, whose late offline lands under the disk's next stage"]
 async fn a_stopped_unstages_late_offline_never_lands_under_the_next_stage() {
     let options = NodeOptions::default().deadline(Duration::from_secs(30));
     let f = Fixture::mock(Family::V1, options).await;
@@ -523,14 +520,17 @@ async fn a_stopped_unstages_late_offline_never_lands_under_the_next_stage() {
         f.node.unstage(STAGING).offline(true).into_future()
     })
     .await;
-    let r = f.node.stage_disk(1u32, OTHER_STAGING).await;
+    let r = until_ok(Duration::from_secs(20), || {
+        f.node.stage_disk(1u32, OTHER_STAGING).into_future()
+    })
+    .await;
     let other = format!("C:{OTHER_STAGING}");
     let file = format!(r"{other}\pod-data");
     let wrote = f.host.write_file(&file, b"the pod's data");
     tokio::time::sleep(Duration::from_secs(3600)).await;
     assert!(
         f.host.exists(&file),
-        "the stage at the other path answered {r:?} (write {wrote:?}), then the stopped \
+        "the stage at the other path answered OK after {r} tries (write {wrote:?}), then the stopped \
          unstage's offline landed: {} SetDiskState calls",
         mock.calls_of("SetDiskState").len()
     );
@@ -622,7 +622,6 @@ async fn a_stopped_smb_stages_late_mapping_leaves_the_retry_staged() {
 /// its open file closed), or `pv4` left linked with no mapping. Safe
 /// outcome: the mapping `pv4` staged on stays.
 #[tokio::test(start_paused = true)]
-#[ignore = "open: an unstage retry answers OK beside the stopped attempt, whose late unmap lands under the share's next stage"]
 async fn a_stopped_unstages_late_unmap_never_lands_under_the_next_stage() {
     let options = NodeOptions::default().deadline(Duration::from_secs(30));
     let f = Fixture::mock(Family::V1, options).await;
@@ -640,16 +639,18 @@ async fn a_stopped_unstages_late_unmap_never_lands_under_the_next_stage() {
         f.node.unstage(SMB_STAGING).into_future()
     })
     .await;
-    let r = f
-        .node
-        .smb_stage(SHARE_OTHER_DIR, SMB_OTHER_STAGING, &user)
-        .await;
+    let r = until_ok(Duration::from_secs(20), || {
+        f.node
+            .smb_stage(SHARE_OTHER_DIR, SMB_OTHER_STAGING, &user)
+            .into_future()
+    })
+    .await;
     f.host.lock().smb.open_file(SHARE_ROOT);
     tokio::time::sleep(Duration::from_secs(3600)).await;
     let closed = format!("{:?}", f.host.lock().smb.closed_under_use());
     assert!(
         closed == "[]" && mapped(&f.host),
-        "pv4's stage answered {r:?}; then mapped: {}, closed under use: {closed}, {} removals",
+        "pv4's stage answered OK after {r} tries; then mapped: {}, closed under use: {closed}, {} removals",
         mapped(&f.host),
         mock.calls_of("RemoveSmbGlobalMapping").len()
     );
@@ -681,4 +682,112 @@ async fn a_stopped_stages_late_partition_never_refuses_the_disk_for_good() {
     }
     assert!(last.is_none(), "never staged: {last:?}");
     assert_eq!(mock.calls_of("FormatVolume").len(), 1);
+}
+
+/// The removal attacks above in HostProcess mode, each failing before
+/// the `removing` records: the backend runs each host call on a blocking
+/// thread that goes on when the node stops waiting, as on Windows. Real
+/// time, so short times: a 1 s deadline, removals taking 3 s at the
+/// host, a 6 s settle time.
+#[cfg(feature = "host-process")]
+mod host_process {
+    use super::*;
+
+    const LATE: Duration = Duration::from_secs(3);
+
+    async fn fixture() -> Fixture {
+        let options = NodeOptions::default()
+            .deadline(Duration::from_secs(1))
+            .format_settle(Duration::from_secs(6));
+        Fixture::host_process(Family::V1, options).await
+    }
+
+    /// Until the late calls have landed, and a second more.
+    async fn after_the_late_calls() {
+        tokio::time::sleep(LATE + Duration::from_secs(1)).await;
+    }
+
+    #[tokio::test]
+    async fn a_stopped_stages_late_rmdir_never_removes_the_retrys_mount() {
+        let f = fixture().await;
+        let fake = f.fake().unwrap();
+        f.host.create_dir(STAGING_C).unwrap();
+        fake.add_latency("remove_directory", LATE);
+        let e = f.node.stage_disk(1u32, STAGING).await.unwrap_err();
+        assert_eq!(e.kind(), csi_proxy_client::ErrorKind::TimedOut, "{e}");
+        fake.clear_latency();
+        let tries = until_ok(Duration::from_secs(2), || {
+            f.node.stage_disk(1u32, STAGING).into_future()
+        })
+        .await;
+        let file = format!(r"{STAGING_C}\pod-data");
+        f.host.write_file(&file, b"the pod's data").unwrap();
+        after_the_late_calls().await;
+        assert!(
+            f.host.exists(&file),
+            "the retry's stage answered OK after {tries} tries, then the stopped attempt's \
+             removal took its mount point"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_stopped_unstages_late_offline_never_lands_under_the_next_stage() {
+        let f = fixture().await;
+        let fake = f.fake().unwrap();
+        f.node.stage_disk(1u32, STAGING).await.unwrap();
+        fake.add_latency("disk_set_online", LATE);
+        let e = f.node.unstage(STAGING).offline(true).await.unwrap_err();
+        assert_eq!(e.kind(), csi_proxy_client::ErrorKind::TimedOut, "{e}");
+        fake.clear_latency();
+        until_ok(Duration::from_secs(2), || {
+            f.node.unstage(STAGING).offline(true).into_future()
+        })
+        .await;
+        let tries = until_ok(Duration::from_secs(2), || {
+            f.node.stage_disk(1u32, OTHER_STAGING).into_future()
+        })
+        .await;
+        let file = format!(r"C:{OTHER_STAGING}\pod-data");
+        let wrote = f.host.write_file(&file, b"the pod's data");
+        after_the_late_calls().await;
+        assert!(
+            f.host.exists(&file),
+            "the stage at the other path answered OK after {tries} tries (write {wrote:?}), \
+             then the stopped unstage's offline landed"
+        );
+    }
+
+    #[tokio::test]
+    async fn a_stopped_unstages_late_unmap_never_lands_under_the_next_stage() {
+        let f = fixture().await;
+        let fake = f.fake().unwrap();
+        let user = smb_user();
+        f.node
+            .smb_stage(SHARE_DIR, SMB_STAGING, &user)
+            .await
+            .unwrap();
+        fake.add_latency("smb_remove_global_mapping", LATE);
+        let e = f.node.unstage(SMB_STAGING).await.unwrap_err();
+        assert_eq!(e.kind(), csi_proxy_client::ErrorKind::TimedOut, "{e}");
+        fake.clear_latency();
+        until_ok(Duration::from_secs(2), || {
+            f.node.unstage(SMB_STAGING).into_future()
+        })
+        .await;
+        let tries = until_ok(Duration::from_secs(2), || {
+            f.node
+                .smb_stage(SHARE_OTHER_DIR, SMB_OTHER_STAGING, &user)
+                .into_future()
+        })
+        .await;
+        f.host.lock().smb.open_file(SHARE_ROOT);
+        after_the_late_calls().await;
+        let closed = format!("{:?}", f.host.lock().smb.closed_under_use());
+        assert!(
+            closed == "[]" && mapped(&f.host),
+            "pv4's stage answered OK after {tries} tries; then mapped: {}, closed under use: \
+             {closed}",
+            mapped(&f.host)
+        );
+    }
 }
