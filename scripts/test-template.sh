@@ -1,21 +1,23 @@
 #!/usr/bin/env bash
-# A driver author's start, outside the workspace: `csi-sim-cloud new` writes
-# the template into a temporary directory, the crates are taken from this
-# checkout through the [patch.crates-io] section docs/development.md
-# documents (read from it, not retyped here), and then the new crate's own
-# commands from its README: its build, its unit tests, and with --sanity
-# csi-sanity against it in both modes (proxy mode over `csi-sim-cloud
-# sanity`, HostProcess mode over the simulated node in the plugin's
-# process), volume stats on.
+# A driver author's start, outside the workspace: `csi-sim-cloud new` (the
+# command the template's README gives) writes the template into a
+# temporary directory, the crates are taken from this checkout through the
+# [patch.crates-io] section docs/development.md documents (read from it,
+# not retyped here; each of its blocks is first checked to resolve without
+# a cargo warning), and then the new crate's own commands, read from its
+# README: `cargo test`, its `simulated-node` build, and with --sanity its
+# two csi-sanity commands (proxy mode over `csi-sim-cloud sanity`,
+# HostProcess mode over the simulated node in the plugin's process),
+# volume stats on.
 #
 #   scripts/test-template.sh              # generate, build, unit tests (CI)
 #   scripts/test-template.sh --sanity     # and csi-sanity in both modes
 #
 # Cost: the new crate builds into $CARGO_TARGET_DIR (default target/) with
 # this workspace's Cargo.lock, so the registry dependencies the workspace
-# built are not built again; the three crates are (cargo hashes a path
-# dependency outside the workspace apart from the workspace's own build),
-# with the new crate and its test dependencies. csi-sanity: $CSI_SANITY, else the CI machine's offline build
+# built are not built again; the three crates are, once per feature set
+# (cargo hashes a path dependency outside the workspace apart from the
+# workspace's own build), with the new crate and its test dependencies. csi-sanity: $CSI_SANITY, else the CI machine's offline build
 # beside the checkout where there is one, else what `csi-sim-cloud sanity`
 # does itself (see scripts/csi-sanity.sh). KEEP=1 keeps the new crate.
 #
@@ -45,13 +47,21 @@ sim=$target/debug/csi-sim-cloud
 
 work=$(mktemp -d)
 if [ -n "${KEEP:-}" ]; then
-  say "the new crate stays in $work/my-driver"
+  say "the new crate stays in $work"
 else
   trap 'rm -rf "$work"' EXIT
 fi
-crate=$work/my-driver
-say "csi-sim-cloud new $crate --name disk.csi.example.com"
-"$sim" new "$crate" --name disk.csi.example.com
+# The template's README gives the first command (`csi-sim-cloud new DIR
+# --name DRIVER`), run here in the temporary directory.
+read -r dir driver < <(sed -n 's/^csi-sim-cloud new \([^ ]*\) --name \([^ ]*\)$/\1 \2/p' \
+  csi-sim-cloud/template/README.md) || true
+if [ -z "${dir:-}" ] || [ -z "${driver:-}" ]; then
+  echo "test-template.sh: no 'csi-sim-cloud new DIR --name DRIVER' in csi-sim-cloud/template/README.md" >&2
+  exit 2
+fi
+crate=$work/$dir
+say "csi-sim-cloud new $dir --name $driver (in $work)"
+(cd "$work" && "$sim" new "$dir" --name "$driver")
 
 # The documented section for a plugin on the node server and the simulated
 # cloud (the template depends on csi-sim-cloud for `simulated-node`): the
@@ -73,6 +83,53 @@ printf '\n%s\n' "$patch" >>"$crate/Cargo.toml"
 # The versions this checkout was tested with, and no registry needed.
 cp Cargo.lock "$crate/"
 
+# Every [patch.crates-io] block of docs/development.md (one per
+# dependency set), whole, in a scratch crate of its own, resolves without
+# a warning (cargo warns "patch ... was not used in the crate graph" for a
+# patched crate the dependencies do not name). The control: the first
+# block with csi-sim-cloud's patch line added must warn, else this check
+# could not see the warning. `cargo tree`: a resolution, no build.
+awk -v dir="$work" '
+  /^ *```toml/ { block = ""; inside = 1; next }
+  inside && /^ *```/ { inside = 0; if (block ~ /\[patch\.crates-io\]/) { n++; printf "%s", block > (dir "/patch-" n ".toml") }; next }
+  inside { sub(/^  /, ""); block = block $0 "\n" }
+' docs/development.md
+resolve() {
+  local dir=$1 block=$2
+  mkdir -p "$dir"
+  : >"$dir/lib.rs"
+  block=${block//vendor\/csi-proxy-client-0.1.0/$repo}
+  block=${block//vendor\/csi-node-server-0.1.0/$repo\/csi-node-server}
+  block=${block//vendor\/csi-sim-cloud-0.1.0/$repo\/csi-sim-cloud}
+  printf '[package]\nname = "patch-check"\nversion = "0.0.0"\nedition = "2024"\n\n[lib]\npath = "lib.rs"\n\n%s\n' \
+    "$block" >"$dir/Cargo.toml"
+  cp Cargo.lock "$dir/"
+  (cd "$dir" && cargo tree --offline >/dev/null) 2>&1
+}
+blocks=("$work"/patch-*.toml)
+if [ ! -f "${blocks[0]}" ]; then
+  echo "test-template.sh: no [patch.crates-io] block in docs/development.md" >&2
+  exit 2
+fi
+for block in "${blocks[@]}"; do
+  out=$(resolve "$work/$(basename "$block" .toml)" "$(cat "$block")") || {
+    printf '%s\n' "$out" >&2; exit 1; }
+  if grep -q '^warning' <<<"$out"; then
+    printf '%s\n' "$out" >&2
+    echo "test-template.sh: docs/development.md's block $(basename "$block" .toml) is not quiet:" >&2
+    cat "$block" >&2
+    exit 1
+  fi
+done
+control=$(resolve "$work/patch-control" "$(cat "${blocks[0]}")
+csi-sim-cloud = { path = \"vendor/csi-sim-cloud-0.1.0\" }") || {
+  printf '%s\n' "$control" >&2; exit 1; }
+if ! grep -q 'was not used in the crate graph' <<<"$control"; then
+  echo "test-template.sh: the control (a patch of a crate not depended on) did not warn: $control" >&2
+  exit 1
+fi
+say "docs/development.md's ${#blocks[@]} [patch.crates-io] blocks resolve without a warning (the control warns)"
+
 cd "$crate"
 # cargo's warnings are what a driver author would read first (an unused
 # patch, a manifest key cargo ignores): the new crate must have none.
@@ -85,24 +142,47 @@ quiet() {
     exit 1
   fi
 }
-# The README's `cargo test`, with the feature its csi-sanity build takes:
-# the same unit tests, and one build of the crates for both (a path
-# dependency outside the workspace never shares the workspace's build, so
-# each feature set would build csi-proxy-client and the rest once more).
-say "cargo test --features simulated-node"
-quiet cargo test --offline --quiet --features simulated-node
-say "cargo build --features simulated-node"
-quiet cargo build --offline --quiet --features simulated-node
-plugin=$target/debug/my-driver
+# The new crate's README is what a driver author follows: its commands
+# are read from it (its sh blocks, continuation lines joined), not retyped
+# here, and run as written, `csi-sim-cloud` being the one built above and
+# target/ $CARGO_TARGET_DIR; cargo is offline (CARGO_NET_OFFLINE), on the
+# workspace's Cargo.lock.
+commands=$(awk '
+  /^```sh/ { inside = 1; line = ""; next }
+  inside && /^```/ { inside = 0; next }
+  inside {
+    sub(/[[:space:]]+#.*$/, "")
+    if (sub(/\\$/, "")) { line = line $0; next }
+    line = line $0
+    if (line ~ /^(cargo test|cargo build --features simulated-node|csi-sim-cloud sanity)( |$)/) print line
+    line = ""
+  }' README.md)
+count() { grep -c "^$1" <<<"$commands" || true; }
+if [ "$(count 'cargo test')" != 1 ] || [ "$(count 'cargo build --features simulated-node')" != 1 ] ||
+  [ "$(count 'csi-sim-cloud sanity')" != 2 ]; then
+  echo "test-template.sh: the new crate's README should give one cargo test, one cargo build --features simulated-node and two csi-sim-cloud sanity commands; it gives:" >&2
+  printf '%s\n' "$commands" >&2
+  exit 2
+fi
+export CARGO_NET_OFFLINE=true
+plugin=$target/debug/$dir
+while IFS= read -r command; do
+  case "$command" in
+    cargo*)
+      say "$command"
+      # shellcheck disable=SC2086 # the README's words, as a shell splits them
+      quiet $command ;;
+  esac
+done <<<"$commands"
+[ -x "$plugin" ] || { echo "test-template.sh: the README's build made no $plugin" >&2; exit 1; }
 
 if $sanity; then
   if [ -z "${CSI_SANITY:-}" ] && [ -x "$repo/../shared/conformance/build-csi-sanity.sh" ]; then
     CSI_SANITY=$("$repo/../shared/conformance/build-csi-sanity.sh")
     export CSI_SANITY
   fi
-  # The README's two commands, the binary where CARGO_TARGET_DIR put it.
   # csi-sanity skips the stats specs of a plugin without GET_VOLUME_STATS:
-  # its output (--ginkgo.v) must show their steps run.
+  # its output (--ginkgo.v, added) must show their steps run.
   stats() {
     local log=$work/sanity.log status=0
     "$@" >"$log" 2>&1 || status=$?
@@ -117,13 +197,18 @@ if $sanity; then
       exit 1
     fi
   }
-  say "csi-sanity, proxy mode"
-  stats "$sim" sanity --sanity-arg=--ginkgo.v -- "$plugin" --endpoint '{endpoint}' \
-    --csi-proxy-socket-dir '{proxy}' --node-id '{node-id}' --controller-service \
-    --local-root '{local-root}'
-  say "csi-sanity, HostProcess mode over the simulated node"
-  stats "$sim" sanity --node-in-plugin --sanity-arg=--ginkgo.v -- "$plugin" --endpoint '{endpoint}' \
-    --simulated-node generic --simulated-proxy-dir '{proxy}' \
-    --simulated-controller '{controller}' --node-id '{node-id}' --controller-service
+  while IFS= read -r command; do
+    case "$command" in
+      "csi-sim-cloud sanity "*)
+        say "$command"
+        rest=${command#csi-sim-cloud sanity }
+        rest=${rest//target\/debug\//$target/debug/}
+        # shellcheck disable=SC2086 # the README's words, as a shell splits them
+        stats "$sim" sanity --sanity-arg=--ginkgo.v $rest ;;
+    esac
+  done <<<"$commands"
+  for mode in '^csi-sim-cloud sanity -- ' '^csi-sim-cloud sanity --node-in-plugin -- '; do
+    grep -q "$mode" <<<"$commands" || { echo "test-template.sh: the README has no $mode command" >&2; exit 1; }
+  done
 fi
 say "the template's crate built, tested$($sanity && echo ' and passed csi-sanity in both modes')"

@@ -227,3 +227,182 @@ fn with_the_node_in_the_plugin_csi_sanity_waits_for_its_controller() {
     assert_eq!(read(&out.join("served")).trim(), "serving");
     assert_eq!(read(&out.join("proxy")).trim(), "0", "a proxy was started");
 }
+
+/// The repository's file `path` (this test runs in a checkout; the
+/// package leaves its tests out).
+fn repo_file(path: &str) -> String {
+    read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("..").join(path))
+}
+
+/// The placeholders `csi-sim-cloud sanity` replaces, read from its source
+/// (`.replace("{name}", ...)`), and its long flags, read from its `--help`.
+fn placeholders_and_flags() -> (Vec<String>, Vec<String>) {
+    let source = read(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src/sanity.rs"));
+    let placeholders: Vec<String> = source
+        .split(".replace(\"{")
+        .skip(1)
+        .filter_map(|s| s.split_once("}\"").map(|(name, _)| format!("{{{name}}}")))
+        .collect();
+    let help = Command::new(BIN)
+        .args(["sanity", "--help"])
+        .output()
+        .unwrap();
+    let help = String::from_utf8(help.stdout).unwrap();
+    let flags: Vec<String> = help
+        .lines()
+        .filter_map(|l| l.trim_start().strip_prefix("--"))
+        .filter_map(|l| l.split([' ', '=']).next())
+        .filter(|f| *f != "help")
+        .map(|f| format!("--{f}"))
+        .collect();
+    assert!(placeholders.len() >= 5, "{placeholders:?}");
+    assert!(flags.len() >= 7, "{flags:?} from {help}");
+    (placeholders, flags)
+}
+
+/// Every placeholder and every flag of `csi-sim-cloud sanity` has its row
+/// in the tables of csi-sim-cloud's README and of docs/development.md
+/// (issue 43: `{local-root}` was in neither), and each document shows a
+/// plugin with other flag names than the example's (`--nodeid`).
+#[test]
+fn every_placeholder_and_flag_is_documented() {
+    let (placeholders, flags) = placeholders_and_flags();
+    for (name, text) in [
+        (
+            "csi-sim-cloud/README.md",
+            repo_file("csi-sim-cloud/README.md"),
+        ),
+        ("docs/development.md", repo_file("docs/development.md")),
+    ] {
+        let rows: Vec<&str> = text.lines().filter(|l| l.starts_with("| `")).collect();
+        for p in &placeholders {
+            let row = format!("| `{p}` |");
+            assert!(
+                rows.iter().any(|r| r.starts_with(&row)),
+                "{name}: no row {row}"
+            );
+        }
+        for f in &flags {
+            let row = format!("| `{f}");
+            assert!(
+                rows.iter()
+                    .any(|r| r.starts_with(&format!("{row}`")) || r.starts_with(&format!("{row} "))),
+                "{name}: no row for {f}"
+            );
+        }
+        assert!(
+            text.contains("--nodeid {node-id}"),
+            "{name}: no worked example with another plugin's flag names"
+        );
+    }
+}
+
+/// scripts/csi-sanity.sh: every option it takes is in docs/development.md's
+/// synopsis of it, and every placeholder in its own header.
+#[test]
+fn every_option_of_the_script_is_documented() {
+    let script = repo_file("scripts/csi-sanity.sh");
+    let development = repo_file("docs/development.md");
+    let synopsis = development
+        .split("scripts/csi-sanity.sh [")
+        .nth(1)
+        .and_then(|s| s.split("\n\n").next())
+        .map(|s| format!("[{s}"))
+        .expect("docs/development.md: no synopsis of scripts/csi-sanity.sh");
+    // The option parser's arms: `    --cloud) ...`, `--node-id|--volume-parameter)`.
+    let options: Vec<&str> = script
+        .lines()
+        .filter_map(|l| l.trim_start().split_once(')').map(|(arm, _)| arm))
+        .filter(|arm| arm.starts_with("--") && *arm != "--")
+        .flat_map(|arm| arm.split('|'))
+        .filter(|o| *o != "--plugin-arg") // gone: it refuses, naming --plugin
+        .collect();
+    assert!(options.len() >= 5, "{options:?}");
+    for o in options {
+        assert!(
+            synopsis.contains(&format!("[{o} ")) || synopsis.contains(&format!("[{o}]")),
+            "docs/development.md's synopsis of scripts/csi-sanity.sh lacks {o}: {synopsis}"
+        );
+    }
+    let header: String = script
+        .lines()
+        .take_while(|l| l.starts_with('#'))
+        .collect::<Vec<_>>()
+        .join("\n");
+    for p in placeholders_and_flags().0 {
+        assert!(
+            header.contains(&format!("#   {p} ")),
+            "scripts/csi-sanity.sh's header lacks {p}"
+        );
+    }
+}
+
+/// scripts/csi-sanity.sh --plugin runs an installed csi-sim-cloud (the one
+/// on the PATH; `CSI_SIM_CLOUD` first) instead of building one, with the
+/// plugin's command line as given, placeholders untouched for it to fill.
+#[test]
+fn the_script_uses_an_installed_csi_sim_cloud() {
+    let dir = tempfile::tempdir().unwrap();
+    let bin = dir.path().join("bin");
+    std::fs::create_dir(&bin).unwrap();
+    let fake = |path: &Path, who: &str| {
+        script(
+            path,
+            &format!(
+                "printf '%s\\n' {who} \"$@\" > {}/args",
+                dir.path().display()
+            ),
+        )
+    };
+    fake(&bin.join("csi-sim-cloud"), "installed");
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap());
+    let plugin = [
+        "--plugin",
+        "target/debug/azurefile-windows",
+        "--endpoint",
+        "{endpoint}",
+        "--nodeid",
+        "{node-id}",
+        "--local-root={local-root}",
+    ];
+    let run = |env: &[(&str, &str)]| {
+        let mut command =
+            Command::new(Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/csi-sanity.sh"));
+        command
+            .args(["--cloud", "azurefile", "--node-id", "aks-node-7"])
+            .args(plugin)
+            .args(["--", "--ginkgo.v"])
+            .env("PATH", &path)
+            .env("CSI_SANITY", "/bin/true")
+            .env_remove("CSI_SIM_CLOUD");
+        for (k, v) in env {
+            command.env(k, v);
+        }
+        let status = command.status().unwrap();
+        assert!(status.success(), "{status}");
+        read(&dir.path().join("args"))
+    };
+    let expected = |who: &str| {
+        let mut args = vec![
+            who,
+            "sanity",
+            "--cloud",
+            "azurefile",
+            "--node-id",
+            "aks-node-7",
+            "--csi-sanity",
+            "/bin/true",
+            "--sanity-arg=--ginkgo.v",
+            "--",
+        ];
+        args.extend(&plugin[1..]);
+        args.join("\n") + "\n"
+    };
+    assert_eq!(run(&[]), expected("installed"));
+    let chosen = dir.path().join("chosen");
+    fake(&chosen, "chosen");
+    assert_eq!(
+        run(&[("CSI_SIM_CLOUD", chosen.to_str().unwrap())]),
+        expected("chosen")
+    );
+}
