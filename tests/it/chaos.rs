@@ -79,7 +79,7 @@ use csi_proxy_client::node::{MockNode, Node, NodeOptions, NodeRecords, SmbStore}
 const SEEDS_IN_CI_MOCK: u64 = 24;
 #[cfg(feature = "host-process")]
 const SEEDS_IN_CI_HOST_PROCESS: u64 = 4;
-const SEEDS_IN_CI_SMB_MOCK: u64 = 12;
+const SEEDS_IN_CI_SMB_MOCK: u64 = 8;
 #[cfg(feature = "host-process")]
 const SEEDS_IN_CI_SMB_HOST_PROCESS: u64 = 1;
 
