@@ -576,6 +576,7 @@ impl SmbGroup {
         local: &str,
         user: &str,
         password: &str,
+        _: Recorded,
     ) -> Result<(), Error> {
         on_smb!(self;
             newest |api, m| {

@@ -41,13 +41,18 @@ pub(crate) fn local(path: &str) -> Result<String, Error> {
     if p.split('\\').any(|segment| segment == "..") {
         return Err(refuse(path, "`..` segments are not allowed"));
     }
-    // The proxy does not like a trailing separator beyond the root.
-    let trimmed = p.trim_end_matches('\\');
-    Ok(if trimmed.len() < 3 {
-        format!("{trimmed}\\")
-    } else {
-        trimmed.to_string()
-    })
+    // Spelled as Windows resolves it (Win32's rules, as `win::path`
+    // follows them): empty and `.` components dropped, trailing dots and
+    // spaces stripped from each. So one directory is one key for the
+    // claims and records whatever its spelling, and the proxy's own
+    // trailing-separator dislike is met.
+    let (drive, rest) = p.split_at(2);
+    let components: Vec<&str> = rest
+        .split('\\')
+        .map(|c| c.trim_end_matches([' ', '.']))
+        .filter(|c| !c.is_empty())
+        .collect();
+    Ok(format!("{drive}\\{}", components.join("\\")))
 }
 
 /// An SMB remote path: `/` becomes `\`; it must name at least `\\server\share`.
@@ -92,7 +97,27 @@ mod tests {
             ("/var/lib/kubelet/x", r"c:\var\lib\kubelet\x"),
             ("c:/var/lib/kubelet/x/", r"c:\var\lib\kubelet\x"),
             (r"C:\var\lib\kubelet", r"C:\var\lib\kubelet"),
-            (r"D:\data\.\x", r"D:\data\.\x"),
+            (r"D:\data\.\x", r"D:\data\x"),
+            (r"C:\", r"C:\"),
+            ("/", r"c:\"),
+        ] {
+            assert_eq!(local(given).unwrap(), want, "{given}");
+        }
+    }
+
+    /// One directory is one key for the path claims and records whatever
+    /// its spelling: Win32 drops `.` and empty components and strips
+    /// trailing dots and spaces (as `win::path` does for the simulator).
+    #[test]
+    fn a_directory_spelled_as_windows_reads_it_is_one_path() {
+        let want = r"c:\var\lib\kubelet\pods\p\volumes\mount";
+        for given in [
+            r"c:\var\lib\kubelet\pods\p\volumes\mount",
+            r"c:\var\lib\kubelet\pods\p\.\volumes\mount",
+            r"c:\var\lib\kubelet\pods\p\\volumes\mount",
+            r"c:\var\lib\kubelet\pods\p\volumes\mount.",
+            r"c:\var\lib\kubelet\pods\p\volumes\mount ",
+            r"c:\var\lib\kubelet\pods\p. \volumes\mount\",
         ] {
             assert_eq!(local(given).unwrap(), want, "{given}");
         }

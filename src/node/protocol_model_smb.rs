@@ -25,7 +25,14 @@
 //! so, the link, then the reference. A restarted process runs
 //! `smb_reconcile`: per reference, under the server's claim, the
 //! reference goes (and the mapping when unused) unless
-//! `smb_reference_kept`.
+//! `smb_reference_kept`. The records that outlive a call: an operation's
+//! `path` record, written as it takes the path's claim when
+//! [`protocol::path_step`] says `Record` (a record whose calls have all
+//! ended is asked as past the settle time), gone when it ends with an
+//! answer; a `removing` record per removal sent (`RemoveSmbGlobalMapping`,
+//! a path's `Rmdir`), gone when its answer is heard: while such a
+//! removal may still land, the path's claim or the server's is refused
+//! (`RemovalPending`).
 //!
 //! The host: one share root, its global mapping (made with one volume's
 //! credentials, or none), the link at each path (to the volume's
@@ -49,17 +56,18 @@
 //! starts and ends. One path may stage with a wrong password (same
 //! account). A host call a dead process sent lands or not
 //! (`Late::AtDeath`: before anything else happens; `Late::Any`: at any
-//! later time, an open finding below).
+//! later time).
 //!
 //! Found by it and fixed: in HostProcess mode two link-only stages that
 //! both found no mapping both sent `NewSmbGlobalMapping`, and the second
 //! removed the first's in an outage under the volume just staged
 //! ([`protocol::smb_in_use_call`] now leaves mapping to a stage holding
-//! the server alone). Open, and asserted found: the proxy's window
-//! between its read of the share and `NewSmbGlobalMapping` (docs/safety.md,
-//! "The window the proxy leaves open"), so the proxy configurations run
-//! without outages; a dead process's `RemoveSmbGlobalMapping` landing
-//! after a second volume linked over the mapping (`Late::Any`).
+//! the server alone); a dead process's `RemoveSmbGlobalMapping` landing
+//! after a second volume linked over the mapping (`Late::Any`), now
+//! waited for through its `removing` record. Open, and asserted found:
+//! the proxy's window between its read of the share and
+//! `NewSmbGlobalMapping` (docs/safety.md, "The window the proxy leaves
+//! open"), so the proxy configurations run without outages.
 //!
 //! Sizes (debug build): the CI configurations reach 3,338 to 25,846
 //! states each, about 1 s together; the largest on demand, one of each
@@ -70,8 +78,10 @@
 //! after a reboot, `Reconnecting`), error 1219 (another account on the
 //! server), `create_dir`, a second share or server, a path's stage
 //! stopped at the node's deadline with a host call in flight (the same
-//! as a dead process's call: it may land later), the store in memory
-//! (references are durable here), publish.
+//! as a dead process's call: it may land later), the store and records
+//! in memory (both are durable here), publish, the settle time running
+//! out before a call has ended (the code's assumption is that it does
+//! not).
 //!
 //! Checked in every reachable state: (1) the mapping is never removed
 //! while a volume whose stage answered OK (and whose unstage has not been
@@ -79,7 +89,7 @@
 //! directory asked for, never the share's root; (3) such a volume's
 //! mapping was made with its own credentials; (4) once every path's
 //! unstage has answered OK (and kubelet calls no more), no link and no
-//! mapping is left. And liveness: from every reachable state, with faults
+//! mapping is left; (5) such a volume keeps its link. And liveness: from every reachable state, with faults
 //! stopped (no death, drop, lost request or answer, new outage; outages
 //! end, processes restart, late calls land or not), a state where every
 //! path was staged and unstaged, each answered OK, can be reached.
@@ -88,13 +98,17 @@ use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
 use super::protocol::{
-    self, SmbInUseCall, SmbKept, SmbLinkFound, SmbPathRead, SmbProxyShows, SmbReuse,
+    self, Change, PathStep, SmbInUseCall, SmbKept, SmbLinkFound, SmbPathRead, SmbProxyShows,
+    SmbReuse,
 };
 
 /// An exploration bigger than this is a model gone unbounded.
 const MAX_STATES: usize = 30_000_000;
 /// The account every volume names.
 const USER: &str = "svc";
+/// The settle time `path_step` is asked with: a record whose calls have
+/// all ended is asked as this old, one with a call in flight as new.
+const SETTLE: Duration = Duration::from_secs(600);
 
 type LinkOnly = fn(&[SmbKept<'_>], &str, &str) -> bool;
 type Reuse = fn(&[SmbKept<'_>], &str, &str) -> SmbReuse;
@@ -260,6 +274,11 @@ struct Task {
     own_link: bool,
     /// Stage: the server is held alone (a link-only attempt failed).
     alone: bool,
+    /// It wrote its path's `path` record (`path_step` said `Record`).
+    path_recorded: bool,
+    /// One of its calls had its answer or its request lost: it ends with
+    /// an outcome unknown, and its `path` record stays.
+    unknown: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -284,6 +303,13 @@ struct State {
     tasks: Vec<Task>,
     /// Host calls of dead processes not yet ended, sorted.
     orphans: Vec<Call>,
+    /// The durable `removing` records (`removal.rs`): a removal of the
+    /// mapping, and of each path's link, sent and not yet answered.
+    removing_share: bool,
+    removing_path: Vec<bool>,
+    /// The durable `path` records (`path_claim.rs`): an operation on the
+    /// path that has not ended with an answer.
+    path_records: Vec<Option<Change>>,
     budget: Budget,
     /// Invariant (1) broken at some step: the volume.
     pulled: Option<u8>,
@@ -302,6 +328,12 @@ struct Config {
     /// Whether operations hold the path's claim (false: before finding 5's
     /// fix).
     path_claim: bool,
+    /// Whether an operation records itself on its path and `path_step`
+    /// decides on the record (false: before the `path` records).
+    path_records: bool,
+    /// Whether a removal is recorded until its answer and what it removes
+    /// from waits while it may land (false: before `removal.rs`).
+    removal_records: bool,
     /// Whether a restarted process runs `smb_reconcile`.
     reconcile: bool,
     /// Whether liveness is checked (not where a path's stage is refused
@@ -328,6 +360,8 @@ impl Config {
             creds,
             budget,
             path_claim: true,
+            path_records: true,
+            removal_records: true,
             reconcile: true,
             liveness: true,
             link_only: protocol::smb_link_only,
@@ -385,6 +419,9 @@ impl State {
             alive: vec![true; cfg.procs as usize],
             tasks: Vec::new(),
             orphans: Vec::new(),
+            removing_share: false,
+            removing_path: vec![false; n],
+            path_records: vec![None; n],
             budget: cfg.budget,
             pulled: None,
         }
@@ -464,6 +501,9 @@ impl State {
     /// Task `i` ends with `ok`: kubelet hears it if it waits.
     fn finish(&mut self, cfg: &Config, i: usize, ok: bool) {
         let t = self.tasks.remove(i);
+        if t.path_recorded && !t.unknown {
+            self.path_records[t.path as usize] = None;
+        }
         if t.caller {
             self.answer(cfg, t.op, t.path, ok);
         }
@@ -487,9 +527,68 @@ impl State {
         };
     }
 
-    /// A task's host call sent: it awaits the answer.
+    /// A task's host call sent: it awaits the answer. A removal is
+    /// recorded first (`Node::removing`).
     fn send(&mut self, i: usize, call: Call, after: After) {
+        match call {
+            Call::Unmap => self.removing_share = true,
+            // The host answers a map by removing a mapping that fails its
+            // check (an outage): recorded as a removal of the mapping by
+            // a stage holding the server alone (`Node::map_share`).
+            Call::Map { .. } if self.tasks[i].server == Hold::Exclusive => {
+                self.removing_share = true
+            }
+            Call::Map { .. } => {}
+            Call::Rmdir { path } => self.removing_path[path as usize] = true,
+            Call::Link { .. } => {}
+        }
         self.tasks[i].pc = Pc::Await(call, after);
+    }
+
+    /// Task `i` heard its call's answer: a removal's record goes.
+    fn answered(&mut self, i: usize, call: Call) {
+        match call {
+            Call::Unmap => self.removing_share = false,
+            Call::Map { .. } if self.tasks[i].server == Hold::Exclusive => {
+                self.removing_share = false
+            }
+            Call::Map { .. } => {}
+            Call::Rmdir { path } => self.removing_path[path as usize] = false,
+            Call::Link { .. } => {}
+        }
+    }
+
+    /// Whether `call` may still land: a task awaits it, or a dead
+    /// process sent it. The code waits out the settle time instead (the
+    /// host ends a call within it, the assumption of `format_settle`).
+    fn path_in_flight(&self, v: u8) -> bool {
+        let on = |c: &Call| match *c {
+            Call::Map { path, .. } | Call::Link { path } | Call::Rmdir { path } => path == v,
+            Call::Unmap => false,
+        };
+        self.orphans.iter().any(on)
+            || self
+                .tasks
+                .iter()
+                .any(|t| matches!(&t.pc, Pc::Await(c, _) if on(c)))
+    }
+
+    /// Whether an unmap or a map of the share may still land.
+    fn share_call_in_flight(&self) -> bool {
+        let on = |c: &Call| matches!(c, Call::Unmap | Call::Map { .. });
+        self.orphans.iter().any(on)
+            || self
+                .tasks
+                .iter()
+                .any(|t| matches!(&t.pc, Pc::Await(c, _) if on(c)))
+    }
+
+    fn in_flight(&self, call: Call) -> bool {
+        self.orphans.contains(&call)
+            || self
+                .tasks
+                .iter()
+                .any(|t| matches!(t.pc, Pc::Await(c, _) if c == call))
     }
 
     /// The stage of task `i` failed after its reference was recorded or
@@ -532,6 +631,9 @@ impl State {
                 return Some(format!(
                     "(2) volume {v} staged with a link to the share's root"
                 ));
+            }
+            if self.links[v] == Link::None {
+                return Some(format!("(5) volume {v} staged, its link gone"));
             }
             if self.mapping.is_some_and(|m| m != cfg.creds[v]) {
                 return Some(format!(
@@ -649,6 +751,8 @@ fn task(proc: u8, op: Op, path: u8, pc: Pc, caller: bool) -> Task {
         recorded: false,
         own_link: false,
         alone: false,
+        path_recorded: false,
+        unknown: false,
     }
 }
 
@@ -743,9 +847,57 @@ fn task_steps(cfg: &Config, s: &State, i: usize, push: &mut Push<'_>) {
                     n.tasks[i].pc = first
                 });
             } else if s.path_free(t.path) {
-                go("takes the path's claim", false, push, &|n| {
-                    (n.tasks[i].path_claim, n.tasks[i].pc) = (true, first)
-                });
+                let rmdir = Call::Rmdir { path: t.path };
+                if cfg.removal_records && s.removing_path[v] && s.in_flight(rmdir) {
+                    go(
+                        "finds a removal of its path pending: RemovalPending",
+                        false,
+                        push,
+                        &|n| n.finish(cfg, i, false),
+                    );
+                } else {
+                    let change = match t.op {
+                        Op::Stage => Change::Make,
+                        _ => Change::Remove,
+                    };
+                    let age = match s.path_in_flight(t.path) {
+                        true => Duration::ZERO,
+                        false => SETTLE,
+                    };
+                    let earlier = s.path_records[v].map(|c| (Some(c), age));
+                    let step = match cfg.path_records {
+                        true => protocol::path_step(earlier, change, SETTLE),
+                        false => PathStep::Join,
+                    };
+                    let claim = |n: &mut State| {
+                        n.removing_path[v] &= !cfg.removal_records;
+                        (n.tasks[i].path_claim, n.tasks[i].pc) = (true, first)
+                    };
+                    match step {
+                        PathStep::Record => go(
+                            "takes the path's claim, records itself",
+                            false,
+                            push,
+                            &|n| {
+                                claim(n);
+                                n.path_records[v] = Some(change);
+                                n.tasks[i].path_recorded = true;
+                            },
+                        ),
+                        PathStep::Join => go(
+                            "takes the path's claim, joins the earlier one",
+                            false,
+                            push,
+                            &claim,
+                        ),
+                        PathStep::Pending => go(
+                            "finds the opposite change pending: PathPending",
+                            false,
+                            push,
+                            &|n| n.finish(cfg, i, false),
+                        ),
+                    }
+                }
             }
         }
         Pc::ServerClaim => {
@@ -757,15 +909,26 @@ fn task_steps(cfg: &Config, s: &State, i: usize, push: &mut Push<'_>) {
                 Op::Unstage => Pc::UnstageDecide,
                 Op::Reconcile => Pc::ReconcileLook,
             };
-            if s.server_free(!shared) {
-                let (what, hold) = match shared {
-                    true => ("takes the server's claim, shared (link only)", Hold::Shared),
-                    false => ("takes the server's claim", Hold::Exclusive),
-                };
-                go(what, false, push, &|n| {
-                    (n.tasks[i].server, n.tasks[i].pc) = (hold, next_pc)
-                });
+            if !s.server_free(!shared) {
+                return;
             }
+            if cfg.removal_records && s.removing_share && s.share_call_in_flight() {
+                go(
+                    "finds a removal of the mapping pending: RemovalPending",
+                    false,
+                    push,
+                    &|n| n.finish(cfg, i, false),
+                );
+                return;
+            }
+            let (what, hold) = match shared {
+                true => ("takes the server's claim, shared (link only)", Hold::Shared),
+                false => ("takes the server's claim", Hold::Exclusive),
+            };
+            go(what, false, push, &|n| {
+                n.removing_share &= !cfg.removal_records;
+                (n.tasks[i].server, n.tasks[i].pc) = (hold, next_pc)
+            });
         }
         Pc::Look => look(cfg, s, i, push),
         Pc::Record => go("records its reference", false, push, &|n| {
@@ -838,16 +1001,19 @@ fn task_steps(cfg: &Config, s: &State, i: usize, push: &mut Push<'_>) {
         Pc::Await(call, after) => {
             go("its call lands and is answered", false, push, &|n| {
                 let ok = n.apply(cfg, call);
+                n.answered(i, call);
                 resume(cfg, n, i, after, ok);
             });
             if s.budget.lost > 0 {
                 go("its call lands, the answer is lost", true, push, &|n| {
                     n.budget.lost -= 1;
                     n.apply(cfg, call);
+                    n.tasks[i].unknown = true;
                     resume(cfg, n, i, after, false);
                 });
                 go("its call is lost before the host", true, push, &|n| {
                     n.budget.lost -= 1;
+                    n.tasks[i].unknown = true;
                     resume(cfg, n, i, after, false);
                 });
             }
@@ -1312,7 +1478,38 @@ mod tests {
                 budget(2, 1, 1, 0),
             ),
         ];
-        for cfg in configs {
+        // A dead process's calls landing at any later step.
+        let late = [
+            Config::new(
+                "HostProcess: late calls, 1 death, 1 outage",
+                HostProcess,
+                vec![Good, Good],
+                budget(1, 0, 0, 1),
+            ),
+            Config::new(
+                "HostProcess: late calls, 1 death, 1 drop",
+                HostProcess,
+                vec![Good, Good],
+                budget(1, 1, 0, 0),
+            ),
+            Config::new(
+                "HostProcess: late calls, 2 deaths",
+                HostProcess,
+                vec![Good, Good],
+                budget(2, 0, 0, 0),
+            ),
+            Config::new(
+                "proxy: late calls, 1 death, 1 lost call",
+                Proxy,
+                vec![Good, Good],
+                budget(1, 0, 1, 0),
+            ),
+        ]
+        .map(|mut cfg| {
+            cfg.late = Late::Any;
+            cfg
+        });
+        for cfg in configs.into_iter().chain(late) {
             assert_holds(&cfg);
         }
     }
@@ -1455,17 +1652,34 @@ mod tests {
         assert_found(&cfg, "(1)", 16);
     }
 
-    /// OPEN: a host call a dead process sent that lands later than the
-    /// next operation (csi-proxy ends no host work with its caller).
+    /// A host call a dead process sent that lands later than the next
+    /// operation (csi-proxy ends no host work with its caller): an
+    /// unstage's `RemoveSmbGlobalMapping` outlives its process, a second
+    /// volume links over the mapping still there, the removal lands under
+    /// it. Fixed by the `removing` records (`removal.rs`): while the
+    /// removal may land, the share's server claim is refused.
     #[test]
-    fn open_a_dead_process_call_landing_late_is_found() {
+    fn a_dead_process_removal_landing_late_is_waited_for() {
         let mut cfg = Config::new(
-            "open: late calls, 1 death",
+            "HostProcess: late calls, 1 death",
             HostProcess,
             vec![Good, Good],
             budget(1, 0, 0, 0),
         );
         cfg.late = Late::Any;
-        assert_found(&cfg, "(1)", 24);
+        assert_holds(&cfg);
+        let mut proxy = cfg.clone();
+        proxy.name = "proxy: late calls, 1 death";
+        proxy.mode = Proxy;
+        assert_holds(&proxy);
+        let mut broken = cfg.clone();
+        broken.name = "broken: no removal records";
+        broken.removal_records = false;
+        assert_found(&broken, "(1)", 24);
+        // The `path` records guard the calls that make: without them a
+        // dead process's late link lands after its path's unstage.
+        cfg.name = "broken: no path records";
+        cfg.path_records = false;
+        assert_found(&cfg, "(4)", 38);
     }
 }

@@ -11,11 +11,15 @@
 //! another path.
 //!
 //! So every removal the node sends (`Rmdir`, `UnmountVolume`, an
-//! offline, `RemoveSmbGlobalMapping`) is recorded before it is sent
+//! offline, `RemoveSmbGlobalMapping`, and `NewSmbGlobalMapping`, which
+//! the host answers by removing a mapping that fails its check) is
+//! recorded before it is sent
 //! (`removing` records: the call, when, which process), keyed by what it
 //! removes from: the path, the disk (by number, as the call names it), the
 //! share's root. The record goes when the call answers, whatever the
-//! answer; one whose outcome is unknown stays. Until such a record has had
+//! answer; one whose outcome is unknown stays, and no second removal of
+//! that subject is sent while it may still land (its answer would take
+//! the first one's record away). Until such a record has had
 //! the settle time ([`NodeOptions::format_settle`], counted on this
 //! process's monotonic clock from when it first saw it), the next
 //! operation on that path, stage of that disk, or work on that share's
@@ -93,6 +97,38 @@ impl Node {
         .await
     }
 
+    /// Maps `remote` (linking `link_at` to it unless empty). Sent by a
+    /// stage holding the share's server `alone`, it is recorded as a
+    /// removal of `root`'s mapping: on a mapping that is there, csi-proxy
+    /// (v0.2.2 to v1.3.0, `pkg/server/smb/server.go`) and the HostProcess
+    /// backend check the share and remove the mapping with force when the
+    /// check fails, so a `NewSmbGlobalMapping` landing late in an outage
+    /// removes the mapping another volume was staged on meanwhile (found
+    /// by `protocol_model_smb`). Through the proxy a link-only stage (the
+    /// server shared with others like it, each sending its own
+    /// `NewSmbGlobalMapping`, the proxy's only way to link) records
+    /// nothing: one record shared by stages running at once cannot say
+    /// which of them stopped, and each would make the others wait.
+    pub(super) async fn map_share(
+        &self,
+        root: &str,
+        remote: &str,
+        link_at: &str,
+        user: &str,
+        password: &str,
+        alone: bool,
+    ) -> Result<(), Error> {
+        let smb = self.smb()?;
+        let subjects = match alone {
+            true => vec![share_subject(root)],
+            false => Vec::new(),
+        };
+        self.removing(&subjects, "NewSmbGlobalMapping", |r| {
+            smb.map(remote, link_at, user, password, r)
+        })
+        .await
+    }
+
     /// Sends the removal `send` makes, recorded for each of `subjects`
     /// from before it is sent until it answers (see the module docs).
     async fn removing<T, F>(
@@ -104,6 +140,11 @@ impl Node {
     where
         F: Future<Output = Result<T, Error>>,
     {
+        // One removal of a subject at a time: a second one answering
+        // would take away the record of a first still at the host.
+        for subject in subjects {
+            self.removal_settled(subject)?;
+        }
         let records = &self.inner.options.records;
         let secs = SystemTime::now()
             .duration_since(UNIX_EPOCH)

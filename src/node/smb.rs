@@ -662,9 +662,11 @@ impl Node {
                 .smb_map_in_use(remote, root, path, link_at, credentials, true)
                 .await;
         }
-        let smb = self.smb()?;
         let (user, password) = (&credentials.username, &credentials.password);
-        let Err(e) = smb.map(remote, link_at, user, password).await else {
+        let Err(e) = self
+            .map_share(root, remote, link_at, user, password, true)
+            .await
+        else {
             return Ok(());
         };
         if e.windows_code() == Some(85) {
@@ -719,7 +721,10 @@ impl Node {
             tracing::info!(share = %root, "replacing an unused mapping of the share made with other credentials");
             self.smb_unmap(root).await?;
         }
-        match smb.map(remote, link_at, user, password).await {
+        match self
+            .map_share(root, remote, link_at, user, password, true)
+            .await
+        {
             Err(e) if e.kind() == ErrorKind::CredentialsConflict => {
                 Err(Error::SmbCredentialsConflict {
                     share: root.to_string(),
@@ -753,7 +758,6 @@ impl Node {
         link_at: &str,
         credentials: &SmbCredentials,
     ) -> Result<(), Error> {
-        let smb = self.smb()?;
         let (user, password) = (&credentials.username, &credentials.password);
         let mut pause = std::time::Duration::from_millis(250);
         loop {
@@ -764,12 +768,17 @@ impl Node {
             if stale && protocol::smb_may_unmap(self.smb_users(root, path).await?.len()) {
                 tracing::info!(share = %root, "stale SMB mapping no staged volume uses: removing it and mapping again");
                 self.smb_unmap(root).await?;
-                return smb.map(remote, link_at, user, password).await;
+                return self
+                    .map_share(root, remote, link_at, user, password, true)
+                    .await;
             }
             tracing::info!(share = %root, "SMB mapping not OK: waiting for it");
             tokio::time::sleep(pause).await;
             pause = (pause * 2).min(std::time::Duration::from_secs(2));
-            match smb.map(remote, link_at, user, password).await {
+            match self
+                .map_share(root, remote, link_at, user, password, true)
+                .await
+            {
                 Err(e) if e.windows_code() == Some(85) => continue,
                 other => return other,
             }
@@ -804,7 +813,6 @@ impl Node {
         credentials: &SmbCredentials,
         alone: bool,
     ) -> Result<(), Error> {
-        let smb = self.smb()?;
         let (user, password) = (&credentials.username, &credentials.password);
         #[cfg(feature = "host-process")]
         if let Some(backend) = &self.inner.host_process {
@@ -816,7 +824,10 @@ impl Node {
                         .await
                 }
                 // No mapping: nothing to remove; the call makes one.
-                protocol::SmbInUseCall::Map => smb.map(remote, link_at, user, password).await,
+                protocol::SmbInUseCall::Map => {
+                    self.map_share(root, remote, link_at, user, password, alone)
+                        .await
+                }
                 // A link-only stage fails over to the stage that holds
                 // the server alone (`smb_link`).
                 protocol::SmbInUseCall::Alone => Err(Error::SmbShareUnavailable {
@@ -825,7 +836,6 @@ impl Node {
                 }),
             };
         }
-        let _ = alone;
         let settled = tokio::time::Instant::now() + self.inner.options.smb_settle;
         let mut pause = std::time::Duration::from_millis(250);
         loop {
@@ -836,7 +846,10 @@ impl Node {
                  check), so nothing was sent"
                     .to_string()
             } else {
-                match smb.map(remote, link_at, user, password).await {
+                match self
+                    .map_share(root, remote, link_at, user, password, alone)
+                    .await
+                {
                     Err(e) if e.windows_code() == Some(85) => format!(
                         "its mapping serves volumes staged on this node and is not OK ({e}); \
                          it is never removed while in use"

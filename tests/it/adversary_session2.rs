@@ -57,30 +57,27 @@ const ALIASES: [&str; 4] = [
     r"C:\var\lib\kubelet\plugins\kubernetes.io\csi\d\pv1\globalmount ",
 ];
 
-/// WITHSTOOD (but not by the path claim): the path claim and the `path`
-/// record are keyed by the path as given, normalised only for case, `/`
-/// and a missing drive; Windows (and the simulator, which follows Win32's
-/// rules) also drops `.` components and empty ones and strips trailing
-/// dots and spaces. So the same directory spelled another way is another
-/// claim and another record.
+/// WITHSTOOD: the path claim and the records were keyed by the path as
+/// given, normalised only for case, `/` and a missing drive, while Windows
+/// (and the simulator, which follows Win32's rules) also drops `.`
+/// components and empty ones and strips trailing dots and spaces; the
+/// same directory spelled another way was another claim and another
+/// record (caught then only by the disk's stage record, `StagedElsewhere`).
+/// Paths are now spelled as Windows resolves them (`path::local`), so
+/// each spelling is the one path and waits for the stopped unstage.
 ///
 /// Sequence (proxy mode, v1.3, default records, deadline 30 s): disk 1
 /// staged at STAGING; its unstage flushes, then its `Rmdir` of the mount
-/// point takes 150 s at the host and the unstage is stopped at 30 s (its
-/// `remove` record stays); a stage of the same directory spelled with
-/// `\.\` (or `\\`, or a trailing dot or space) finds no `path` record
-/// and no claim, but the disk's stage record names the other spelling:
-/// `StagedElsewhere`, never OK, so no pod is started on a mount about to
-/// go. (An unstage of an alias after a stopped stage answers OK early
-/// too, but removes the directory first, so the late `MountVolume` fails
-/// at the host.) The spelling hole stays open for any operation that
-/// keeps no per-disk record: see the report.
+/// point takes 150 s at the host and the unstage is stopped at 30 s; a
+/// stage of the same directory spelled with `\.\` (or `\\`, or a trailing
+/// dot or space) fails `RemovalPending`, never OK, so no pod is started
+/// on a mount about to go.
 #[tokio::test(start_paused = true)]
-async fn an_alias_of_the_staging_path_escapes_the_path_record_but_not_the_stage_record() {
+async fn an_alias_of_the_staging_path_waits_for_the_stopped_unstage() {
     for alias in ALIASES {
         let (f, r) = stage_after_a_stopped_unstage(alias).await;
         assert!(
-            matches!(r, Err(Error::StagedElsewhere { .. })),
+            matches!(r, Err(Error::RemovalPending { .. })),
             "{alias:?}: {r:?}"
         );
         tokio::time::sleep(Duration::from_secs(3600)).await;

@@ -12,14 +12,18 @@
 //! the path, the next stage of the disk, the next holder of the share's
 //! server) goes on while the first may still land.
 //!
-//! Open (ignored), each failing on the code reviewed: a failed SMB
-//! stage's second unmap (`smb_forget`) clears the first's record; the
-//! unpublish's second `Rmdir` of the target does the same and answers OK;
-//! `Node::remove` (no path claim, no check) clears a stopped stage's
-//! pending `Rmdir`; a target spelled as Windows aliases it escapes the
-//! record; records in memory forget a lost offline across a restart.
-//! Withstood: a stage already waiting for the disk's claim sees the
-//! offline sent meanwhile; a second process over the state directory
+//! Fixed after the review, each failing before: a failed SMB stage's
+//! second unmap (`smb_forget`) cleared the first's record; the
+//! unpublish's second `Rmdir` of the target did the same and answered
+//! OK; `Node::remove` (no path claim) cleared a stopped stage's pending
+//! `Rmdir`. No second removal of a subject is sent now while an
+//! unanswered one may still land (`RemovalPending`). A target spelled as
+//! Windows aliases it (a trailing dot) escaped the record: paths are now
+//! spelled as Windows resolves them (`path::local`).
+//!
+//! Open (ignored): records in memory forget a lost offline across a
+//! restart. Withstood: a stage already waiting for the disk's claim sees
+//! the offline sent meanwhile; a second process over the state directory
 //! waits; a proxy killed during an unmap (Transport, UNAVAILABLE) keeps
 //! the record.
 #![cfg(feature = "mock")]
@@ -110,7 +114,6 @@ async fn only_one_late<T: Send + 'static>(
 /// volume staged. Safe outcome: the retry waits (`RemovalPending`) while
 /// the first removal may land; the mapping stays.
 #[tokio::test(start_paused = true)]
-#[ignore = "open: a second removal of the same share answering removes the first's removing record"]
 async fn a_failed_smb_stages_second_unmap_never_clears_the_first_ones_record() {
     let (mock, node) = with_request_timeout(NodeOptions::default());
     let host = mock.host().clone();
@@ -172,7 +175,6 @@ async fn a_failed_smb_stages_second_unmap_never_clears_the_first_ones_record() {
 /// is not sent (or the record is kept) while the first may land; the
 /// publish waits.
 #[tokio::test(start_paused = true)]
-#[ignore = "open: unpublish's second Rmdir of the target answering removes the first's removing record"]
 async fn an_unpublishs_second_rmdir_never_clears_the_first_ones_record() {
     let (mock, node) = with_request_timeout(NodeOptions::default());
     let host = mock.host().clone();
@@ -213,7 +215,6 @@ async fn an_unpublishs_second_rmdir_never_clears_the_first_ones_record() {
 /// OK. Safe outcome: `remove` fails `RemovalPending` (or keeps the
 /// record) while the earlier removal may land.
 #[tokio::test(start_paused = true)]
-#[ignore = "open: Node::remove is not under the path's claim and its answer removes a pending removing record"]
 async fn node_remove_never_clears_a_stopped_stages_pending_rmdir() {
     let options = NodeOptions::default().deadline(Duration::from_secs(30));
     let f = Fixture::mock(Family::V1, options).await;
@@ -254,7 +255,6 @@ async fn node_remove_never_clears_a_stopped_stages_pending_rmdir() {
 /// (kubelet spells a target one way), ranked low. Safe outcome: the
 /// publish waits (the alias keyed as Windows resolves it).
 #[tokio::test(start_paused = true)]
-#[ignore = "open: path keys are not normalised as Windows resolves a path (trailing dot, `\\.\\`, `\\\\`)"]
 async fn an_alias_of_the_target_never_escapes_a_pending_rmdir() {
     let options = NodeOptions::default().deadline(Duration::from_secs(30));
     let f = Fixture::mock(Family::V1, options).await;
