@@ -530,65 +530,57 @@ impl State {
     /// A task's host call sent: it awaits the answer. A removal is
     /// recorded first (`Node::removing`).
     fn send(&mut self, i: usize, call: Call, after: After) {
-        match call {
-            Call::Unmap => self.removing_share = true,
-            // The host answers a map by removing a mapping that fails its
-            // check (an outage): recorded as a removal of the mapping by
-            // a stage holding the server alone (`Node::map_share`).
-            Call::Map { .. } if self.tasks[i].server == Hold::Exclusive => {
-                self.removing_share = true
-            }
-            Call::Map { .. } => {}
-            Call::Rmdir { path } => self.removing_path[path as usize] = true,
-            Call::Link { .. } => {}
-        }
+        self.record_removal(i, call, true);
         self.tasks[i].pc = Pc::Await(call, after);
     }
 
     /// Task `i` heard its call's answer: a removal's record goes.
     fn answered(&mut self, i: usize, call: Call) {
+        self.record_removal(i, call, false);
+    }
+
+    /// Writes (`pending`) or removes the `removing` record of task `i`'s
+    /// `call`, if it keeps one. The host answers a map by removing a
+    /// mapping that fails its check (an outage), so a stage holding the
+    /// server alone records its map as a removal (`Node::map_share`).
+    fn record_removal(&mut self, i: usize, call: Call, pending: bool) {
         match call {
-            Call::Unmap => self.removing_share = false,
+            Call::Unmap => self.removing_share = pending,
             Call::Map { .. } if self.tasks[i].server == Hold::Exclusive => {
-                self.removing_share = false
+                self.removing_share = pending
             }
-            Call::Map { .. } => {}
-            Call::Rmdir { path } => self.removing_path[path as usize] = false,
-            Call::Link { .. } => {}
+            Call::Rmdir { path } => self.removing_path[path as usize] = pending,
+            Call::Map { .. } | Call::Link { .. } => {}
         }
     }
 
     /// Whether `call` may still land: a task awaits it, or a dead
     /// process sent it. The code waits out the settle time instead (the
     /// host ends a call within it, the assumption of `format_settle`).
+    fn in_flight(&self, call: Call) -> bool {
+        self.sent(|c| *c == call)
+    }
+
+    /// Whether a call on path `v` may still land.
     fn path_in_flight(&self, v: u8) -> bool {
-        let on = |c: &Call| match *c {
+        self.sent(|c| match *c {
             Call::Map { path, .. } | Call::Link { path } | Call::Rmdir { path } => path == v,
             Call::Unmap => false,
-        };
-        self.orphans.iter().any(on)
-            || self
-                .tasks
-                .iter()
-                .any(|t| matches!(&t.pc, Pc::Await(c, _) if on(c)))
+        })
     }
 
     /// Whether an unmap or a map of the share may still land.
     fn share_call_in_flight(&self) -> bool {
-        let on = |c: &Call| matches!(c, Call::Unmap | Call::Map { .. });
-        self.orphans.iter().any(on)
+        self.sent(|c| matches!(c, Call::Unmap | Call::Map { .. }))
+    }
+
+    /// Whether a call `on` says of may still land.
+    fn sent(&self, on: impl Fn(&Call) -> bool) -> bool {
+        self.orphans.iter().any(&on)
             || self
                 .tasks
                 .iter()
                 .any(|t| matches!(&t.pc, Pc::Await(c, _) if on(c)))
-    }
-
-    fn in_flight(&self, call: Call) -> bool {
-        self.orphans.contains(&call)
-            || self
-                .tasks
-                .iter()
-                .any(|t| matches!(t.pc, Pc::Await(c, _) if c == call))
     }
 
     /// The stage of task `i` failed after its reference was recorded or

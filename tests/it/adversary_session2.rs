@@ -33,7 +33,7 @@ use csi_proxy_client::node::NodeOptions;
 
 /// Calls `work` as kubelet does, each try dropped after `wait`, until
 /// one answers OK; the number of tries.
-async fn until_ok<F, Fut, T>(wait: Duration, mut work: F) -> u32
+pub(crate) async fn until_ok<F, Fut, T>(wait: Duration, mut work: F) -> u32
 where
     F: FnMut() -> Fut,
     Fut: std::future::Future<Output = Result<T, Error>>,

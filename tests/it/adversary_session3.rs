@@ -31,27 +31,12 @@
 use std::future::IntoFuture;
 use std::time::Duration;
 
+use crate::adversary_session2::until_ok;
 use crate::node_support::*;
 use csi_proxy_client::Error;
 use csi_proxy_client::host::smb::MappingStatus;
 use csi_proxy_client::mock::MockHost;
 use csi_proxy_client::node::{MockNode, Node, NodeOptions, NodeRecords};
-
-/// Calls `work` as kubelet does, each try dropped after `wait`, until
-/// one answers OK; the number of tries.
-async fn until_ok<F, Fut, T>(wait: Duration, mut work: F) -> u32
-where
-    F: FnMut() -> Fut,
-    Fut: std::future::Future<Output = Result<T, Error>>,
-{
-    for attempt in 1..10_000 {
-        if let Ok(Ok(_)) = tokio::time::timeout(wait, work()).await {
-            return attempt;
-        }
-        tokio::time::sleep(wait / 10).await;
-    }
-    panic!("never answered OK");
-}
 
 /// The client's request timeout in the attacks that lose one answer and
 /// go on: each call's answer is given up after it, the operation goes on.
