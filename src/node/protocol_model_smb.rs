@@ -69,10 +69,10 @@
 //! `NewSmbGlobalMapping` (docs/safety.md, "The window the proxy leaves
 //! open"), so the proxy configurations run without outages.
 //!
-//! Sizes (debug build): the CI configurations reach 3,338 to 25,846
-//! states each, about 1 s together; the largest on demand, one of each
-//! fault in HostProcess mode, 3,570,760 states in about 70 s
-//! (docs/safety.md states each with its time).
+//! Sizes (debug build): the CI configurations reach 4,067 to 67,850
+//! states each, about 10 s together; the largest on demand, one of each
+//! fault in HostProcess mode, 6,119,901 states in about 6 minutes on a
+//! shared machine (docs/safety.md states each with its time).
 //!
 //! Not modelled: the mapping's status beside the outage (`Disconnected`
 //! after a reboot, `Reconnecting`), error 1219 (another account on the
