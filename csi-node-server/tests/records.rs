@@ -14,7 +14,7 @@ use csi_node_server::csi::v1::volume_capability::{AccessMode, AccessType, MountV
 use csi_node_server::csi::v1::*;
 use csi_node_server::{Driver, Plugin, VolumeRequest, VolumeSource, async_trait};
 use csi_proxy_client::mock::MockHost;
-use csi_proxy_client::node::{DiskSelector, MockNode, MountState, NodeOptions, SmbCredentials};
+use csi_proxy_client::node::{DiskSelector, MockNode, MountState, SmbCredentials};
 use tonic::{Code, Request, Status};
 
 mod support;
@@ -304,7 +304,7 @@ mod served {
     use std::path::{Path, PathBuf};
 
     use csi_node_server::csi::v1::node_client::NodeClient;
-    use csi_proxy_client::node::{Node, NodeRecords, SmbStore};
+    use csi_proxy_client::node::{Node, NodeOptions, NodeRecords, SmbStore};
     use csi_proxy_client::server::Server;
     use tokio::sync::oneshot;
     use tokio::task::JoinHandle;
