@@ -684,18 +684,20 @@ async fn a_stopped_stages_late_partition_never_refuses_the_disk_for_good() {
 /// The removal attacks above in HostProcess mode, each failing before
 /// the `removing` records: the backend runs each host call on a blocking
 /// thread that goes on when the node stops waiting, as on Windows. Real
-/// time, so short times: a 1 s deadline, removals taking 3 s at the
-/// host, a 6 s settle time.
+/// time, so short times, yet above what a stage takes under Wine: a 5 s
+/// deadline, removals taking 8 s at the host, a 12 s settle time.
 #[cfg(feature = "host-process")]
 mod host_process {
     use super::*;
 
-    const LATE: Duration = Duration::from_secs(3);
+    const LATE: Duration = Duration::from_secs(8);
+    /// kubelet's wait for each try: above the node's deadline.
+    const TRY: Duration = Duration::from_secs(6);
 
     async fn fixture() -> Fixture {
         let options = NodeOptions::default()
-            .deadline(Duration::from_secs(1))
-            .format_settle(Duration::from_secs(6));
+            .deadline(Duration::from_secs(5))
+            .format_settle(Duration::from_secs(12));
         Fixture::host_process(Family::V1, options).await
     }
 
@@ -713,10 +715,7 @@ mod host_process {
         let e = f.node.stage_disk(1u32, STAGING).await.unwrap_err();
         assert_eq!(e.kind(), csi_proxy_client::ErrorKind::TimedOut, "{e}");
         fake.clear_latency();
-        let tries = until_ok(Duration::from_secs(2), || {
-            f.node.stage_disk(1u32, STAGING).into_future()
-        })
-        .await;
+        let tries = until_ok(TRY, || f.node.stage_disk(1u32, STAGING).into_future()).await;
         let file = format!(r"{STAGING_C}\pod-data");
         f.host.write_file(&file, b"the pod's data").unwrap();
         after_the_late_calls().await;
@@ -736,14 +735,8 @@ mod host_process {
         let e = f.node.unstage(STAGING).offline(true).await.unwrap_err();
         assert_eq!(e.kind(), csi_proxy_client::ErrorKind::TimedOut, "{e}");
         fake.clear_latency();
-        until_ok(Duration::from_secs(2), || {
-            f.node.unstage(STAGING).offline(true).into_future()
-        })
-        .await;
-        let tries = until_ok(Duration::from_secs(2), || {
-            f.node.stage_disk(1u32, OTHER_STAGING).into_future()
-        })
-        .await;
+        until_ok(TRY, || f.node.unstage(STAGING).offline(true).into_future()).await;
+        let tries = until_ok(TRY, || f.node.stage_disk(1u32, OTHER_STAGING).into_future()).await;
         let file = format!(r"C:{OTHER_STAGING}\pod-data");
         let wrote = f.host.write_file(&file, b"the pod's data");
         after_the_late_calls().await;
@@ -767,11 +760,8 @@ mod host_process {
         let e = f.node.unstage(SMB_STAGING).await.unwrap_err();
         assert_eq!(e.kind(), csi_proxy_client::ErrorKind::TimedOut, "{e}");
         fake.clear_latency();
-        until_ok(Duration::from_secs(2), || {
-            f.node.unstage(SMB_STAGING).into_future()
-        })
-        .await;
-        let tries = until_ok(Duration::from_secs(2), || {
+        until_ok(TRY, || f.node.unstage(SMB_STAGING).into_future()).await;
+        let tries = until_ok(TRY, || {
             f.node
                 .smb_stage(SHARE_OTHER_DIR, SMB_OTHER_STAGING, &user)
                 .into_future()
