@@ -416,7 +416,11 @@ async fn a_node_restarted_with_default_options_leaves_no_mapping(f: &Fixture) {
 /// closed. A stage of a share whose mapping serves staged volumes only
 /// links (HostProcess) or fails UNAVAILABLE; never a removal.
 async fn an_outage_never_removes_a_mapping_in_use(f: &Fixture) {
-    let node = &f.node;
+    // A short settle: what is checked is what the stage sends during the
+    // outage, not how long it waits for the share first (10 s by default).
+    let node = &f
+        .another_node_with(NodeOptions::default().smb_settle(std::time::Duration::from_secs(1)))
+        .await;
     stage_pv3(node).await;
     let file = write_on_share(&f.host, "kept.txt");
     {
