@@ -308,8 +308,10 @@ async fn a_stage_waiting_for_the_disk_claim_sees_the_offline_sent_meanwhile() {
 struct RestagedAfterLateOffline {
     /// The new node's first stage.
     first: Result<(), Error>,
-    /// Stages until one answered OK.
+    /// Stages until one answered OK, the first included.
     tries: u32,
+    /// The pod's write through the staged path.
+    wrote: csi_proxy_client::host::HostResult<()>,
     /// The pod's file after the hour.
     kept: bool,
 }
@@ -331,21 +333,20 @@ async fn restage_after_a_late_offline(
     mock.clear_faults();
     let new = f.another_node_with(options()).await;
     let first = new.stage_disk(1u32, OTHER_STAGING).await.map(drop);
-    let tries = match first {
-        Ok(_) => 0,
-        Err(_) => {
-            until_ok(Duration::from_secs(20), || {
-                new.stage_disk(1u32, OTHER_STAGING).into_future()
-            })
-            .await
-        }
-    };
+    let mut tries = 1;
+    if first.is_err() {
+        tries += until_ok(Duration::from_secs(20), || {
+            new.stage_disk(1u32, OTHER_STAGING).into_future()
+        })
+        .await;
+    }
     let file = format!(r"C:{OTHER_STAGING}\pod-data");
-    f.host.write_file(&file, b"the pod's data").unwrap();
+    let wrote = f.host.write_file(&file, b"the pod's data");
     tokio::time::sleep(Duration::from_secs(3600)).await;
     RestagedAfterLateOffline {
         first,
         tries,
+        wrote,
         kept: f.host.exists(&file),
     }
 }
@@ -365,6 +366,7 @@ async fn a_second_process_over_the_state_directory_waits_for_the_offline() {
         "{:?}",
         r.first
     );
+    r.wrote.unwrap();
     assert!(r.kept, "staged after {} tries, then lost", r.tries);
 }
 
@@ -385,8 +387,9 @@ async fn a_restart_with_records_in_memory_never_lets_a_late_offline_land() {
     let r = restage_after_a_late_offline(NodeRecords::memory).await;
     assert!(
         r.kept,
-        "the restarted node staged after {} tries, then the old process's offline landed",
-        r.tries
+        "the restarted node staged after {} tries (write {:?}), then the old process's \
+         offline landed",
+        r.tries, r.wrote
     );
 }
 
