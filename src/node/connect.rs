@@ -278,6 +278,7 @@ impl Node {
                 #[cfg(feature = "host-process")]
                 host_process: None,
                 format_permits: tokio::sync::Semaphore::new(formats_at_once),
+                tasks: Arc::default(),
             }),
         }
     }

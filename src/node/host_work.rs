@@ -143,9 +143,13 @@ impl Node {
             drop(claim);
             result
         };
-        match tokio::spawn(work.in_current_span()).await {
+        match self.spawn(work.in_current_span()).await {
             Ok(result) => result,
-            Err(e) => std::panic::resume_unwind(e.into_panic()),
+            Err(e) => match e.try_into_panic() {
+                Ok(panic) => std::panic::resume_unwind(panic),
+                // Stopped with the node (`Node::kill`).
+                Err(_) => Err(self.killed()),
+            },
         }
     }
 

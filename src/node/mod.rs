@@ -239,6 +239,23 @@ struct Inner {
     host_process: Option<Arc<crate::host_process::HostProcess>>,
     /// Formats allowed at once ([`NodeOptions::max_concurrent_formats`]).
     format_permits: tokio::sync::Semaphore,
+    /// The tasks this node's operations run on, stopped together by
+    /// [`Node::kill`].
+    tasks: Arc<Tasks>,
+}
+
+/// The tasks of a node's operations (`Node::spawn`), and whether the node
+/// was killed.
+#[derive(Default)]
+struct Tasks {
+    killed: std::sync::atomic::AtomicBool,
+    running: Mutex<Vec<tokio::task::AbortHandle>>,
+}
+
+impl Tasks {
+    fn killed(&self) -> bool {
+        self.killed.load(std::sync::atomic::Ordering::SeqCst)
+    }
 }
 
 /// A Windows node through the CSI Proxy, version-independent. Cheap to
@@ -275,7 +292,68 @@ impl Node {
     }
 
     fn need<'a, G>(&self, group: &'a Option<G>, name: &'static str) -> Result<&'a G, Error> {
+        if self.inner.tasks.killed() {
+            return Err(self.killed());
+        }
         group.as_ref().ok_or_else(|| self.missing(name))
+    }
+
+    /// What a killed node answers ([`Node::kill`]).
+    fn killed(&self) -> Error {
+        Error::Connect {
+            endpoint: "this node".into(),
+            source: std::io::Error::new(
+                std::io::ErrorKind::ConnectionAborted,
+                "killed (Node::kill)",
+            ),
+        }
+    }
+
+    /// Runs `work` on a task of its own, which goes on if its caller gives
+    /// up and stops with the node ([`Node::kill`]).
+    fn spawn<T: Send + 'static>(
+        &self,
+        work: impl Future<Output = T> + Send + 'static,
+    ) -> tokio::task::JoinHandle<T> {
+        let tasks = self.inner.tasks.clone();
+        let task = tokio::spawn(async move {
+            if tasks.killed() {
+                std::future::pending::<()>().await;
+            }
+            work.await
+        });
+        let mut running = self
+            .inner
+            .tasks
+            .running
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        running.retain(|t| !t.is_finished());
+        running.push(task.abort_handle());
+        // Killed meanwhile: the task never runs, and what it owns goes.
+        if self.inner.tasks.killed() {
+            task.abort();
+        }
+        task
+    }
+
+    /// Ends this node as its process's death would, for tests of what a
+    /// driver's restart leaves (the next process is another `Node` over
+    /// the same records): every operation it runs stops at the await it
+    /// is at, its claims go (their OS file locks with them), and each host
+    /// call it had sent lands or not as the host has it (MockHost and the
+    /// HostProcess fake finish what they were sent). Every later call on
+    /// it, and on its clones, fails with [`Error::Connect`] before reaching
+    /// the host, as a dead plugin's socket would.
+    #[cfg(feature = "mock")]
+    pub fn kill(&self) {
+        let tasks = &self.inner.tasks;
+        tasks
+            .killed
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        for task in tasks.running.lock().unwrap_or_else(|p| p.into_inner()).drain(..) {
+            task.abort();
+        }
     }
     fn disk(&self) -> Result<&DiskGroup, Error> {
         self.need(&self.inner.disk, "disk")

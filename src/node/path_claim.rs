@@ -105,7 +105,7 @@ impl Node {
         };
         let work = crate::transport::retry::within(deadline, work(self.clone()));
         let (node, path) = (self.clone(), path.to_string());
-        let task = tokio::spawn(
+        let task = self.spawn(
             async move {
                 let result = async {
                     let recorded = node.record_change(&path, change)?;
@@ -129,7 +129,8 @@ impl Node {
             Ok(Ok(result)) => result,
             Ok(Err(e)) => match e.try_into_panic() {
                 Ok(panic) => std::panic::resume_unwind(panic),
-                Err(_) => Err(exceeded()),
+                // Stopped with the node (`Node::kill`).
+                Err(_) => Err(self.killed()),
             },
             Err(_) => Err(exceeded()),
         }

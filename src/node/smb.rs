@@ -166,16 +166,14 @@ impl Node {
         T: Send + 'static,
         F: std::future::Future<Output = Result<T, Error>> + Send + 'static,
     {
-        let task = tokio::spawn(work(self.clone()));
+        let task = self.spawn(work(self.clone()));
         self.bounded(operation, async {
             match task.await {
                 Ok(result) => result,
                 Err(e) => match e.try_into_panic() {
                     Ok(panic) => std::panic::resume_unwind(panic),
-                    Err(_) => Err(Error::DeadlineExceeded {
-                        operation,
-                        after: self.inner.options.deadline,
-                    }),
+                    // Stopped with the node (`Node::kill`).
+                    Err(_) => Err(self.killed()),
                 },
             }
         })

@@ -4,6 +4,7 @@
 //! whose request never reached the host.
 #![cfg(feature = "mock")]
 
+use std::future::IntoFuture;
 use std::time::Duration;
 
 use crate::node_support::*;
@@ -370,4 +371,75 @@ async fn a_detached_disks_staging_path_unstages_host_process() {
         Fixture::host_process(Family::V1, NodeOptions::default()).await,
     )
     .await;
+}
+
+/// `Node::kill`, the process death the chaos harness and a driver's own
+/// restart tests use, frees what the dead process held: its stage, with
+/// its `MountVolume` at the host for a minute, answers at once, and the
+/// next process's stage of the path takes the path's claim at once. A
+/// node that only stopped being used (what the harness had before) kept
+/// the claim until its host call answered.
+#[tokio::test(start_paused = true)]
+async fn a_killed_node_stops_at_once_and_frees_its_claims() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = || NodeOptions::default().records(NodeRecords::directory(dir.path()));
+    let f = Fixture::mock(Family::V1, options()).await;
+    let mock = f.mock.as_ref().unwrap();
+    mock.add_latency("MountVolume", Duration::from_secs(60));
+    let node = f.node.clone();
+    let stage = tokio::spawn(async move { node.stage_disk(1u32, STAGING).await });
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    assert!(mock.calls().iter().any(|c| c.rpc.name == "MountVolume"));
+    f.node.kill();
+    let killed = tokio::time::Instant::now();
+    stage.await.unwrap().unwrap_err();
+    assert!(killed.elapsed() < Duration::from_secs(1), "{:?}", killed.elapsed());
+    let calls = mock.calls().len();
+    let e = f.node.stage_disk(1u32, STAGING).await.unwrap_err();
+    assert!(matches!(e, Error::Connect { .. }), "{e:?}");
+    assert_eq!(e.kind(), ErrorKind::Unavailable);
+    assert_eq!(mock.calls().len(), calls, "a killed node reached the host");
+    mock.clear_faults();
+    let next = f.another_node_with(options()).await;
+    next.stage_disk(1u32, STAGING).await.unwrap();
+    assert!(
+        killed.elapsed() < Duration::from_secs(50),
+        "the next process waited {:?} for the dead one's claim",
+        killed.elapsed()
+    );
+}
+
+/// What a killed node had sent still lands: its format, a minute at the
+/// host, shows done though no one waits for it, and the next process's
+/// stage finds the format record and waits for it rather than formatting
+/// again.
+#[tokio::test(start_paused = true)]
+async fn a_killed_nodes_host_calls_still_land() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = || NodeOptions::default().records(NodeRecords::directory(dir.path()));
+    let f = Fixture::mock(Family::V1, options()).await;
+    let mock = f.mock.as_ref().unwrap();
+    mock.add_latency("FormatVolume", Duration::from_secs(60));
+    let node = f.node.clone();
+    let stage = tokio::spawn(async move { node.stage_disk(1u32, STAGING).await });
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    f.node.kill();
+    stage.await.unwrap().unwrap_err();
+    let formatted = || {
+        f.host.run(|s| {
+            let volumes = s.list_volumes_on_disk(1, 0).unwrap();
+            let volumes: Vec<_> = volumes.into_iter().filter(|v| !v.is_empty()).collect();
+            !volumes.is_empty() && volumes.iter().all(|v| s.is_volume_formatted(v).unwrap())
+        })
+    };
+    assert!(!formatted(), "formatted before its host time");
+    mock.clear_faults();
+    let next = f.another_node_with(options()).await;
+    crate::adversary_session2::until_ok(Duration::from_secs(20), || {
+        next.stage_disk(1u32, STAGING).into_future()
+    })
+    .await;
+    assert!(formatted());
+    let formats = mock.calls().iter().filter(|c| c.rpc.name == "FormatVolume").count();
+    assert_eq!(formats, 1, "formatted again by the next process");
 }
