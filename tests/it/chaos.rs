@@ -7,8 +7,10 @@
 //! minutes, answers lost, and the plugin processes (`Plugins`): two over
 //! one state directory (a rolling update), their records and SMB
 //! references there, either replaced now and then by a new one over the
-//! same directory; or, in a quarter of the schedules, one process whose
-//! records are in its memory, never restarted.
+//! same directory, the old one killed (`Node::kill`: its work stops where
+//! it is, its claims go, its host calls land) at once or after running
+//! beside the new one for up to 30 s; or, in a quarter of the schedules,
+//! one process whose records are in its memory, never restarted.
 //!
 //! The disk schedules have two blank disks (one named by its page 83 id,
 //! one by its serial number) and two holding data Windows shows with no
@@ -59,9 +61,7 @@
 //!
 //! A fixed set of seeds runs in CI; `CHAOS_SEEDS=N` runs `N` (from seed 0),
 //! `CHAOS_SEED=S` the one schedule `S`; `CHAOS_TIMES` prints each
-//! schedule's time, `CHAOS_TRACE` (slow) what a failed schedule did. The
-//! mock's SMB seeds that find the window the proxy leaves open
-//! (`SMB_MOCK_KNOWN_OPEN`) are left out of the CI set only.
+//! schedule's time, `CHAOS_TRACE` (slow) what a failed schedule did.
 #![cfg(feature = "mock")]
 
 use std::future::IntoFuture;
@@ -85,11 +85,6 @@ const SEEDS_IN_CI_SMB_MOCK: u64 = if cfg!(windows) { 3 } else { 8 };
 #[cfg(feature = "host-process")]
 const SEEDS_IN_CI_SMB_HOST_PROCESS: u64 = 1;
 
-/// SMB schedules of the mock that find the window the proxy leaves open
-/// (docs/safety.md, "SMB mappings"): left out of the CI set, run by
-/// `CHAOS_SEEDS`/`CHAOS_SEED` and judged as every other;
-/// `the_proxys_window_removes_a_mapping_in_use` is their minimised form.
-const SMB_MOCK_KNOWN_OPEN: &[u64] = &[4];
 
 const BLANK: [u32; 2] = [1, 2];
 const HOLDING_DATA: [u32; 2] = [3, 4];
@@ -483,9 +478,26 @@ impl Plugins {
             for _ in 0..rng.below(3) {
                 tokio::time::sleep(backend.pause(Duration::from_millis(rng.below(60_000)))).await;
                 let place = rng.below(2) as usize;
+                // The old process dies (`Node::kill`: its work stops where
+                // it is, its claims go, its host calls land), at once (a
+                // crash) or after running beside the new one for a while
+                // (a rolling update's grace period).
+                let old = processes.0.lock().unwrap()[place].clone();
+                let overlap = match rng.chance(50) {
+                    true => Duration::ZERO,
+                    false => backend.pause(Duration::from_millis(rng.below(30_000))),
+                };
+                if overlap.is_zero() {
+                    old.kill();
+                } else {
+                    tokio::spawn(async move {
+                        tokio::time::sleep(overlap).await;
+                        old.kill();
+                    });
+                }
                 let node = backend.node(options());
                 processes.0.lock().unwrap()[place] = node.clone();
-                trace(|| format!("process {place} replaced"));
+                trace(|| format!("process {place} replaced, the old one killed after {overlap:?}"));
                 if reconcile {
                     let wait = rng.pick(backend.times().caller);
                     let done = tokio::time::timeout(wait, node.smb_reconcile()).await;
@@ -978,14 +990,11 @@ fn seeded_disk_schedules_lose_no_data_and_stage_every_blank_disk_host_process() 
 
 #[test]
 fn seeded_smb_schedules_never_unmap_in_use_and_leave_nothing_mock() {
-    let mut seeds = seeds(SEEDS_IN_CI_SMB_MOCK);
-    if std::env::var_os("CHAOS_SEED").is_none() && std::env::var_os("CHAOS_SEEDS").is_none() {
-        seeds.retain(|s| !SMB_MOCK_KNOWN_OPEN.contains(s));
-    }
-    run(seeds, true, Backend::mock_smb, smb_schedule);
+    run(seeds(SEEDS_IN_CI_SMB_MOCK), true, Backend::mock_smb, smb_schedule);
 }
 
-/// Mock seed 4, minimised: a volume of the share is staged and a pod holds
+/// Mock seed 79 (and 4, before the harness killed the processes it
+/// replaces), minimised: a volume of the share is staged and a pod holds
 /// a file open through the mapping; a second volume's stage reads the
 /// share root answering and sends `NewSmbGlobalMapping`, which takes 3 s
 /// at the host; the server goes unreachable within those 3 s, and
