@@ -105,6 +105,7 @@ mod volumes;
 use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use tracing::Instrument;
@@ -248,13 +249,13 @@ struct Inner {
 /// was killed.
 #[derive(Default)]
 struct Tasks {
-    killed: std::sync::atomic::AtomicBool,
+    killed: AtomicBool,
     running: Mutex<Vec<tokio::task::AbortHandle>>,
 }
 
 impl Tasks {
     fn killed(&self) -> bool {
-        self.killed.load(std::sync::atomic::Ordering::SeqCst)
+        self.killed.load(Ordering::SeqCst)
     }
 }
 
@@ -348,10 +349,9 @@ impl Node {
     #[cfg(feature = "mock")]
     pub fn kill(&self) {
         let tasks = &self.inner.tasks;
-        tasks
-            .killed
-            .store(true, std::sync::atomic::Ordering::SeqCst);
-        for task in tasks.running.lock().unwrap_or_else(|p| p.into_inner()).drain(..) {
+        tasks.killed.store(true, Ordering::SeqCst);
+        let mut running = tasks.running.lock().unwrap_or_else(|p| p.into_inner());
+        for task in running.drain(..) {
             task.abort();
         }
     }

@@ -85,7 +85,6 @@ const SEEDS_IN_CI_SMB_MOCK: u64 = if cfg!(windows) { 3 } else { 8 };
 #[cfg(feature = "host-process")]
 const SEEDS_IN_CI_SMB_HOST_PROCESS: u64 = 1;
 
-
 const BLANK: [u32; 2] = [1, 2];
 const HOLDING_DATA: [u32; 2] = [3, 4];
 
@@ -990,7 +989,12 @@ fn seeded_disk_schedules_lose_no_data_and_stage_every_blank_disk_host_process() 
 
 #[test]
 fn seeded_smb_schedules_never_unmap_in_use_and_leave_nothing_mock() {
-    run(seeds(SEEDS_IN_CI_SMB_MOCK), true, Backend::mock_smb, smb_schedule);
+    run(
+        seeds(SEEDS_IN_CI_SMB_MOCK),
+        true,
+        Backend::mock_smb,
+        smb_schedule,
+    );
 }
 
 /// Mock seed 79 (and 4, before the harness killed the processes it

@@ -393,7 +393,11 @@ async fn a_killed_node_stops_at_once_and_frees_its_claims() {
     f.node.kill();
     let killed = tokio::time::Instant::now();
     stage.await.unwrap().unwrap_err();
-    assert!(killed.elapsed() < Duration::from_secs(1), "{:?}", killed.elapsed());
+    assert!(
+        killed.elapsed() < Duration::from_secs(1),
+        "{:?}",
+        killed.elapsed()
+    );
     let calls = mock.calls().len();
     let e = f.node.stage_disk(1u32, STAGING).await.unwrap_err();
     assert!(matches!(e, Error::Connect { .. }), "{e:?}");
@@ -440,6 +444,10 @@ async fn a_killed_nodes_host_calls_still_land() {
     })
     .await;
     assert!(formatted());
-    let formats = mock.calls().iter().filter(|c| c.rpc.name == "FormatVolume").count();
+    let formats = mock
+        .calls()
+        .iter()
+        .filter(|c| c.rpc.name == "FormatVolume")
+        .count();
     assert_eq!(formats, 1, "formatted again by the next process");
 }
