@@ -346,6 +346,14 @@ impl Node {
     /// HostProcess fake finish what they were sent). Every later call on
     /// it, and on its clones, fails with [`Error::Connect`] before reaching
     /// the host, as a dead plugin's socket would.
+    ///
+    /// The test's OS process lives on: what belongs to it rather than to
+    /// the node stays, namely a directory store's epoch (so the killed
+    /// node's records name a writer still running, which only error
+    /// messages say) and how long the process has watched a record
+    /// pending (so the next node may wait less than a real new process,
+    /// which starts watching afresh, would: a harder test, not an easier
+    /// one).
     #[cfg(feature = "mock")]
     pub fn kill(&self) {
         let tasks = &self.inner.tasks;
