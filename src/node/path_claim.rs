@@ -25,7 +25,7 @@
 //! the retry makes.
 
 use std::future::Future;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use tracing::Instrument;
 
@@ -78,6 +78,35 @@ pub(super) fn may_still_land(e: &Error) -> bool {
 }
 
 impl Node {
+    /// A record of `what` sent now by this process: when, by whom, and
+    /// the deadline within which its operation sends its host calls.
+    pub(super) fn sent_text(&self, what: &str) -> Result<String, Error> {
+        let secs = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_secs();
+        let deadline = self.inner.options.deadline;
+        let within = deadline.as_secs() + u64::from(deadline.subsec_nanos() > 0);
+        let owner = self.inner.options.records.owner()?;
+        Ok(format!("{what} sent {secs} by {owner} within {within}\n"))
+    }
+
+    /// How long after a record `text` was first seen a host call sent
+    /// under it may still land: its operation sends calls until its
+    /// deadline (the writer's, or this node's if longer or unnamed), and
+    /// each is given the settle time
+    /// ([`NodeOptions::format_settle`](super::NodeOptions::format_settle))
+    /// from then.
+    pub(super) fn settle_of(&self, text: &str) -> Duration {
+        let own = self.inner.options.deadline;
+        let theirs = text
+            .rsplit_once(" within ")
+            .and_then(|(_, secs)| secs.trim().parse::<u64>().ok())
+            .map(Duration::from_secs);
+        let deadline = theirs.map_or(own, |theirs| theirs.max(own));
+        self.inner.options.format_settle.saturating_add(deadline)
+    }
+
     /// Runs `work`, an operation making `change` at `path`, as described
     /// in the module docs. The work ends within the operation deadline,
     /// counted from the call: stopped there, its caller gets
@@ -151,18 +180,24 @@ impl Node {
             let word = text.split_whitespace().next().unwrap_or_default();
             (Change::read(word), records.watched(PATH, path, text))
         });
-        match path_step(earlier, change, self.inner.options.format_settle) {
+        let settle = text
+            .as_deref()
+            .map_or(self.inner.options.format_settle, |t| self.settle_of(t));
+        match path_step(earlier, change, settle) {
             PathStep::Record => {
-                let secs = SystemTime::now()
-                    .duration_since(UNIX_EPOCH)
-                    .unwrap_or_default()
-                    .as_secs();
-                let text = format!("{} sent {secs} by {}\n", change.word(), records.owner()?);
+                let text = self.sent_text(change.word())?;
                 records.put(PATH, path, &text)?;
-                records.watched(PATH, path, &text);
+                records.watch_anew(PATH, path, &text);
                 Ok(true)
             }
-            PathStep::Join => Ok(false),
+            // The earlier operation's record stays (its calls may still
+            // land), dated anew: this one's calls may land as late.
+            PathStep::Join => {
+                let text = self.sent_text(change.word())?;
+                records.put(PATH, path, &text)?;
+                records.watch_anew(PATH, path, &text);
+                Ok(false)
+            }
             PathStep::Pending => {
                 let text = text.unwrap_or_default();
                 let earlier = text

@@ -368,6 +368,17 @@ impl NodeRecords {
     /// restart, is as old as this process has seen it, never older than
     /// it is. A new text starts a new watch.
     pub(crate) fn watched(&self, kind: &str, key: &str, text: &str) -> Duration {
+        self.watch(kind, key, text, false)
+    }
+
+    /// Starts this process's watch of record `kind`/`key` now, as `text`,
+    /// whatever it watched before (a record just written, though its text
+    /// may be the same as an earlier one's).
+    pub(crate) fn watch_anew(&self, kind: &str, key: &str, text: &str) {
+        self.watch(kind, key, text, true);
+    }
+
+    fn watch(&self, kind: &str, key: &str, text: &str, anew: bool) -> Duration {
         type Seen = HashMap<String, (String, tokio::time::Instant)>;
         static SEEN: OnceLock<Mutex<Seen>> = OnceLock::new();
         let now = tokio::time::Instant::now();
@@ -384,7 +395,7 @@ impl NodeRecords {
             .or_insert_with(|| (text.to_string(), now));
         // A watch from another runtime's clock (tests run paused clocks
         // side by side) reads as in the future: begun now.
-        if entry.0 != text || entry.1 > now {
+        if anew || entry.0 != text || entry.1 > now {
             *entry = (text.to_string(), now);
         }
         now - entry.1

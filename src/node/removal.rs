@@ -32,7 +32,6 @@
 //! [`NodeOptions::format_settle`]: super::NodeOptions::format_settle
 
 use std::future::Future;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::Node;
 use super::path_claim::may_still_land;
@@ -146,14 +145,10 @@ impl Node {
             self.removal_settled(subject)?;
         }
         let records = &self.inner.options.records;
-        let secs = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_secs();
-        let text = format!("{call} sent {secs} by {}\n", records.owner()?);
+        let text = self.sent_text(call)?;
         for subject in subjects {
             records.put(REMOVING, subject, &text)?;
-            records.watched(REMOVING, subject, &text);
+            records.watch_anew(REMOVING, subject, &text);
         }
         let result = send(Recorded(())).await;
         if !matches!(&result, Err(e) if may_still_land(e)) {
@@ -172,7 +167,7 @@ impl Node {
         let Some(text) = records.get(REMOVING, subject)? else {
             return Ok(());
         };
-        if records.watched(REMOVING, subject, &text) < self.inner.options.format_settle {
+        if records.watched(REMOVING, subject, &text) < self.settle_of(&text) {
             return Err(Error::RemovalPending {
                 what: subject.to_string(),
                 since: text.trim().to_string(),

@@ -1,7 +1,7 @@
 //! Adversary review: process death (`Node::kill`), judged from the
-//! simulated host. A test that shows a loss asserts the safe outcome,
-//! fails on the code reviewed and is ignored with "open: ..."; one the
-//! code withstands passes and says WITHSTOOD.
+//! simulated host. A test that shows a loss asserts the safe outcome and
+//! failed on the code reviewed; the three that did are FIXED (below). One
+//! the code withstood passes and says WITHSTOOD.
 //!
 //! Every attack runs two plugin processes over one state directory
 //! (`NodeRecords::directory`, and `SmbStore::directory` for shares): the
@@ -82,6 +82,11 @@ async fn kill_during<T: Send + 'static>(
     }
 }
 
+/// FIXED (this attack and the two after it failed before the fix): a
+/// `path` or `removing` record now names its writer's deadline, a joining
+/// operation dates the record anew, and a record is pending until the
+/// settle time plus that deadline (`Node::settle_of`).
+///
 /// ATTACK: a `path` record's settle time is counted from when the record
 /// was written (or first read), not from when the operation's last host
 /// call was sent. An operation that joins a dead process's record
@@ -111,7 +116,6 @@ async fn kill_during<T: Send + 'static>(
 /// until the last call sent under the path has had the settle time (or
 /// a joining operation records its own time), and removes the link.
 #[tokio::test(start_paused = true)]
-#[ignore = "open: a joined publish's CreateSymlink lands after the unpublish answered OK (the settle counted from the record, not from the last call sent)"]
 async fn a_joined_publishs_late_link_never_lands_after_the_unpublish() {
     let state = State::new();
     let f = Fixture::mock(Family::V1, state.options()).await;
@@ -182,7 +186,6 @@ async fn a_joined_publishs_late_link_never_lands_after_the_unpublish() {
 /// settle time counted from the deadline of the operation that wrote or
 /// joined it).
 #[tokio::test(start_paused = true)]
-#[ignore = "open: a publish stopped at its deadline with a late CreateSymlink lands it after the unpublish answered OK"]
 async fn a_stopped_publishs_late_link_never_lands_after_the_unpublish() {
     let state = State::new();
     let f = Fixture::mock(Family::V1, state.options()).await;
@@ -234,7 +237,6 @@ async fn a_stopped_publishs_late_link_never_lands_after_the_unpublish() {
 /// for it, a volume no reference records and kubelet no longer knows).
 /// Safe outcome: no link and no mapping left.
 #[tokio::test(start_paused = true)]
-#[ignore = "open: a joined link-only SMB stage's link lands after the unstage answered OK, the mapping then kept for it for ever"]
 async fn a_joined_smb_stages_late_link_never_lands_after_the_unstage() {
     let state = State::new();
     let f = Fixture::mock(Family::V1, state.options()).await;
@@ -365,7 +367,10 @@ async fn a_killed_stages_late_mount_beside_a_stage_elsewhere_loses_nothing() {
     tokio::time::sleep(Duration::from_secs(3600)).await;
     let formats = mock.calls_of("FormatVolume").len();
     assert_eq!(formats, 1, "formatted again");
-    assert!(online(&f), "disk 1 taken offline under OTHER_STAGING's stage");
+    assert!(
+        online(&f),
+        "disk 1 taken offline under OTHER_STAGING's stage"
+    );
     assert_eq!(
         f.host.read_file(&file).ok().as_deref(),
         Some(&b"the pod's data"[..]),
@@ -421,7 +426,10 @@ async fn a_killed_unstages_late_offline_never_lands_under_the_next_stage() {
     let file = format!(r"{other_c}\pod-data");
     f.host.write_file(&file, b"the pod's data").unwrap();
     tokio::time::sleep(Duration::from_secs(3600)).await;
-    assert!(online(&f), "disk 1 taken offline under OTHER_STAGING's stage");
+    assert!(
+        online(&f),
+        "disk 1 taken offline under OTHER_STAGING's stage"
+    );
     assert_eq!(
         f.host.read_file(&file).ok().as_deref(),
         Some(&b"the pod's data"[..]),
@@ -452,7 +460,10 @@ async fn a_killed_smb_unstages_late_unmap_never_lands_under_the_next_stage() {
     let f = Fixture::mock(Family::V1, state.options()).await;
     let mock = f.mock.as_ref().unwrap();
     let user = smb_user();
-    f.node.smb_stage(SHARE_DIR, SMB_STAGING, &user).await.unwrap();
+    f.node
+        .smb_stage(SHARE_DIR, SMB_STAGING, &user)
+        .await
+        .unwrap();
     mock.add_latency("RemoveSmbGlobalMapping", Duration::from_secs(300));
     let node = f.node.clone();
     kill_during(&f.node, Duration::from_secs(5), async move {
@@ -464,7 +475,10 @@ async fn a_killed_smb_unstages_late_unmap_never_lands_under_the_next_stage() {
     let next = f.another_node_with(state.options()).await;
     // kubelet retries both: the unstage that did not answer, and the
     // stage of the pod rescheduled.
-    until_ok(Duration::from_secs(60), || next.unstage(SMB_STAGING).into_future()).await;
+    until_ok(Duration::from_secs(60), || {
+        next.unstage(SMB_STAGING).into_future()
+    })
+    .await;
     until_ok(Duration::from_secs(60), || {
         next.smb_stage(SHARE_OTHER_DIR, SMB_OTHER_STAGING, &user)
             .into_future()
@@ -564,9 +578,8 @@ async fn two_processes_at_once_one_killed_mapping_loses_nothing() {
     let next = f.another_node_with(state.options()).await;
     mock.add_latency("NewSmbGlobalMapping", Duration::from_secs(60));
     let node = f.node.clone();
-    let first = tokio::spawn(async move {
-        node.smb_stage(SHARE_DIR, SMB_STAGING, &smb_user()).await
-    });
+    let first =
+        tokio::spawn(async move { node.smb_stage(SHARE_DIR, SMB_STAGING, &smb_user()).await });
     tokio::time::sleep(Duration::from_secs(1)).await;
     mock.clear_faults();
     let node = next.clone();
@@ -597,7 +610,10 @@ async fn two_processes_at_once_one_killed_mapping_loses_nothing() {
     .await;
     tokio::time::sleep(Duration::from_secs(3600)).await;
     let closed = format!("{:?}", f.host.lock().smb.closed_under_use());
-    assert_eq!(closed, "[]", "a pod's open file closed under use ({second:?})");
+    assert_eq!(
+        closed, "[]",
+        "a pod's open file closed under use ({second:?})"
+    );
     assert!(mapped(&f.host), "pv4's mapping gone");
     assert!(mounted(&f.host, SMB_OTHER_STAGING), "pv4's link gone");
     assert!(
