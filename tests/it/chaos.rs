@@ -73,7 +73,7 @@ use crate::node_support::*;
 use csi_proxy_client::host::smb::ShareAccess;
 use csi_proxy_client::host::{Host, NodeSeed};
 use csi_proxy_client::mock::MockHost;
-use csi_proxy_client::node::{MockNode, Node, NodeOptions, NodeRecords, SmbStore};
+use csi_proxy_client::node::{MockNode, Node, NodeOptions, NodeRecords, SmbCredentials, SmbStore};
 
 /// Schedules of each mode run by `cargo test`. A Windows build runs
 /// fewer of the mock's: they are the same code on both, and under Wine
@@ -571,6 +571,13 @@ async fn schedule(backend: Backend, seed: u64) -> Result<(), String> {
                 }
                 tokio::time::sleep(backend.pause(Duration::from_millis(rng.below(20_000)))).await;
                 let offline = rng.chance(50);
+                // Now and then the cloud detaches the disk under its mount
+                // before the last unstage (a VM losing it, a force detach):
+                // the unstage must still answer OK and leave no path.
+                if round == 1 && Rng(seed ^ 0xde7a_c4ed ^ u64::from(disk)).chance(30) {
+                    host.detach_disk(disk).expect("the disk detached");
+                    trace(|| format!("disk {disk} detached under its mount"));
+                }
                 let what = format!("unstage disk {disk} round {round}");
                 let unstaged = until_ok(&what, &backend, &mut rng, &processes, |node| {
                     let path = path.clone();
@@ -638,6 +645,9 @@ const SMB_VOLUMES: &[(&str, &str)] = &[
     (SHARE_ROOT, "a"),
     (SECOND_SHARE_ROOT, "b"),
 ];
+
+/// The staging path's name of the volume staged with a wrong password.
+const INTRUDER: &str = "intruder";
 
 const SMB_SERVER: &str = "fileserver";
 const SECOND_SHARE: &str = "second";
@@ -791,6 +801,46 @@ async fn smb_schedule(backend: Backend, seed: u64) -> Result<(), String> {
         }));
     }
 
+    // A volume of the share staged with the right account and a wrong
+    // password (a CSI inline volume written by a pod author who does not
+    // know it): no try may answer OK, whatever is mapped, and kubelet's
+    // unstage of its path then leaves nothing.
+    let intruder = {
+        let (backend, processes) = (backend.clone(), plugins.processes.clone());
+        let problems = problems.clone();
+        let mut rng = Rng(seed ^ 0x0bad_c0de);
+        tokio::spawn(async move {
+            let (remote, path) = (format!(r"{SHARE_ROOT}\pv3"), smb_staging(INTRUDER));
+            let wrong = SmbCredentials::new("smbuser", "not-the-password");
+            for attempt in 0..1 + rng.below(3) {
+                tokio::time::sleep(backend.pause(Duration::from_millis(rng.below(30_000)))).await;
+                let (_, node) = processes.any(&mut rng);
+                let wait = rng.pick(backend.times().caller);
+                let r = tokio::time::timeout(wait, node.smb_stage(&remote, &path, &wrong)).await;
+                trace(|| format!("{INTRUDER}: wrong password, try {attempt}: {r:?}"));
+                if let Ok(Ok(_)) = r {
+                    problems.push(format!("{path} staged with a wrong password"));
+                }
+            }
+            let unstaged = until_ok(
+                "unstage the intruder",
+                &backend,
+                &mut rng,
+                &processes,
+                |node| {
+                    let path = path.clone();
+                    async move { node.unstage(&path).into_future().await }
+                },
+            )
+            .await;
+            if let Err(e) = unstaged {
+                problems.push(format!(
+                    "{path} (a wrong password's stage) never unstaged: {e}"
+                ));
+            }
+        })
+    };
+
     // The server's outages, each ending.
     let outages = {
         let (backend, reachable) = (backend.clone(), reachable.clone());
@@ -838,6 +888,9 @@ async fn smb_schedule(backend: Backend, seed: u64) -> Result<(), String> {
     for actor in actors {
         actor.await.map_err(|e| format!("an actor panicked: {e}"))?;
     }
+    intruder
+        .await
+        .map_err(|e| format!("the intruder panicked: {e}"))?;
     outages.await.map_err(|e| e.to_string())?;
     restarts.await.map_err(|e| e.to_string())?;
     // Late host work ends.
@@ -878,7 +931,7 @@ async fn smb_schedule(backend: Backend, seed: u64) -> Result<(), String> {
             })
             .collect()
     };
-    for (_, pv) in SMB_VOLUMES {
+    for pv in SMB_VOLUMES.iter().map(|(_, pv)| *pv).chain([INTRUDER]) {
         let path = smb_staging(pv);
         for left in [path.clone(), format!("{path}.smb-create-dir")] {
             if host.exists(&left) {

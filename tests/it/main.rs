@@ -29,8 +29,8 @@ mod node_support;
 
 mod adversarial;
 mod adversary_42;
-mod adversary_session2;
 mod adversary_kill;
+mod adversary_session2;
 mod adversary_session3;
 mod cancellation;
 mod chaos;
