@@ -235,6 +235,13 @@ impl NodeOptions {
     /// monotonic clock from when it first found the format pending: the
     /// lesser counts, so a step of the wall clock never shortens it (a
     /// restarted plugin waits the settle time again).
+    ///
+    /// It is also the time any other host call sent and not answered (a
+    /// mount, a link, a removal) is given to land, counted from the
+    /// deadline of the operation that sent it (the later of the writer's
+    /// and this node's): until then the opposite operation on its path,
+    /// disk or share fails [`Error::PathPending`](crate::Error::PathPending)
+    /// or [`Error::RemovalPending`](crate::Error::RemovalPending).
     #[must_use]
     pub fn format_settle(mut self, settle: Duration) -> Self {
         self.format_settle = settle.min(crate::MAX_DURATION);

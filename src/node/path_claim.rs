@@ -16,10 +16,12 @@
 //! changes, when, which process), and the record goes only when the
 //! operation ends with an answer. An operation that finds such a record
 //! decides with [`protocol::path_step`](super::protocol::path_step): the
-//! same change again (kubelet's retry) runs beside it; the opposite one
-//! waits until the earlier has had the settle time
+//! same change again (kubelet's retry) runs beside it and dates the
+//! record anew; the opposite one waits until the last call the record
+//! covers has had the settle time
 //! ([`NodeOptions::format_settle`](super::NodeOptions::format_settle))
-//! to end, failing [`Error::PathPending`] until then. A removal the
+//! to end (the settle time after the writer's deadline: `settle_of`),
+//! failing [`Error::PathPending`] until then. A removal the
 //! earlier one sent that did not answer is not joined
 //! ([`removal`](super::removal)): its late `Rmdir` would take away what
 //! the retry makes.

@@ -20,8 +20,10 @@
 //! answer; one whose outcome is unknown stays, and no second removal of
 //! that subject is sent while it may still land (its answer would take
 //! the first one's record away). Until such a record has had
-//! the settle time ([`NodeOptions::format_settle`], counted on this
-//! process's monotonic clock from when it first saw it), the next
+//! the settle time ([`NodeOptions::format_settle`]) after its writer's
+//! deadline (the transport may send the call again until then; see
+//! `Node::settle_of`), counted on this process's monotonic clock from
+//! when it first saw it, the next
 //! operation on that path, stage of that disk, or work on that share's
 //! mapping fails [`Error::RemovalPending`] (UNAVAILABLE: kubelet retries)
 //! before it changes anything.
