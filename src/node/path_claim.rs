@@ -79,6 +79,17 @@ pub(super) fn may_still_land(e: &Error) -> bool {
         )
 }
 
+/// The settle time after the deadline of record `text`'s writer (named
+/// `within N`), or after `own` if that is longer or the record names none.
+fn settle_after(text: &str, own: Duration, settle: Duration) -> Duration {
+    let theirs = text
+        .rsplit_once(" within ")
+        .and_then(|(_, secs)| secs.trim().parse::<u64>().ok())
+        .map(Duration::from_secs);
+    let deadline = theirs.map_or(own, |theirs| theirs.max(own));
+    settle.saturating_add(deadline)
+}
+
 impl Node {
     /// A record of `what` sent now by this process: when, by whom, and
     /// the deadline within which its operation sends its host calls.
@@ -100,13 +111,8 @@ impl Node {
     /// ([`NodeOptions::format_settle`](super::NodeOptions::format_settle))
     /// from then.
     pub(super) fn settle_of(&self, text: &str) -> Duration {
-        let own = self.inner.options.deadline;
-        let theirs = text
-            .rsplit_once(" within ")
-            .and_then(|(_, secs)| secs.trim().parse::<u64>().ok())
-            .map(Duration::from_secs);
-        let deadline = theirs.map_or(own, |theirs| theirs.max(own));
-        self.inner.options.format_settle.saturating_add(deadline)
+        let options = &self.inner.options;
+        settle_after(text, options.deadline, options.format_settle)
     }
 
     /// Runs `work`, an operation making `change` at `path`, as described
@@ -214,5 +220,29 @@ impl Node {
                 })
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SETTLE: Duration = Duration::from_secs(600);
+
+    /// A call may be sent until the writer's deadline: a plugin that
+    /// stopped its operation at 300 s is waited for that long plus the
+    /// settle time, whatever this node's own deadline.
+    #[test]
+    fn a_record_is_pending_until_the_settle_time_after_the_longer_deadline() {
+        let secs = Duration::from_secs;
+        let record = "make sent 1796191323 by epoch 3 within 300\n";
+        assert_eq!(settle_after(record, secs(30), SETTLE), secs(900));
+        assert_eq!(settle_after(record, secs(400), SETTLE), secs(1000));
+        // Written before records named a deadline, or cut: this node's.
+        let old = "make sent 1796191323 by epoch 3\n";
+        assert_eq!(settle_after(old, secs(120), SETTLE), secs(720));
+        let cut = "make sent 1796191323 by epoch 3 within x\n";
+        assert_eq!(settle_after(cut, secs(120), SETTLE), secs(720));
+        assert_eq!(settle_after(record, Duration::MAX, SETTLE), Duration::MAX);
     }
 }
