@@ -66,6 +66,21 @@ fn at(host: &Host, path: &str) -> String {
     format!("{:?}", host.entry(path).unwrap())
 }
 
+/// An hour later (late host work landed), the share still serves the pod
+/// staged at `staging` (`pv`, for the messages): no file closed under
+/// use, the share mapped, the volume's link there.
+async fn after_an_hour_the_share_serves(host: &Host, staging: &str, pv: &str) {
+    tokio::time::sleep(Duration::from_secs(3600)).await;
+    let closed = format!("{:?}", host.lock().smb.closed_under_use());
+    assert_eq!(closed, "[]", "a pod's open file closed under use");
+    assert!(mapped(host), "the mapping of {pv}'s stage gone");
+    assert!(
+        mounted(host, staging),
+        "{pv}'s link gone: {}",
+        at(host, staging)
+    );
+}
+
 /// Kills `node` once its operation `work` has been running for `after`;
 /// the operation's answer (an error: it was killed).
 async fn kill_during<T: Send + 'static>(
@@ -485,15 +500,7 @@ async fn a_killed_smb_unstages_late_unmap_never_lands_under_the_next_stage() {
     })
     .await;
     f.host.lock().smb.open_file(SHARE_ROOT);
-    tokio::time::sleep(Duration::from_secs(3600)).await;
-    let closed = format!("{:?}", f.host.lock().smb.closed_under_use());
-    assert_eq!(closed, "[]", "a pod's open file closed under use");
-    assert!(mapped(&f.host), "the mapping of pv4's stage gone");
-    assert!(
-        mounted(&f.host, SMB_OTHER_STAGING),
-        "pv4's link gone: {}",
-        at(&f.host, SMB_OTHER_STAGING)
-    );
+    after_an_hour_the_share_serves(&f.host, SMB_OTHER_STAGING, "pv4").await;
 }
 
 /// WITHSTOOD: `smb_reconcile` killed with the `RemoveSmbGlobalMapping` of
@@ -543,15 +550,7 @@ async fn a_killed_reconciles_late_unmap_never_lands_under_the_next_stage() {
     })
     .await;
     f.host.lock().smb.open_file(SHARE_ROOT);
-    tokio::time::sleep(Duration::from_secs(3600)).await;
-    let closed = format!("{:?}", f.host.lock().smb.closed_under_use());
-    assert_eq!(closed, "[]", "a pod's open file closed under use");
-    assert!(mapped(&f.host), "the mapping of pv3's stage gone");
-    assert!(
-        mounted(&f.host, SMB_STAGING),
-        "pv3's link gone: {}",
-        at(&f.host, SMB_STAGING)
-    );
+    after_an_hour_the_share_serves(&f.host, SMB_STAGING, "pv3").await;
 }
 
 /// WITHSTOOD: two processes alive at once; the first, mapping the share
