@@ -143,14 +143,7 @@ impl Node {
             drop(claim);
             result
         };
-        match self.spawn(work.in_current_span()).await {
-            Ok(result) => result,
-            Err(e) => match e.try_into_panic() {
-                Ok(panic) => std::panic::resume_unwind(panic),
-                // Stopped with the node (`Node::kill`).
-                Err(_) => Err(self.killed()),
-            },
-        }
+        self.joined(self.spawn(work.in_current_span()).await)
     }
 
     /// The protocol's step for volume `id`, its claim held: what its

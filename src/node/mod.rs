@@ -338,6 +338,21 @@ impl Node {
         task
     }
 
+    /// The answer of a task [`Node::spawn`] ran: its panic resumed here;
+    /// stopped with the node ([`Node::kill`]), a killed node's answer.
+    fn joined<T>(
+        &self,
+        joined: Result<Result<T, Error>, tokio::task::JoinError>,
+    ) -> Result<T, Error> {
+        match joined {
+            Ok(result) => result,
+            Err(e) => match e.try_into_panic() {
+                Ok(panic) => std::panic::resume_unwind(panic),
+                Err(_) => Err(self.killed()),
+            },
+        }
+    }
+
     /// Ends this node as its process's death would, for tests of what a
     /// driver's restart leaves (the next process is another `Node` over
     /// the same records): every operation it runs stops at the await it

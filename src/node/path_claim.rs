@@ -163,12 +163,7 @@ impl Node {
             .instrument(span),
         );
         match tokio::time::timeout_at(deadline, task).await {
-            Ok(Ok(result)) => result,
-            Ok(Err(e)) => match e.try_into_panic() {
-                Ok(panic) => std::panic::resume_unwind(panic),
-                // Stopped with the node (`Node::kill`).
-                Err(_) => Err(self.killed()),
-            },
+            Ok(joined) => self.joined(joined),
             Err(_) => Err(exceeded()),
         }
     }
@@ -192,19 +187,13 @@ impl Node {
             .as_deref()
             .map_or(self.inner.options.format_settle, |t| self.settle_of(t));
         match path_step(earlier, change, settle) {
-            PathStep::Record => {
+            // A join keeps the earlier operation's record (its calls may
+            // still land), dated anew: this one's calls may land as late.
+            step @ (PathStep::Record | PathStep::Join) => {
                 let text = self.sent_text(change.word())?;
                 records.put(PATH, path, &text)?;
                 records.watch_anew(PATH, path, &text);
-                Ok(true)
-            }
-            // The earlier operation's record stays (its calls may still
-            // land), dated anew: this one's calls may land as late.
-            PathStep::Join => {
-                let text = self.sent_text(change.word())?;
-                records.put(PATH, path, &text)?;
-                records.watch_anew(PATH, path, &text);
-                Ok(false)
+                Ok(step == PathStep::Record)
             }
             PathStep::Pending => {
                 let text = text.unwrap_or_default();

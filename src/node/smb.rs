@@ -167,17 +167,8 @@ impl Node {
         F: std::future::Future<Output = Result<T, Error>> + Send + 'static,
     {
         let task = self.spawn(work(self.clone()));
-        self.bounded(operation, async {
-            match task.await {
-                Ok(result) => result,
-                Err(e) => match e.try_into_panic() {
-                    Ok(panic) => std::panic::resume_unwind(panic),
-                    // Stopped with the node (`Node::kill`).
-                    Err(_) => Err(self.killed()),
-                },
-            }
-        })
-        .await
+        self.bounded(operation, async { self.joined(task.await) })
+            .await
     }
 
     /// NodeStageVolume of a share: stages the SMB share path `remote` (`\\server\share\dir`, `/` accepted)
