@@ -518,6 +518,22 @@ async fn filesystem_validation_edges(node: &Node) {
         entry(host, &format!(r"{KUBELET}\pods\dotted")),
         Some(Entry::Dir)
     );
+    // A share is never a link's source: the path check refuses a leading
+    // '\' before it looks for UNC (csi-proxy v1.1.3 and v1.3.0,
+    // pkg/server/filesystem/server.go `validatePathWindows`), so only
+    // NewSmbGlobalMapping's LocalPath links to a share, and with it comes
+    // its validity check (docs/safety.md, "The window the proxy leaves
+    // open").
+    let share_link = format!(r"{KUBELET}\pods\share-link");
+    unknown(
+        api.create_symlink(f::CreateSymlinkRequest {
+            source_path: r"\\fileserver\share\dir".to_string(),
+            target_path: share_link.clone(),
+        })
+        .await,
+        r"invalid character \ at beginning of path: \\fileserver\share\dir",
+    );
+    assert_eq!(entry(host, &share_link), None);
     // Rmdir without force removes files too; IsSymlink is not confined.
     let file = format!(r"{KUBELET}\pods\f.txt");
     host.write_file(&file, b"f").expect("write");
