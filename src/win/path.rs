@@ -525,14 +525,12 @@ pub fn validate_working_path(p: &str, working_dirs: &[String]) -> HostResult<()>
             p.len()
         )));
     }
+    // This also refuses every UNC path: csi-proxy's own UNC check comes
+    // after it and is never reached, so its "unsupported UNC path prefix"
+    // is never sent (v1.1.3 and v1.3.0, pkg/server/filesystem/server.go).
     if p.starts_with('\\') {
         return Err(HostError::unknown(format!(
             "invalid character \\ at beginning of path: {p}"
-        )));
-    }
-    if p.starts_with(r"\\") {
-        return Err(HostError::unknown(format!(
-            "unsupported UNC path prefix: {p}"
         )));
     }
     let rest = if has_drive_prefix(p) { &p[3..] } else { p };
