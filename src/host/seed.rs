@@ -59,7 +59,9 @@
 //! `serial`, `device_path`, `bus_type` (`MSFT_Disk.BusType`), `size` (required), `sector_size` (512), `partition_style`
 //! (`raw`), `auto_msr` (true), `online` (true), `read_only` (false), `system`
 //! (false), `needs_rescan` (false), `rescan_delay_ms` (0: with `needs_rescan`,
-//! the disk shows that long after the `Rescan`). Volume fields: `disk` (required), `kind`,
+//! the disk shows that long after the `Rescan`), `volumes_arrive_ms` (0:
+//! once the disk is brought online, its volumes are listed that long
+//! after). Volume fields: `disk` (required), `kind`,
 //! `size`, `fs`, `drive_letter`, `id` (`\\?\Volume{GUID}\`, default
 //! generated), `used` (default: NTFS overhead), `system` (false), `holds`
 //! (with `fs = "raw"`: what the volume holds that Windows does not show,
@@ -353,6 +355,10 @@ pub struct DiskSeed {
     /// a name of `crate::win::signatures`): data Windows shows as a blank
     /// disk.
     pub holds: Option<String>,
+    /// Once the disk is brought online, its volumes are listed this many
+    /// milliseconds later (default 0), as Windows mounts them some time
+    /// after their disk comes online.
+    pub volumes_arrive_ms: Option<u64>,
 }
 
 /// One partition (with its volume unless it is the MSR).
@@ -537,6 +543,7 @@ impl NodeSeed {
                 d.online.unwrap_or(true),
                 d.read_only.unwrap_or(false),
                 visibility,
+                Duration::from_millis(d.volumes_arrive_ms.unwrap_or(0)),
             ));
         }
         for (i, v) in self.volumes.iter().enumerate() {
@@ -656,11 +663,12 @@ impl NodeSeed {
                     .map_err(|e| field_err(f("drive_letter"), e))?;
             }
         }
-        for (n, online, ro, visibility) in states {
+        for (n, online, ro, visibility, arrival) in states {
             let d = node.storage.disk_mut_any(n).expect("seeded disk");
             d.is_offline = !online;
             d.is_read_only = ro;
             d.visibility = visibility;
+            d.volume_arrival = arrival;
         }
         Ok(())
     }

@@ -307,6 +307,14 @@ pub struct Disk {
     /// PVC clone or snapshot restore keeps the partition GUIDs); it has
     /// no volume of its own.
     pub clone_of: Option<DiskHandle>,
+    /// How long after the disk is brought online its volumes are listed
+    /// (zero: at once). Windows mounts a disk's volumes some time after
+    /// the disk comes online; a node must not read their absence in that
+    /// time as a blank disk.
+    pub volume_arrival: Duration,
+    /// Brought online with a `volume_arrival`: its volumes are present
+    /// from this instant (tokio's clock).
+    pub volumes_from: Option<Instant>,
 }
 
 /// When storage management lists a disk.
@@ -692,6 +700,8 @@ impl Storage {
             probe_error: None,
             holds: None,
             clone_of: None,
+            volume_arrival: Duration::ZERO,
+            volumes_from: None,
             visibility: if spec.needs_rescan {
                 Visibility::AfterRescan {
                     delay: spec.rescan_delay,
@@ -1049,14 +1059,20 @@ impl Storage {
         }
         let d = self.disk_mut(n).expect("disk just found");
         d.is_offline = !online;
+        if online && !d.volume_arrival.is_zero() {
+            d.volumes_from = Some(Instant::now() + d.volume_arrival);
+        }
         Ok(())
     }
 
     /// Whether the volume (canonical id) is present: disk exists, visible,
     /// online, partition online.
     fn is_present(&self, v: &Volume) -> bool {
-        self.disk(v.disk)
-            .is_some_and(|d| !d.is_offline && d.partition(v.partition).is_some_and(|p| p.is_online))
+        self.disk(v.disk).is_some_and(|d| {
+            !d.is_offline
+                && d.volumes_from.is_none_or(|at| Instant::now() >= at)
+                && d.partition(v.partition).is_some_and(|p| p.is_online)
+        })
     }
 
     /// A present volume by id, matched case-insensitively (whole string,
