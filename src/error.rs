@@ -186,6 +186,23 @@ pub enum Error {
         since: String,
     },
 
+    /// Proxy mode: this node brought disk `disk` online moments ago, and
+    /// Windows may not list its volumes yet: its empty listing is not
+    /// taken as a blank disk, and nothing is sent to it until the
+    /// volumes have had their time to arrive
+    /// ([`NodeOptions::volume_arrival`](crate::node::NodeOptions::volume_arrival)).
+    /// Retry later.
+    #[error(
+        "disk {disk} was brought online ({since}) and may not list its volumes yet: not partitioning it, retry later"
+    )]
+    VolumesPending {
+        /// The disk number.
+        disk: u32,
+        /// The online's record: when it was sent or answered, by which
+        /// process.
+        since: String,
+    },
+
     /// A removal the node sent earlier from this path, disk or share
     /// (`Rmdir`, `UnmountVolume`, an offline, `RemoveSmbGlobalMapping`)
     /// did not answer, and may still land at the host, where it would
@@ -586,6 +603,7 @@ impl Error {
             Error::FormatPending { .. } => ErrorKind::Unavailable,
             Error::PathPending { .. } => ErrorKind::Unavailable,
             Error::RemovalPending { .. } => ErrorKind::Unavailable,
+            Error::VolumesPending { .. } => ErrorKind::Unavailable,
         }
     }
 }

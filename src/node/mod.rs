@@ -117,7 +117,8 @@ use groups::{DiskGroup, FilesystemGroup, IscsiGroup, SmbGroup, SystemGroup, Volu
 pub use iscsi::{IscsiAuth, IscsiTarget};
 pub use options::{
     DEFAULT_DEADLINE, DEFAULT_FIND_DISK_INTERVAL, DEFAULT_FIND_DISK_TIMEOUT, DEFAULT_FORMAT_SETTLE,
-    DEFAULT_MAX_CONCURRENT_FORMATS, DEFAULT_SMB_SETTLE, NodeOptions, NodeVersions,
+    DEFAULT_MAX_CONCURRENT_FORMATS, DEFAULT_SMB_SETTLE, DEFAULT_VOLUME_ARRIVAL, NodeOptions,
+    NodeVersions,
 };
 pub use records::NodeRecords;
 pub use smb::{ShareStats, SmbCredentials, SmbStage};

@@ -40,6 +40,7 @@ pub struct NodeOptions {
     pub(crate) local_root: Option<PathBuf>,
     pub(crate) smb_settle: Duration,
     pub(crate) format_settle: Duration,
+    pub(crate) volume_arrival: Duration,
     pub(crate) allow_unknown_os_disk: bool,
 }
 
@@ -62,6 +63,10 @@ pub const DEFAULT_SMB_SETTLE: Duration = Duration::from_secs(10);
 /// format (`Format-Volume` in v1.1, `MSFT_Volume.Format` with `Full`
 /// false in v1.3), which ends in seconds on any size of disk.
 pub const DEFAULT_FORMAT_SETTLE: Duration = Duration::from_secs(600);
+/// Default time a disk this node brought online is given to list its
+/// volumes before an empty listing is taken as a blank disk: 5 seconds.
+/// Not measured on Windows (see [`NodeOptions::volume_arrival`]).
+pub const DEFAULT_VOLUME_ARRIVAL: Duration = Duration::from_secs(5);
 
 impl Default for NodeOptions {
     /// The default endpoints, no alpha versions, no iSCSI or system group,
@@ -85,6 +90,7 @@ impl Default for NodeOptions {
             local_root: None,
             smb_settle: DEFAULT_SMB_SETTLE,
             format_settle: DEFAULT_FORMAT_SETTLE,
+            volume_arrival: DEFAULT_VOLUME_ARRIVAL,
             allow_unknown_os_disk: false,
         }
     }
@@ -245,6 +251,30 @@ impl NodeOptions {
     #[must_use]
     pub fn format_settle(mut self, settle: Duration) -> Self {
         self.format_settle = settle.min(crate::MAX_DURATION);
+        self
+    }
+
+    /// Proxy mode: how long after this node brings a disk online (a stage
+    /// of a disk Windows' SAN policy left offline) its volumes are given
+    /// to be listed (default [`DEFAULT_VOLUME_ARRIVAL`]). Windows mounts
+    /// a disk's volumes some time after the disk comes online, and the
+    /// proxy cannot show partitions: in that time an empty listing is no
+    /// proof of a blank disk, and a volume listed after `PartitionDisk`
+    /// (which does nothing on a partitioned disk) would be taken for the
+    /// one it made. So until this long after the online was answered
+    /// (if it was not, after the settle time of a call that may still
+    /// land, [`NodeOptions::format_settle`]), no `PartitionDisk` is sent
+    /// to that disk: the stage waits, or fails
+    /// [`Error::VolumesPending`](crate::Error::VolumesPending) when the
+    /// wait is longer than this. Set it above the longest time your hosts
+    /// take to list a disk's volumes once it is online. The default is
+    /// not measured on Windows. A disk found online when it is first
+    /// looked at (onlined by someone else moments before) is not covered:
+    /// see `docs/safety.md`. HostProcess mode reads the disk's sectors
+    /// instead and does not wait.
+    #[must_use]
+    pub fn volume_arrival(mut self, arrival: Duration) -> Self {
+        self.volume_arrival = arrival.min(crate::MAX_DURATION);
         self
     }
 

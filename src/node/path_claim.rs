@@ -75,6 +75,7 @@ pub(super) fn may_still_land(e: &Error) -> bool {
             Error::FormatPending { .. }
                 | Error::PathPending { .. }
                 | Error::RemovalPending { .. }
+                | Error::VolumesPending { .. }
                 | Error::SmbShareUnavailable { .. }
         )
 }

@@ -10,6 +10,9 @@
 //!
 //! | state | recorded | host | what moves it |
 //! |---|---|---|---|
+//! | offline disk | nothing | lists no volume, whatever it holds | `onlined` recorded, then `SetDiskState(online)`, its answer recorded |
+//! | onlined disk (proxy mode) | `onlined`: sent or answered at T | its volumes arriving | a volume listed: checked as any listed volume; none by T + `NodeOptions::volume_arrival` (sent: + the settle time too): no volume |
+//! | no volume (proxy mode) | `partitioning` intent | an online disk listing none, past its arrival time | `PartitionDisk`; the volume listed after it licensed |
 //! | blank, licensed | a `partition` licence (proxy mode: this node's `PartitionDisk` made it) | no file system | the format's claim, then `format sent` recorded, then `FormatVolume` |
 //! | format sent | `format`: sent at T by epoch E | formatting, or not | the volume shows a file system: records removed (licence ended); none after the settle time: the host ended it, back to blank |
 //! | formatted | nothing | NTFS | mount |

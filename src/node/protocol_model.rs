@@ -4,8 +4,11 @@
 //! [`protocol::may_format`], the functions `host_work` asks.
 //!
 //! The model is the protocol as `host_work` runs it. A process staging a
-//! volume lists its disk (proxy mode: a disk that lists no volume is sent
-//! `PartitionDisk`, and a volume listed after it gets a partition licence),
+//! volume lists its disk (an offline disk: it records the online, then
+//! sends `SetDiskState(online)`; proxy mode: a disk that lists no volume
+//! is sent `PartitionDisk`, once its volumes' arrival time has passed if
+//! this node brought it online, and a volume listed after it gets a
+//! partition licence),
 //! takes the volume's claim (host-wide, exclusive, released by the OS when
 //! its holder dies), reads the `format` record and asks the host whether
 //! the volume is formatted, and does what `format_step` says: `Formatted`,
@@ -20,11 +23,15 @@
 //! ones restart and retry; requests are lost before the host, answers
 //! after it; a caller gives up on a format still running (a timeout, a
 //! proxy restart: both are a request whose outcome is unknown); formats at
-//! the host land late; pods write to mounted volumes. Time is one
-//! assumption, the settle time: a format sent ends (lands or is dropped)
-//! within it. So "settle passes for volume V" is a step of its own, enabled
+//! the host land late; pods write to mounted volumes; a disk's volumes
+//! arrive some time after it comes online. Time is two assumptions: a
+//! format sent ends (lands or is dropped) within the settle time, and a
+//! disk's volumes are listed within the arrival time of its online's
+//! answer. So "settle passes for volume V" is a step of its own, enabled
 //! only when no format of V can still land; before it a `Sent` record reads
-//! as elapsed 0, after it as elapsed `SETTLE`.
+//! as elapsed 0, after it as elapsed `SETTLE`. Likewise "the volumes'
+//! arrival time passes", enabled only when nothing is left to arrive and
+//! no online is on its way to the host.
 //!
 //! Not modelled: the disk's stage claim around the whole stage (it only
 //! removes interleavings, so what holds here holds with it), the format
@@ -85,9 +92,16 @@ enum Record {
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 struct Volume {
     content: Content,
-    /// `ListVolumesOnDisk` shows it (false: a disk with no partition, or
-    /// an offline disk whose volume has not arrived yet).
+    /// `ListVolumesOnDisk` shows it (false: a disk with no partition, an
+    /// offline disk, or an online one whose volume has not arrived yet).
     listed: bool,
+    /// Its disk is offline (Windows' SAN policy): it lists no volume,
+    /// whatever it holds.
+    offline: bool,
+    /// The durable `onlined` record of its disk: `Some(passed)`, this
+    /// node brought it online, and `passed` once the volumes' arrival
+    /// time has.
+    onlined: Option<bool>,
     /// The durable `partition` record (proxy mode's licence to format).
     licence: bool,
     /// The durable `partitioning` intent of its disk: a `PartitionDisk`
@@ -111,6 +125,10 @@ struct Volume {
 enum Pc {
     /// Reads the staging path and lists the disk's volumes.
     Stage(u8),
+    /// The disk is offline: records the online (`onlined`).
+    Online(u8),
+    /// Sends `SetDiskState(online)`.
+    OnlineSend(u8),
     /// Proxy mode, the disk listed no volume: `PartitionDisk`.
     Partition(u8),
     /// Lists the volumes again; one listed now is licensed as this node's.
@@ -153,6 +171,13 @@ struct Config {
     /// Whether proxy mode records its `partitioning` intent (false: the
     /// code before finding 4's fix).
     intents: bool,
+    /// Whether an `onlined` record holds back `PartitionDisk` until the
+    /// volumes' arrival time has passed (false: the code before finding
+    /// 7's fix).
+    online_records: bool,
+    /// Whether someone other than the node's processes (an
+    /// administrator) may bring an offline disk online, leaving no record.
+    someone_onlines: bool,
     decide: Decide,
     may: MayFormat,
 }
@@ -161,6 +186,8 @@ fn volume(content: Content, listed: bool, licence: bool) -> Volume {
     Volume {
         content,
         listed,
+        offline: false,
+        onlined: None,
         licence,
         intent: false,
         record: Record::None,
@@ -187,10 +214,20 @@ fn new_disk() -> Volume {
     volume(Content::Blank, false, false)
 }
 /// An offline disk holding data: its volume is listed only once it has
-/// arrived (the disk brought online by a lost answer, another process, an
-/// administrator, or late after onlining).
+/// arrived, some time after the disk comes online (this node's online,
+/// its answer lost or not; with `someone_onlines`, an administrator's).
 fn offline_data() -> Volume {
-    volume(Content::HoldsData, false, false)
+    Volume {
+        offline: true,
+        ..volume(Content::HoldsData, false, false)
+    }
+}
+/// A new disk Windows' SAN policy left offline.
+fn offline_new_disk() -> Volume {
+    Volume {
+        offline: true,
+        ..new_disk()
+    }
 }
 
 impl Config {
@@ -203,6 +240,8 @@ impl Config {
             crashes,
             claims: true,
             intents: true,
+            online_records: true,
+            someone_onlines: false,
             decide: protocol::format_step,
             may: protocol::may_format,
         }
@@ -339,9 +378,30 @@ fn successors(cfg: &Config, s: &State) -> Vec<Edge> {
                 vol.content = Content::PodData
             }));
         }
-        if vol.content == Content::HoldsData && !vol.listed {
+        // Volumes arrive some time after their disk comes online; the
+        // arrival time passes only once nothing is left to arrive (the
+        // time is the assumption: an arrival ends within it).
+        let arriving = vol.content == Content::HoldsData && !vol.listed && !vol.offline;
+        if arriving {
             out.push(world("its volume arrives (listed)", &|vol| {
                 vol.listed = true
+            }));
+        }
+        // Nor while an online is on its way to the host: its time is
+        // counted from the answer (an unanswered one is given the settle
+        // time of a call that may still land first).
+        let online_live = s
+            .procs
+            .iter()
+            .any(|pc| matches!(pc, Pc::OnlineSend(w) if *w as usize == v));
+        if vol.onlined == Some(false) && !arriving && !online_live {
+            out.push(world("the volumes' arrival time passes", &|vol| {
+                vol.onlined = Some(true)
+            }));
+        }
+        if cfg.someone_onlines && vol.offline {
+            out.push(world("an administrator brings the disk online", &|vol| {
+                vol.offline = false
             }));
         }
     }
@@ -397,9 +457,40 @@ fn process_steps(cfg: &Config, s: &State, p: usize, out: &mut Vec<Edge>) {
                 });
             } else if vol.listed {
                 go("lists the volume", false, v, &|n| set(n, Pc::Claim(v)));
-            } else {
+            } else if vol.offline {
+                go("lists no volume, the disk offline", false, v, &|n| {
+                    set(n, Pc::Online(v))
+                });
+            } else if !cfg.online_records || vol.onlined.is_none() {
                 go("lists no volume", false, v, &|n| set(n, Pc::Partition(v)));
+            } else if vol.onlined == Some(true) {
+                go("lists no volume, arrival time passed", false, v, &|n| {
+                    n.vols[v as usize].onlined = None;
+                    set(n, Pc::Partition(v))
+                });
             }
+            // Otherwise it waits for the volumes or their arrival time
+            // (VolumesPending): no step.
+        }
+        Pc::Online(v) => go("records the online", false, v, &|n| {
+            n.vols[v as usize].onlined = Some(false);
+            set(n, Pc::OnlineSend(v))
+        }),
+        Pc::OnlineSend(v) => {
+            // Answered or not, it lists the disk again.
+            go(
+                "sends SetDiskState(online), records its answer",
+                false,
+                v,
+                &|n| {
+                    let vol = &mut n.vols[v as usize];
+                    (vol.offline, vol.onlined) = (false, Some(false));
+                    set(n, Pc::Stage(v))
+                },
+            );
+            go("SetDiskState(online) lost before the host", true, v, &|n| {
+                set(n, Pc::Stage(v))
+            });
         }
         Pc::Partition(v) => {
             // PartitionDisk makes a partition on a disk with none, and
@@ -667,8 +758,8 @@ fn trace(parent: &[Option<(u32, Step)>], states: &[State], i: u32) -> Vec<String
     let end = &states[i as usize];
     for (v, vol) in end.vols.iter().enumerate() {
         steps.push(format!(
-            "  end v{v}: {:?}, listed {}, record {:?}, licence {}, landings {}, mounted {}",
-            vol.content, vol.listed, vol.record, vol.licence, vol.landings, vol.mounted
+            "  end v{v}: {:?}, listed {}, offline {}, onlined {:?}, record {:?}, licence {}, landings {}, mounted {}",
+            vol.content, vol.listed, vol.offline, vol.onlined, vol.record, vol.licence, vol.landings, vol.mounted
         ));
     }
     steps.push(format!("  end processes: {:?}", end.procs));
@@ -792,6 +883,13 @@ mod tests {
                 vec![blank(true), blank(true), holds_data()],
                 4,
             ),
+            Config::new(
+                "proxy: 3 processes, offline data+offline new, 3 crashes",
+                Proxy,
+                3,
+                vec![offline_data(), offline_new_disk()],
+                3,
+            ),
         ];
         for cfg in configs {
             assert_holds(&cfg);
@@ -855,22 +953,54 @@ mod tests {
         assert_found(&cfg, "(2)");
     }
 
-    /// OPEN FINDING 7 (issue 42): proxy mode takes a volume listed after
+    /// Finding 7 (issue 42), fixed: proxy mode took a volume listed after
     /// `PartitionDisk` for one this node made. An offline disk's data
-    /// volume arrives between the stage's listing (none) and its listing
-    /// after `PartitionDisk` (a no-op on a partitioned disk); it is
-    /// licensed and formatted. When the fix lands (a licence only on the
-    /// host's own evidence), this test fails: turn it into
-    /// `assert_holds` over the same configuration.
+    /// volume arrives some time after the stage brings it online (its
+    /// answer lost or not): between the stage's listing (none) and its
+    /// listing after `PartitionDisk` (a no-op on a partitioned disk), it
+    /// was licensed and formatted. The `onlined` record holds
+    /// `PartitionDisk` back until the arrival time has passed; without it
+    /// (`online_records` false) the checker finds the format. A blank
+    /// offline disk still stages.
     #[test]
-    fn open_finding_7_a_volume_arriving_beside_partition_disk_is_formatted() {
+    fn finding_7_a_volume_arriving_after_online_is_never_formatted() {
+        let volumes = vec![offline_data(), offline_new_disk()];
         let cfg = Config::new(
-            "open finding 7: proxy, offline data disk",
+            "finding 7: proxy, offline disks",
+            Mode::Proxy,
+            2,
+            volumes,
+            1,
+        );
+        assert_holds(&cfg);
+        let mut before = Config::new(
+            "finding 7 before: proxy, offline data disk",
             Mode::Proxy,
             1,
             vec![offline_data()],
             0,
         );
+        before.online_records = false;
+        assert_found(&before, "(1)");
+    }
+
+    /// OPEN (finding 7's rest): a disk someone else brings online (an
+    /// administrator; no record of this node's) lists no volume until its
+    /// volumes arrive, and a stage in that time is taken in: its volume is
+    /// licensed and formatted. The proxy shows no partitions, so nothing
+    /// but this node's own record tells a disk just onlined from a blank
+    /// one (docs/safety.md). When that changes, this test fails: turn it
+    /// into `assert_holds`.
+    #[test]
+    fn open_a_disk_onlined_by_someone_else_is_formatted() {
+        let mut cfg = Config::new(
+            "open: proxy, an administrator onlines the data disk",
+            Mode::Proxy,
+            1,
+            vec![offline_data()],
+            0,
+        );
+        cfg.someone_onlines = true;
         assert_found(&cfg, "(1)");
     }
 

@@ -3,7 +3,9 @@
 
 use super::groups::VolumeGroup;
 use std::future::IntoFuture;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use super::path_claim::may_still_land;
 use super::protocol::Change;
 use super::removal::disk_subject;
 use super::{DiskInfo, MountState, Node, Operation, VolumeUsage, outcome_unknown, path};
@@ -12,6 +14,14 @@ use crate::Error;
 /// The records' kind of a `PartitionDisk` about to be sent, keyed by the
 /// disk's id: its intent, kept until the partition's licence is recorded.
 const PARTITIONING: &str = "partitioning";
+/// The records' kind of a `SetDiskState(online)` this node sent for a
+/// stage, keyed by disk (`disk N`): until the disk's volumes have had
+/// their time to arrive, its empty listing is no proof of a blank disk.
+/// A stale one (the number now another disk's) only delays a stage.
+const ONLINED: &str = "onlined";
+/// How often a disk brought online is listed again while its volumes
+/// may still arrive.
+const ARRIVAL_POLL: Duration = Duration::from_millis(250);
 
 /// What a stage staged: the volume, and whether the stage made its
 /// partition.
@@ -192,7 +202,7 @@ impl Node {
                     return Err(e);
                 }
                 tracing::info!(disk = number, error = %e, "bringing the disk online");
-                disk.set_online(number).await?;
+                self.bring_online(number).await?;
                 prepare(None, None).await?
             }
         };
@@ -295,10 +305,27 @@ impl Node {
         // neither gets none: its number is given to the next disk
         // attached, whose data a stale intent would license.
         let disk_key = disk_id.map(str::to_string);
-        let ids = match listed {
+        let mut ids = match listed {
             Some(ids) => ids.to_vec(),
             None => self.volume_ids(n).await?,
         };
+        if ids.is_empty() {
+            // Only an online disk's empty listing says it holds no
+            // volume: an offline disk lists none whatever it holds. The
+            // caller brings it online and prepares it again. (A proxy
+            // that cannot tell, None, is taken at its listing, as
+            // before.)
+            let online = match online {
+                Some(known) => known,
+                None => self.disk()?.is_online(n).await?,
+            };
+            if online == Some(false) {
+                return Err(Error::NoVolume { disk: n });
+            }
+            // Finding 7: nor is an empty listing of a disk just brought
+            // online, whose volumes Windows has yet to mount.
+            ids = self.volumes_arrived(n).await?;
+        }
         if !ids.is_empty() {
             let id = self.data_volume(n, ids).await?;
             // Finding 4: a stage dropped between PartitionDisk and its
@@ -314,17 +341,6 @@ impl Node {
                 records.remove(PARTITIONING, key)?;
             }
             return Ok((id, false));
-        }
-        // Only an online disk's empty listing says it holds no volume: an
-        // offline disk lists none whatever it holds. The caller brings it
-        // online and prepares it again. (A proxy that cannot tell, None,
-        // is taken at its listing, as before.)
-        let online = match online {
-            Some(known) => known,
-            None => self.disk()?.is_online(n).await?,
-        };
-        if online == Some(false) {
-            return Err(Error::NoVolume { disk: n });
         }
         if let Some(key) = &disk_key {
             records.put(
@@ -361,6 +377,81 @@ impl Node {
             records.remove(PARTITIONING, key)?;
         }
         Ok((id, true))
+    }
+
+    /// Proxy mode: brings disk `n` online for a stage, its `onlined`
+    /// record written first (a lost answer may still bring it online)
+    /// and rewritten with the answer's time: from then its volumes are
+    /// given [`NodeOptions::volume_arrival`](super::NodeOptions::volume_arrival)
+    /// to be listed ([`Node::volumes_arrived`]).
+    async fn bring_online(&self, n: u32) -> Result<(), Error> {
+        let disk = self.disk()?;
+        if self.is_host_process() {
+            return disk.set_online(n).await;
+        }
+        let records = &self.inner.options.records;
+        let key = disk_subject(n);
+        let text = self.sent_text("SetDiskState(online)")?;
+        records.put(ONLINED, &key, &text)?;
+        records.watch_anew(ONLINED, &key, &text);
+        match disk.set_online(n).await {
+            Ok(()) => {
+                let secs = SystemTime::now()
+                    .duration_since(UNIX_EPOCH)
+                    .unwrap_or_default()
+                    .as_secs();
+                let owner = records.owner()?;
+                let text = format!("SetDiskState(online) answered {secs} by {owner}\n");
+                records.put(ONLINED, &key, &text)?;
+                records.watch_anew(ONLINED, &key, &text);
+                Ok(())
+            }
+            Err(e) if may_still_land(&e) => Err(e),
+            Err(e) => {
+                records.remove(ONLINED, &key)?;
+                Err(e)
+            }
+        }
+    }
+
+    /// Proxy mode, disk `n` online and listing no volume: if this node
+    /// brought it online (an `onlined` record), waits until its volumes
+    /// are listed (returned) or have had their time to arrive (none
+    /// returned, the record gone). Counted on this process's monotonic
+    /// clock from when it wrote or first read the record: a restarted
+    /// plugin waits again. A wait longer than the arrival time itself (an
+    /// online whose answer was lost, which may still land) is
+    /// [`Error::VolumesPending`].
+    async fn volumes_arrived(&self, n: u32) -> Result<Vec<String>, Error> {
+        let records = &self.inner.options.records;
+        let key = disk_subject(n);
+        let arrival = self.inner.options.volume_arrival;
+        loop {
+            let Some(text) = records.get(ONLINED, &key)? else {
+                return Ok(Vec::new());
+            };
+            let window = match text.contains(" answered ") {
+                true => arrival,
+                false => self.settle_of(&text).saturating_add(arrival),
+            };
+            let seen = records.watched(ONLINED, &key, &text);
+            let Some(left) = window.checked_sub(seen).filter(|l| !l.is_zero()) else {
+                records.remove(ONLINED, &key)?;
+                return Ok(Vec::new());
+            };
+            if left > arrival {
+                return Err(Error::VolumesPending {
+                    disk: n,
+                    since: text.trim().to_string(),
+                });
+            }
+            tokio::time::sleep(left.min(ARRIVAL_POLL)).await;
+            let ids = self.volume_ids(n).await?;
+            if !ids.is_empty() {
+                tracing::info!(disk = n, "the disk brought online lists its volumes");
+                return Ok(ids);
+            }
+        }
     }
 
     /// Records the partition licence of volume `id` on disk `n`: its

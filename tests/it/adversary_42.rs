@@ -400,3 +400,93 @@ async fn host_process_default_records_keep_a_format_across_nodes() {
     );
     assert_eq!(f.fake().unwrap().method_calls("volume_format_ntfs"), 1);
 }
+
+/// An offline disk holding an ext4 partition whose volume Windows lists
+/// `arrive_ms` after the disk comes online.
+fn offline_ext4_disk_arriving(arrive_ms: u64) -> String {
+    offline_ext4_disk().replace(
+        "online = false\n",
+        &format!("online = false\nvolumes_arrive_ms = {arrive_ms}\n"),
+    )
+}
+
+/// Stages disk 1 as kubelet does, retrying what fails UNAVAILABLE or
+/// ends with no volume, for up to a minute; the last answer.
+async fn stage_as_kubelet(node: &csi_proxy_client::node::Node) -> Result<(), Error> {
+    let mut last = Ok(());
+    for _ in 0..60 {
+        last = node.stage_disk(1u32, STAGING).await.map(|_| ());
+        match &last {
+            Err(Error::NoVolume { .. }) => {}
+            Err(e) if e.kind() == ErrorKind::Unavailable => {}
+            _ => break,
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+    last
+}
+
+/// Finding 7 (issue 42), fixed: the stage brings an offline ext4 disk
+/// online, and Windows lists its volume 2 s later. The stage's empty
+/// listing of the onlined disk was taken as a blank disk: `PartitionDisk`
+/// (a no-op on the partitioned disk), then the late volume licensed as
+/// the one it made, and formatted. Now nothing is partitioned until the
+/// volumes have had their time to arrive: the volume is refused as "may
+/// hold data", the ext4 intact.
+#[tokio::test(start_paused = true)]
+async fn finding_7_a_volume_listed_late_after_online_is_never_formatted() {
+    let seed = offline_ext4_disk_arriving(2_000);
+    let f = Fixture::mock_seeded(Family::V1, NodeOptions::default(), Some(&seed)).await;
+    let r = stage_as_kubelet(&f.node).await;
+    let mock = f.mock.as_ref().unwrap();
+    assert_eq!(shows(&first_partition_bytes(&f.host, 1)), "ext4", "{r:?}");
+    assert_eq!(mock.calls_of("FormatVolume").len(), 0, "{r:?}");
+    assert_eq!(mock.calls_of("PartitionDisk").len(), 0, "{r:?}");
+    assert!(matches!(r, Err(Error::MayHoldData { .. })), "{r:?}");
+}
+
+/// Finding 7, the lost answer: kubelet drops the stage while its
+/// `SetDiskState(online)` is at the host; the online lands after the
+/// caller is gone, and the volume 2 s after that. A retry finds the disk
+/// online and listing nothing: it must not take that for a blank disk.
+#[tokio::test(start_paused = true)]
+async fn finding_7_an_online_whose_answer_was_lost_never_licenses_a_late_volume() {
+    let seed = offline_ext4_disk_arriving(2_000);
+    let f = Fixture::mock_seeded(Family::V1, NodeOptions::default(), Some(&seed)).await;
+    let mock = f.mock.as_ref().unwrap();
+    mock.add_latency("SetDiskState", Duration::from_secs(3));
+    let dropped =
+        tokio::time::timeout(Duration::from_secs(1), f.node.stage_disk(1u32, STAGING)).await;
+    assert!(dropped.is_err(), "dropped mid-online: {dropped:?}");
+    // The online lands at 3 s; the retry at 4 s sees an online disk that
+    // lists nothing yet.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    mock.clear_faults();
+    let r = stage_as_kubelet(&f.node).await;
+    assert_eq!(shows(&first_partition_bytes(&f.host, 1)), "ext4", "{r:?}");
+    assert_eq!(mock.calls_of("FormatVolume").len(), 0, "{r:?}");
+    assert!(matches!(r, Err(Error::MayHoldData { .. })), "{r:?}");
+}
+
+/// Finding 7's fix keeps a blank offline disk stageable: brought online,
+/// it lists no volume for the arrival time, then is partitioned,
+/// formatted and staged in one call.
+#[tokio::test(start_paused = true)]
+async fn a_blank_offline_disk_is_staged_once_its_volumes_had_their_time() {
+    let seed = format!(
+        "{OS_DISK}
+[[disks]]
+number = 1
+location = \"{LUN1}\"
+size = {DISK_SIZE}
+online = false
+"
+    );
+    let f = Fixture::mock_seeded(Family::V1, NodeOptions::default(), Some(&seed)).await;
+    let started = tokio::time::Instant::now();
+    f.node.stage_disk(1u32, STAGING).await.unwrap();
+    let mock = f.mock.as_ref().unwrap();
+    assert_eq!(mock.calls_of("PartitionDisk").len(), 1);
+    assert_eq!(mock.calls_of("FormatVolume").len(), 1);
+    assert!(started.elapsed() >= csi_proxy_client::node::DEFAULT_VOLUME_ARRIVAL);
+}

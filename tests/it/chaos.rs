@@ -183,7 +183,7 @@ const REFUSED_RPCS: &[&str] = &["PartitionDisk", "MountVolume", "SetDiskState", 
 fn host_seed() -> String {
     let disk = |n: u32, id: &str, online: bool, data: bool| {
         let mut s = format!(
-            "[[disks]]\nnumber = {n}\nlocation = \"Integrated : Adapter 3 : Port 0 : Target 0 : LUN {n}\"\nsize = {}\nonline = {online}\n{id}\n",
+            "[[disks]]\nnumber = {n}\nlocation = \"Integrated : Adapter 3 : Port 0 : Target 0 : LUN {n}\"\nsize = {}\nonline = {online}\nvolumes_arrive_ms = 1500\n{id}\n",
             32 * GIB
         );
         if data {
