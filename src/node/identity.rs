@@ -100,7 +100,7 @@ impl Staged {
 
 /// A disk's id as the records keep it: `page83 <id>`, else `serial
 /// <number>`, else `None`.
-fn disk_id(ids: &BTreeMap<u32, DiskFacts>, n: u32) -> Option<String> {
+pub(super) fn disk_id(ids: &BTreeMap<u32, DiskFacts>, n: u32) -> Option<String> {
     ids.get(&n).and_then(|f| {
         let page83 = f.page83.as_deref().map(str::trim).filter(|s| !s.is_empty());
         let serial = f

@@ -307,7 +307,13 @@ impl Node {
         let disk_key = disk_id.map(str::to_string);
         let mut ids = match listed {
             Some(ids) => ids.to_vec(),
-            None => self.volume_ids(n).await?,
+            // Listed again after the caller's online, which took a call's
+            // time: the disk's id is read again beside the listing, as the
+            // stage's check read them.
+            None => {
+                let (ids, ()) = tokio::try_join!(self.volume_ids(n), self.same_disk(n, disk_id))?;
+                ids
+            }
         };
         if ids.is_empty() {
             // Only an online disk's empty listing says it holds no
@@ -324,7 +330,7 @@ impl Node {
             }
             // Finding 7: nor is an empty listing of a disk just brought
             // online, whose volumes Windows has yet to mount.
-            ids = self.volumes_arrived(n).await?;
+            ids = self.volumes_arrived(n, disk_key.as_deref()).await?;
         }
         if !ids.is_empty() {
             let id = self.data_volume(n, ids).await?;
@@ -422,13 +428,19 @@ impl Node {
     /// plugin waits again. A wait longer than the arrival time itself (an
     /// online whose answer was lost, which may still land) is
     /// [`Error::VolumesPending`].
-    async fn volumes_arrived(&self, n: u32) -> Result<Vec<String>, Error> {
+    ///
+    /// After a wait, disk `n` is asked its id again (`id`, what the stage
+    /// checked; [`Node::same_disk`]): an adversary review found the old
+    /// stage partitioning, formatting and mounting a disk attached under
+    /// the number while it waited.
+    async fn volumes_arrived(&self, n: u32, id: Option<&str>) -> Result<Vec<String>, Error> {
         let records = &self.inner.options.records;
         let key = disk_subject(n);
         let arrival = self.inner.options.volume_arrival;
-        loop {
+        let mut waited = false;
+        let found = loop {
             let Some(text) = records.get(ONLINED, &key)? else {
-                return Ok(Vec::new());
+                break Vec::new();
             };
             let window = match text.contains(" answered ") {
                 true => arrival,
@@ -437,7 +449,7 @@ impl Node {
             let seen = records.watched(ONLINED, &key, &text);
             let Some(left) = window.checked_sub(seen).filter(|l| !l.is_zero()) else {
                 records.remove(ONLINED, &key)?;
-                return Ok(Vec::new());
+                break Vec::new();
             };
             if left > arrival {
                 return Err(Error::VolumesPending {
@@ -446,12 +458,37 @@ impl Node {
                 });
             }
             tokio::time::sleep(left.min(ARRIVAL_POLL)).await;
+            waited = true;
             let ids = self.volume_ids(n).await?;
             if !ids.is_empty() {
                 tracing::info!(disk = n, "the disk brought online lists its volumes");
-                return Ok(ids);
+                break ids;
             }
+        };
+        if waited {
+            self.same_disk(n, id).await?;
         }
+        Ok(found)
+    }
+
+    /// Whether disk `n` still shows `id`, the id the stage checked:
+    /// [`Error::DiskNotFound`] if another disk has taken its number (a
+    /// detach and an attach while the stage waited), nothing sent to it.
+    /// A disk that shows no id cannot be told from its successor so.
+    async fn same_disk(&self, n: u32, id: Option<&str>) -> Result<(), Error> {
+        let now = super::identity::disk_id(&self.disk()?.ids().await?, n);
+        if now.as_deref() == id {
+            return Ok(());
+        }
+        let name = |id: Option<&str>| id.map_or("no id".to_string(), str::to_string);
+        Err(Error::DiskNotFound {
+            selector: format!("disk {n} ({})", name(id)),
+            waited: std::time::Duration::ZERO,
+            seen: format!(
+                "disk {n} shows {} now: another disk took its number during the stage",
+                name(now.as_deref())
+            ),
+        })
     }
 
     /// Records the partition licence of volume `id` on disk `n`: its

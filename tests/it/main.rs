@@ -32,6 +32,7 @@ mod adversary_42;
 mod adversary_kill;
 mod adversary_session2;
 mod adversary_session3;
+mod adversary_session4;
 mod cancellation;
 mod chaos;
 mod client_unix;
