@@ -385,8 +385,9 @@ impl Node {
         Ok((id, true))
     }
 
-    /// Proxy mode: brings disk `n` online for a stage, its `onlined`
-    /// record written first (a lost answer may still bring it online)
+    /// Proxy mode: brings disk `n` online (for a stage or a growth: a
+    /// later stage of the disk must know it was), its `onlined` record
+    /// written first (a lost answer may still bring it online)
     /// and rewritten with the answer's time: from then its volumes are
     /// given [`NodeOptions::volume_arrival`](super::NodeOptions::volume_arrival)
     /// to be listed ([`Node::volumes_arrived`]).
@@ -734,7 +735,7 @@ impl Node {
         };
         if disk.is_online(number).await? == Some(false) {
             tracing::info!(disk = number, "bringing the disk online before growing");
-            disk.set_online(number).await?;
+            self.bring_online(number).await?;
         }
         self.grow_volume(&id, Some(number), min_growth, size_bytes)
             .await
@@ -810,7 +811,7 @@ impl Node {
                     return Err(e);
                 }
                 tracing::info!(disk = n, error = %e, "the disk is offline: bringing it online to grow");
-                disk.set_online(n).await?;
+                self.bring_online(n).await?;
                 self.expand_volume(id, size_bytes).await
             }
             other => other,

@@ -102,8 +102,8 @@ async fn staged_with_pod_file(f: &Fixture) {
 ///
 /// WITHSTOOD: the dangling mount point at STAGING refuses both (PathInUse)
 /// until the volume is listed, then the stage finds it mounted; no
-/// PartitionDisk, no format. (The expand's online writes no `onlined`
-/// record: only the mount point guards this path.)
+/// PartitionDisk, no format. (The expand's online now writes the
+/// `onlined` record too, below.)
 #[tokio::test(start_paused = true)]
 async fn expand_onlining_then_stage_keeps_the_pods_file() {
     let seed = blank_offline_arriving(2_000);
@@ -139,10 +139,11 @@ async fn expand_onlining_then_stage_keeps_the_pods_file() {
 /// ATTACK: as above, but the stage is of another staging path (the
 /// dangling mount point's path left alone): a second PV path given the
 /// same disk is refused only by StagedElsewhere, which needs the volume
-/// listed. WITHSTOOD for the data: the stage sends PartitionDisk to the
-/// NTFS disk (the expand's online has no record; a no-op on a partitioned
-/// disk) and leaves a `partitioning` intent for its id, but the volume,
-/// once listed, is formatted NTFS, never formatted again.
+/// listed. WITHSTOOD for the data, but the stage sent PartitionDisk to
+/// the NTFS disk (the expand's online wrote no record; a no-op on a
+/// partitioned disk) and left a `partitioning` intent for its id: a
+/// changing call on a disk holding data. Fixed: the expand's online
+/// writes the `onlined` record too, and the stage waits for the volume.
 #[tokio::test(start_paused = true)]
 async fn expand_onlining_then_stage_elsewhere_keeps_the_pods_file() {
     let seed = blank_offline_arriving(2_000);
@@ -167,6 +168,7 @@ async fn expand_onlining_then_stage_elsewhere_keeps_the_pods_file() {
     );
     assert_eq!(onlined_by_expand, 1, "the expand onlined the disk: {seen}");
     assert_eq!(mock.calls_of("FormatVolume").len(), 0, "{seen}");
+    assert_eq!(mock.calls_of("PartitionDisk").len(), 0, "{seen}");
     assert_eq!(pod_file(&f).as_deref(), Some(&b"pod data"[..]), "{seen}");
 }
 
