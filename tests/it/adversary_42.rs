@@ -403,27 +403,11 @@ async fn host_process_default_records_keep_a_format_across_nodes() {
 
 /// An offline disk holding an ext4 partition whose volume Windows lists
 /// `arrive_ms` after the disk comes online.
-fn offline_ext4_disk_arriving(arrive_ms: u64) -> String {
+pub(crate) fn offline_ext4_disk_arriving(arrive_ms: u64) -> String {
     offline_ext4_disk().replace(
         "online = false\n",
         &format!("online = false\nvolumes_arrive_ms = {arrive_ms}\n"),
     )
-}
-
-/// Stages disk 1 as kubelet does, retrying what fails UNAVAILABLE or
-/// ends with no volume, for up to a minute; the last answer.
-async fn stage_as_kubelet(node: &csi_proxy_client::node::Node) -> Result<(), Error> {
-    let mut last = Ok(());
-    for _ in 0..60 {
-        last = node.stage_disk(1u32, STAGING).await.map(|_| ());
-        match &last {
-            Err(Error::NoVolume { .. }) => {}
-            Err(e) if e.kind() == ErrorKind::Unavailable => {}
-            _ => break,
-        }
-        tokio::time::sleep(Duration::from_secs(1)).await;
-    }
-    last
 }
 
 /// Finding 7 (issue 42), fixed: the stage brings an offline ext4 disk
@@ -437,11 +421,9 @@ async fn stage_as_kubelet(node: &csi_proxy_client::node::Node) -> Result<(), Err
 async fn finding_7_a_volume_listed_late_after_online_is_never_formatted() {
     let seed = offline_ext4_disk_arriving(2_000);
     let f = Fixture::mock_seeded(Family::V1, NodeOptions::default(), Some(&seed)).await;
-    let r = stage_as_kubelet(&f.node).await;
+    let r = kubelet_stage(&f.node, STAGING).await;
     let mock = f.mock.as_ref().unwrap();
-    assert_eq!(shows(&first_partition_bytes(&f.host, 1)), "ext4", "{r:?}");
-    assert_eq!(mock.calls_of("FormatVolume").len(), 0, "{r:?}");
-    assert_eq!(mock.calls_of("PartitionDisk").len(), 0, "{r:?}");
+    assert_ext4_untouched(&f, mock, &format!("{r:?}"));
     assert!(matches!(r, Err(Error::MayHoldData { .. })), "{r:?}");
 }
 
@@ -462,9 +444,8 @@ async fn finding_7_an_online_whose_answer_was_lost_never_licenses_a_late_volume(
     // lists nothing yet.
     tokio::time::sleep(Duration::from_secs(3)).await;
     mock.clear_faults();
-    let r = stage_as_kubelet(&f.node).await;
-    assert_eq!(shows(&first_partition_bytes(&f.host, 1)), "ext4", "{r:?}");
-    assert_eq!(mock.calls_of("FormatVolume").len(), 0, "{r:?}");
+    let r = kubelet_stage(&f.node, STAGING).await;
+    assert_ext4_not_formatted(&f, mock, &format!("{r:?}"));
     assert!(matches!(r, Err(Error::MayHoldData { .. })), "{r:?}");
 }
 

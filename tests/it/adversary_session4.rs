@@ -9,10 +9,11 @@
 use std::future::IntoFuture;
 use std::time::Duration;
 
+use crate::adversary_42::offline_ext4_disk_arriving;
 use crate::node_support::*;
+use csi_proxy_client::Error;
 use csi_proxy_client::host::HotAttach;
 use csi_proxy_client::node::{Node, NodeOptions, NodeRecords};
-use csi_proxy_client::{Error, ErrorKind};
 
 const DISK_SIZE: u64 = 34359738368;
 const LUN1: &str = "Integrated : Adapter 3 : Port 0 : Target 0 : LUN 1";
@@ -30,42 +31,6 @@ online = false
 volumes_arrive_ms = {arrive_ms}
 "
     )
-}
-
-/// An offline disk 1 with an ext4 MBR partition (Windows shows no file
-/// system), its volume listed `arrive_ms` after the disk comes online.
-fn offline_ext4_arriving(arrive_ms: u64) -> String {
-    format!(
-        "{OS_DISK}
-[[disks]]
-number = 1
-location = \"{LUN1}\"
-size = {DISK_SIZE}
-online = false
-partition_style = \"mbr\"
-volumes_arrive_ms = {arrive_ms}
-[[volumes]]
-disk = 1
-kind = \"mbr\"
-holds = \"ext4\"
-"
-    )
-}
-
-/// Stages disk 1 at `path` as kubelet does: retrying what is retryable
-/// (UNAVAILABLE, no volume yet) for up to a minute.
-async fn kubelet_stage(node: &Node, path: &str) -> Result<(), Error> {
-    let mut last = Ok(());
-    for _ in 0..60 {
-        last = node.stage_disk(1u32, path).await.map(|_| ());
-        match &last {
-            Err(Error::NoVolume { .. }) => {}
-            Err(e) if e.kind() == ErrorKind::Unavailable => {}
-            _ => break,
-        }
-        tokio::time::sleep(Duration::from_secs(1)).await;
-    }
-    last
 }
 
 fn pod_file(f: &Fixture) -> Option<Vec<u8>> {
@@ -179,7 +144,7 @@ async fn expand_onlining_then_stage_elsewhere_keeps_the_pods_file() {
 #[tokio::test(start_paused = true)]
 async fn a_stage_dropped_inside_the_arrival_wait_never_formats_ext4() {
     for drop_at in [1u64, 3, 4] {
-        let seed = offline_ext4_arriving(4_500);
+        let seed = offline_ext4_disk_arriving(4_500);
         let f = Fixture::mock_seeded(Family::V1, NodeOptions::default(), Some(&seed)).await;
         let dropped = tokio::time::timeout(
             Duration::from_secs(drop_at),
@@ -189,13 +154,7 @@ async fn a_stage_dropped_inside_the_arrival_wait_never_formats_ext4() {
         assert!(dropped.is_err(), "{dropped:?}");
         let r = kubelet_stage(&f.node, STAGING).await;
         let mock = f.mock.as_ref().unwrap();
-        assert_eq!(
-            shows(&first_partition_bytes(&f.host, 1)),
-            "ext4",
-            "{drop_at}: {r:?}"
-        );
-        assert_eq!(mock.calls_of("FormatVolume").len(), 0, "{r:?}");
-        assert_eq!(mock.calls_of("PartitionDisk").len(), 0, "{r:?}");
+        assert_ext4_untouched(&f, mock, &format!("{drop_at}: {r:?}"));
     }
 }
 
@@ -207,7 +166,7 @@ async fn a_stage_dropped_inside_the_arrival_wait_never_formats_ext4() {
 /// + arrival.
 #[tokio::test(start_paused = true)]
 async fn an_online_past_the_deadline_never_formats_ext4() {
-    let seed = offline_ext4_arriving(4_500);
+    let seed = offline_ext4_disk_arriving(4_500);
     let options = NodeOptions::default().deadline(Duration::from_secs(10));
     let f = Fixture::mock_seeded(Family::V1, options, Some(&seed)).await;
     let mock = f.mock.as_ref().unwrap();
@@ -215,12 +174,7 @@ async fn an_online_past_the_deadline_never_formats_ext4() {
     let first = f.node.stage_disk(1u32, STAGING).await;
     mock.clear_faults();
     let r = kubelet_stage(&f.node, STAGING).await;
-    assert_eq!(
-        shows(&first_partition_bytes(&f.host, 1)),
-        "ext4",
-        "{first:?} {r:?}"
-    );
-    assert_eq!(mock.calls_of("FormatVolume").len(), 0, "{first:?} {r:?}");
+    assert_ext4_not_formatted(&f, mock, &format!("{first:?} {r:?}"));
 }
 
 /// ATTACK: two `Node`s over one records directory: node A brings the
@@ -231,7 +185,7 @@ async fn an_online_past_the_deadline_never_formats_ext4() {
 #[tokio::test(start_paused = true)]
 async fn a_second_node_over_the_same_records_waits_for_the_volumes() {
     let dir = tempfile::tempdir().unwrap();
-    let seed = offline_ext4_arriving(4_000);
+    let seed = offline_ext4_disk_arriving(4_000);
     let options = || NodeOptions::default().records(NodeRecords::directory(dir.path()));
     let f = Fixture::mock_seeded(Family::V1, options(), Some(&seed)).await;
     let dropped =
@@ -240,9 +194,7 @@ async fn a_second_node_over_the_same_records_waits_for_the_volumes() {
     let b = f.another_node_with(options()).await;
     let r = kubelet_stage(&b, STAGING).await;
     let mock = f.mock.as_ref().unwrap();
-    assert_eq!(shows(&first_partition_bytes(&f.host, 1)), "ext4", "{r:?}");
-    assert_eq!(mock.calls_of("FormatVolume").len(), 0, "{r:?}");
-    assert_eq!(mock.calls_of("PartitionDisk").len(), 0, "{r:?}");
+    assert_ext4_untouched(&f, mock, &format!("{r:?}"));
 }
 
 /// ATTACK: unstage with `.offline(true)` takes the staged disk offline;
@@ -291,7 +243,7 @@ async fn offline_unstage_restage_dropped_and_unstaged_again_keeps_the_file() {
 /// listing fails the stage, the record stays, the retry waits on.
 #[tokio::test(start_paused = true)]
 async fn listing_failures_and_latency_inside_the_wait_never_format_ext4() {
-    let seed = offline_ext4_arriving(4_500);
+    let seed = offline_ext4_disk_arriving(4_500);
     let f = Fixture::mock_seeded(Family::V1, NodeOptions::default(), Some(&seed)).await;
     let mock = f.mock.as_ref().unwrap();
     mock.add_latency("ListVolumesOnDisk", Duration::from_millis(700));
@@ -309,9 +261,22 @@ async fn listing_failures_and_latency_inside_the_wait_never_format_ext4() {
     );
     mock.fail_nth("ListVolumesOnDisk", 6, tonic::Code::Internal, "boom");
     let r = kubelet_stage(&f.node, STAGING).await;
-    assert_eq!(shows(&first_partition_bytes(&f.host, 1)), "ext4", "{r:?}");
-    assert_eq!(mock.calls_of("FormatVolume").len(), 0, "{r:?}");
-    assert_eq!(mock.calls_of("PartitionDisk").len(), 0, "{r:?}");
+    assert_ext4_untouched(&f, mock, &format!("{r:?}"));
+}
+
+/// The calls `mock` logged that change a disk or its volume.
+fn changing_calls(mock: &csi_proxy_client::mock::MockHost) -> Vec<String> {
+    const CHANGING: [&str; 4] = [
+        "PartitionDisk",
+        "FormatVolume",
+        "MountVolume",
+        "SetDiskState",
+    ];
+    mock.calls()
+        .iter()
+        .map(|c| c.rpc.name.to_string())
+        .filter(|n| CHANGING.contains(&n.as_str()))
+        .collect()
 }
 
 /// The `DiskInfo` (with its ids) the node lists for disk `n`.
@@ -366,20 +331,7 @@ async fn a_number_reused_inside_the_arrival_wait_is_never_changed_by_the_old_sta
     assert_eq!(attached.number, 1, "the number is reused");
     mock.clear_calls();
     tokio::time::sleep(Duration::from_secs(30)).await;
-    let changing: Vec<_> = mock
-        .calls()
-        .iter()
-        .map(|c| c.rpc.name.to_string())
-        .filter(|n| {
-            [
-                "PartitionDisk",
-                "FormatVolume",
-                "MountVolume",
-                "SetDiskState",
-            ]
-            .contains(&n.as_str())
-        })
-        .collect();
+    let changing = changing_calls(mock);
     let pv2_disk = info_of(&f.node, 1).await;
     let r = f
         .node
@@ -445,20 +397,7 @@ size = {DISK_SIZE}
     mock.clear_calls();
     tokio::time::sleep(Duration::from_secs(30)).await;
     let at_pv1 = f.node.volume_at(STAGING).await;
-    let changing: Vec<_> = mock
-        .calls()
-        .iter()
-        .map(|c| c.rpc.name.to_string())
-        .filter(|n| {
-            [
-                "PartitionDisk",
-                "FormatVolume",
-                "MountVolume",
-                "SetDiskState",
-            ]
-            .contains(&n.as_str())
-        })
-        .collect();
+    let changing = changing_calls(mock);
     let pv2_disk = info_of(&f.node, 1).await;
     let r = f
         .node
@@ -481,7 +420,7 @@ size = {DISK_SIZE}
 #[cfg(feature = "host-process")]
 #[tokio::test(start_paused = true)]
 async fn host_process_offline_ext4_arriving_is_never_formatted() {
-    let seed = offline_ext4_arriving(2_000);
+    let seed = offline_ext4_disk_arriving(2_000);
     let f = Fixture::host_process_seeded(Family::V1, NodeOptions::default(), Some(&seed)).await;
     let r = kubelet_stage(&f.node, STAGING).await;
     assert_eq!(shows(&first_partition_bytes(&f.host, 1)), "ext4", "{r:?}");
@@ -499,7 +438,7 @@ async fn host_process_offline_ext4_arriving_is_never_formatted() {
 /// lists the volume: MayHoldData.
 #[tokio::test(start_paused = true)]
 async fn a_deadline_inside_the_wait_never_formats_ext4() {
-    let seed = offline_ext4_arriving(4_500);
+    let seed = offline_ext4_disk_arriving(4_500);
     let options = NodeOptions::default().deadline(Duration::from_secs(2));
     let f = Fixture::mock_seeded(Family::V1, options, Some(&seed)).await;
     let mut answers = Vec::new();
@@ -513,13 +452,7 @@ async fn a_deadline_inside_the_wait_never_formats_ext4() {
         tokio::time::sleep(Duration::from_millis(300)).await;
     }
     let mock = f.mock.as_ref().unwrap();
-    assert_eq!(
-        shows(&first_partition_bytes(&f.host, 1)),
-        "ext4",
-        "{answers:#?}"
-    );
-    assert_eq!(mock.calls_of("FormatVolume").len(), 0, "{answers:#?}");
-    assert_eq!(mock.calls_of("PartitionDisk").len(), 0, "{answers:#?}");
+    assert_ext4_untouched(&f, mock, &format!("{answers:#?}"));
 }
 
 /// ATTACK: the same short deadline on a blank offline disk: it must be

@@ -400,3 +400,34 @@ pub fn first_partition_bytes(host: &Host, n: u32) -> Vec<u8> {
         .unwrap_or(0);
     node.storage.read(n, offset, 4096).expect("read")
 }
+
+/// Stages disk 1 at `path` as kubelet does: retrying what is retryable
+/// (UNAVAILABLE, no volume yet) once a second, for up to a minute; the
+/// last answer.
+pub async fn kubelet_stage(node: &Node, path: &str) -> Result<(), csi_proxy_client::Error> {
+    use csi_proxy_client::{Error, ErrorKind};
+    let mut last = Ok(());
+    for _ in 0..60 {
+        last = node.stage_disk(1u32, path).await.map(|_| ());
+        match &last {
+            Err(Error::NoVolume { .. }) => {}
+            Err(e) if e.kind() == ErrorKind::Unavailable => {}
+            _ => break,
+        }
+        tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+    }
+    last
+}
+
+/// Asserts that disk 1 still holds its ext4 partition and that no
+/// `FormatVolume` was sent; `why` tells what the stage answered.
+pub fn assert_ext4_not_formatted(f: &Fixture, mock: &MockHost, why: &str) {
+    assert_eq!(shows(&first_partition_bytes(&f.host, 1)), "ext4", "{why}");
+    assert_eq!(mock.calls_of("FormatVolume").len(), 0, "{why}");
+}
+
+/// As [`assert_ext4_not_formatted`], and no `PartitionDisk` was sent.
+pub fn assert_ext4_untouched(f: &Fixture, mock: &MockHost, why: &str) {
+    assert_ext4_not_formatted(f, mock, why);
+    assert_eq!(mock.calls_of("PartitionDisk").len(), 0, "{why}");
+}
