@@ -78,6 +78,51 @@ pub(crate) fn may_format(signature_found: Option<bool>, licensed: bool) -> bool 
     }
 }
 
+/// A disk's `onlined` record as a stage reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum OnlinedRecord {
+    /// This node did not bring the disk online (or long enough ago that
+    /// the record is gone).
+    None,
+    /// Brought online by this node, the answer heard.
+    Answered,
+    /// Sent, its answer not heard: it may still land.
+    Unanswered,
+}
+
+/// What a stage does with an online disk's empty listing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ArrivalStep {
+    /// Take it as a disk with no volume (`PartitionDisk` may be sent).
+    Trust,
+    /// List it again after this long: its volumes may still arrive.
+    Wait(Duration),
+    /// Fail `VolumesPending`: the wait is longer than the arrival time.
+    Pending,
+}
+
+/// The step for an online disk listing no volume whose `onlined` record
+/// is `record`, watched for `seen`. A disk's volumes are listed within
+/// `arrival` of its online's answer; an unanswered online is first given
+/// `call_settle`, the time a call that may still land has.
+pub(crate) fn arrival_step(
+    record: OnlinedRecord,
+    seen: Duration,
+    arrival: Duration,
+    call_settle: Duration,
+) -> ArrivalStep {
+    let window = match record {
+        OnlinedRecord::None => return ArrivalStep::Trust,
+        OnlinedRecord::Answered => arrival,
+        OnlinedRecord::Unanswered => call_settle.saturating_add(arrival),
+    };
+    match window.checked_sub(seen).filter(|left| !left.is_zero()) {
+        None => ArrivalStep::Trust,
+        Some(left) if left > arrival => ArrivalStep::Pending,
+        Some(left) => ArrivalStep::Wait(left),
+    }
+}
+
 /// What an operation does to its path: makes something there (a stage,
 /// a publish) or removes it (an unstage, an unpublish).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -375,6 +420,30 @@ mod tests {
             format_step(FormatRecord::None, true, settle),
             FormatStep::Formatted
         );
+    }
+
+    #[test]
+    fn an_empty_listing_is_trusted_only_after_the_volumes_had_their_time() {
+        use ArrivalStep::*;
+        use OnlinedRecord as R;
+        let (arrival, settle) = (Duration::from_secs(5), Duration::from_secs(720));
+        let at = Duration::from_secs;
+        assert_eq!(arrival_step(R::None, at(0), arrival, settle), Trust);
+        assert_eq!(
+            arrival_step(R::Answered, at(0), arrival, settle),
+            Wait(at(5))
+        );
+        assert_eq!(
+            arrival_step(R::Answered, at(4), arrival, settle),
+            Wait(at(1))
+        );
+        assert_eq!(arrival_step(R::Answered, at(5), arrival, settle), Trust);
+        assert_eq!(arrival_step(R::Unanswered, at(5), arrival, settle), Pending);
+        assert_eq!(
+            arrival_step(R::Unanswered, at(721), arrival, settle),
+            Wait(at(4))
+        );
+        assert_eq!(arrival_step(R::Unanswered, at(725), arrival, settle), Trust);
     }
 
     #[test]

@@ -1,7 +1,9 @@
 //! An exhaustive model check of the volume format protocol (issue 42,
 //! item 8), over the code's own decisions: every step in which a plugin
 //! process decides about a format asks [`protocol::format_step`] and
-//! [`protocol::may_format`], the functions `host_work` asks.
+//! [`protocol::may_format`], the functions `host_work` asks, and every
+//! step deciding about an online disk's empty listing asks
+//! [`protocol::arrival_step`], as `volumes` does.
 //!
 //! The model is the protocol as `host_work` runs it. A process staging a
 //! volume lists its disk (an offline disk: it records the online, then
@@ -48,16 +50,19 @@
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
 
-use super::protocol::{self, FormatRecord, FormatStep};
+use super::protocol::{self, ArrivalStep, FormatRecord, FormatStep, OnlinedRecord};
 
 /// The settle time given to the decisions: only elapsed times below it
 /// (0) and at it are ever passed.
 const SETTLE: Duration = Duration::from_secs(600);
+/// The arrival time given to the decisions, likewise.
+const ARRIVAL: Duration = Duration::from_secs(5);
 /// An exploration bigger than this is a model gone unbounded.
 const MAX_STATES: usize = 20_000_000;
 
 type Decide = fn(FormatRecord, bool, Duration) -> FormatStep;
 type MayFormat = fn(Option<bool>, bool) -> bool;
+type Arrival = fn(OnlinedRecord, Duration, Duration, Duration) -> ArrivalStep;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Mode {
@@ -171,10 +176,10 @@ struct Config {
     /// Whether proxy mode records its `partitioning` intent (false: the
     /// code before finding 4's fix).
     intents: bool,
-    /// Whether an `onlined` record holds back `PartitionDisk` until the
-    /// volumes' arrival time has passed (false: the code before finding
-    /// 7's fix).
-    online_records: bool,
+    /// What a stage does with an online disk's empty listing: the code's
+    /// [`protocol::arrival_step`] (a broken variant: always trust it, the
+    /// code before finding 7's fix).
+    arrival: Arrival,
     /// Whether someone other than the node's processes (an
     /// administrator) may bring an offline disk online, leaving no record.
     someone_onlines: bool,
@@ -240,7 +245,7 @@ impl Config {
             crashes,
             claims: true,
             intents: true,
-            online_records: true,
+            arrival: protocol::arrival_step,
             someone_onlines: false,
             decide: protocol::format_step,
             may: protocol::may_format,
@@ -461,16 +466,25 @@ fn process_steps(cfg: &Config, s: &State, p: usize, out: &mut Vec<Edge>) {
                 go("lists no volume, the disk offline", false, v, &|n| {
                     set(n, Pc::Online(v))
                 });
-            } else if !cfg.online_records || vol.onlined.is_none() {
-                go("lists no volume", false, v, &|n| set(n, Pc::Partition(v)));
-            } else if vol.onlined == Some(true) {
-                go("lists no volume, arrival time passed", false, v, &|n| {
-                    n.vols[v as usize].onlined = None;
-                    set(n, Pc::Partition(v))
-                });
+            } else {
+                // The online is answered in the model (its send lands or
+                // not in one step): the arrival time alone is waited.
+                let step = match vol.onlined {
+                    None => (cfg.arrival)(OnlinedRecord::None, Duration::ZERO, ARRIVAL, SETTLE),
+                    Some(passed) => {
+                        let seen = if passed { ARRIVAL } else { Duration::ZERO };
+                        (cfg.arrival)(OnlinedRecord::Answered, seen, ARRIVAL, SETTLE)
+                    }
+                };
+                if step == ArrivalStep::Trust {
+                    go("lists no volume, takes it as none", false, v, &|n| {
+                        n.vols[v as usize].onlined = None;
+                        set(n, Pc::Partition(v))
+                    });
+                }
+                // Otherwise it waits for the volumes or their arrival
+                // time (Wait, VolumesPending): no step.
             }
-            // Otherwise it waits for the volumes or their arrival time
-            // (VolumesPending): no step.
         }
         Pc::Online(v) => go("records the online", false, v, &|n| {
             n.vols[v as usize].onlined = Some(false);
@@ -960,7 +974,7 @@ mod tests {
     /// listing after `PartitionDisk` (a no-op on a partitioned disk), it
     /// was licensed and formatted. The `onlined` record holds
     /// `PartitionDisk` back until the arrival time has passed; without it
-    /// (`online_records` false) the checker finds the format. A blank
+    /// (an arrival step that always trusts) the checker finds the format. A blank
     /// offline disk still stages.
     #[test]
     fn finding_7_a_volume_arriving_after_online_is_never_formatted() {
@@ -980,7 +994,7 @@ mod tests {
             vec![offline_data()],
             0,
         );
-        before.online_records = false;
+        before.arrival = |_, _, _, _| ArrivalStep::Trust;
         assert_found(&before, "(1)");
     }
 

@@ -6,7 +6,7 @@ use std::future::IntoFuture;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::path_claim::may_still_land;
-use super::protocol::Change;
+use super::protocol::{ArrivalStep, Change, OnlinedRecord, arrival_step};
 use super::removal::disk_subject;
 use super::{DiskInfo, MountState, Node, Operation, VolumeUsage, outcome_unknown, path};
 use crate::Error;
@@ -440,24 +440,33 @@ impl Node {
         let arrival = self.inner.options.volume_arrival;
         let mut waited = false;
         let found = loop {
-            let Some(text) = records.get(ONLINED, &key)? else {
-                break Vec::new();
+            let text = records.get(ONLINED, &key)?;
+            let (record, seen, settle) = match &text {
+                None => (OnlinedRecord::None, Duration::ZERO, Duration::ZERO),
+                Some(text) => (
+                    match text.contains(" answered ") {
+                        true => OnlinedRecord::Answered,
+                        false => OnlinedRecord::Unanswered,
+                    },
+                    records.watched(ONLINED, &key, text),
+                    self.settle_of(text),
+                ),
             };
-            let window = match text.contains(" answered ") {
-                true => arrival,
-                false => self.settle_of(&text).saturating_add(arrival),
+            let left = match arrival_step(record, seen, arrival, settle) {
+                ArrivalStep::Trust => {
+                    if text.is_some() {
+                        records.remove(ONLINED, &key)?;
+                    }
+                    break Vec::new();
+                }
+                ArrivalStep::Pending => {
+                    return Err(Error::VolumesPending {
+                        disk: n,
+                        since: text.unwrap_or_default().trim().to_string(),
+                    });
+                }
+                ArrivalStep::Wait(left) => left,
             };
-            let seen = records.watched(ONLINED, &key, &text);
-            let Some(left) = window.checked_sub(seen).filter(|l| !l.is_zero()) else {
-                records.remove(ONLINED, &key)?;
-                break Vec::new();
-            };
-            if left > arrival {
-                return Err(Error::VolumesPending {
-                    disk: n,
-                    since: text.trim().to_string(),
-                });
-            }
             tokio::time::sleep(left.min(ARRIVAL_POLL)).await;
             waited = true;
             let ids = self.volume_ids(n).await?;
