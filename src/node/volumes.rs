@@ -203,7 +203,23 @@ impl Node {
                 }
                 tracing::info!(disk = number, error = %e, "bringing the disk online");
                 self.bring_online(number).await?;
-                prepare(None, None).await?
+                let found = prepare(None, None).await?;
+                // Offline, the disk's volume could not be read at another
+                // path's mount point of it (the device not ready), which
+                // the stage's check took for a path holding nothing: asked
+                // again now that it is online (an adversary review staged
+                // a pod's volume at a second path so).
+                if let Some(other) = self
+                    .other_user(path, std::slice::from_ref(&found.0))
+                    .await?
+                {
+                    return Err(Error::StagedElsewhere {
+                        disk: number,
+                        path: path.to_string(),
+                        other,
+                    });
+                }
+                found
             }
         };
         // Not the OS disk's (refused above): later checks need no call.

@@ -33,6 +33,7 @@ mod adversary_kill;
 mod adversary_session2;
 mod adversary_session3;
 mod adversary_session4;
+mod adversary_session5;
 mod cancellation;
 mod chaos;
 mod client_unix;
