@@ -66,7 +66,8 @@ pub(super) const PARTITION: &str = "partition";
 /// How often a pending format's volume is asked whether it is formatted.
 const POLL: Duration = Duration::from_secs(1);
 
-fn now_secs() -> u64 {
+/// The wall clock's time in Unix seconds, as records keep it.
+pub(super) fn now_secs() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default()

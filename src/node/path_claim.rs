@@ -27,7 +27,7 @@
 //! the retry makes.
 
 use std::future::Future;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use tracing::Instrument;
 
@@ -95,10 +95,7 @@ impl Node {
     /// A record of `what` sent now by this process: when, by whom, and
     /// the deadline within which its operation sends its host calls.
     pub(super) fn sent_text(&self, what: &str) -> Result<String, Error> {
-        let secs = SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_secs();
+        let secs = super::host_work::now_secs();
         let deadline = self.inner.options.deadline;
         let within = deadline.as_secs() + u64::from(deadline.subsec_nanos() > 0);
         let owner = self.inner.options.records.owner()?;

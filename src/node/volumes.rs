@@ -3,7 +3,7 @@
 
 use super::groups::VolumeGroup;
 use std::future::IntoFuture;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::Duration;
 
 use super::path_claim::may_still_land;
 use super::protocol::{ArrivalStep, Change, OnlinedRecord, arrival_step};
@@ -346,7 +346,7 @@ impl Node {
             }
             // Finding 7: nor is an empty listing of a disk just brought
             // online, whose volumes Windows has yet to mount.
-            ids = self.volumes_arrived(n, disk_key.as_deref()).await?;
+            ids = self.volumes_arrived(n, disk_id).await?;
         }
         if !ids.is_empty() {
             let id = self.data_volume(n, ids).await?;
@@ -419,11 +419,7 @@ impl Node {
         records.watch_anew(ONLINED, &key, &text);
         match disk.set_online(n).await {
             Ok(()) => {
-                let secs = SystemTime::now()
-                    .duration_since(UNIX_EPOCH)
-                    .unwrap_or_default()
-                    .as_secs();
-                let owner = records.owner()?;
+                let (secs, owner) = (super::host_work::now_secs(), records.owner()?);
                 let text = format!("SetDiskState(online) answered {secs} by {owner}\n");
                 records.put(ONLINED, &key, &text)?;
                 records.watch_anew(ONLINED, &key, &text);
@@ -509,7 +505,7 @@ impl Node {
         let name = |id: Option<&str>| id.map_or("no id".to_string(), str::to_string);
         Err(Error::DiskNotFound {
             selector: format!("disk {n} ({})", name(id)),
-            waited: std::time::Duration::ZERO,
+            waited: Duration::ZERO,
             seen: format!(
                 "disk {n} shows {} now: another disk took its number during the stage",
                 name(now.as_deref())

@@ -16,38 +16,6 @@ use csi_proxy_client::host::HotAttach;
 use csi_proxy_client::node::{Node, NodeOptions, NodeRecords};
 
 const DISK_SIZE: u64 = 34359738368;
-const LUN1: &str = "Integrated : Adapter 3 : Port 0 : Target 0 : LUN 1";
-
-/// A blank disk 1, offline, whose volumes (once it has some) are listed
-/// `arrive_ms` after each online.
-fn blank_offline_arriving(arrive_ms: u64) -> String {
-    format!(
-        "{OS_DISK}
-[[disks]]
-number = 1
-location = \"{LUN1}\"
-size = {DISK_SIZE}
-online = false
-volumes_arrive_ms = {arrive_ms}
-"
-    )
-}
-
-fn pod_file(f: &Fixture) -> Option<Vec<u8>> {
-    f.host.read_file(&format!(r"{STAGING_C}\data")).ok()
-}
-
-/// Stages the blank offline disk 1 (arrival `arrive_ms`), writes the
-/// pod's file on it. The mock's call log is cleared afterwards.
-async fn staged_with_pod_file(f: &Fixture) {
-    f.node.stage_disk(1u32, STAGING).await.expect("first stage");
-    f.host
-        .write_file(&format!(r"{STAGING_C}\data"), b"pod data")
-        .expect("pod writes");
-    let mock = f.mock.as_ref().unwrap();
-    assert_eq!(mock.calls_of("FormatVolume").len(), 1);
-    mock.clear_calls();
-}
 
 /// ATTACK: the expand path brings an offline disk online itself
 /// (`grow_volume`'s `set_online`) and writes no `onlined` record. The
@@ -71,7 +39,7 @@ async fn staged_with_pod_file(f: &Fixture) {
 /// `onlined` record too, below.)
 #[tokio::test(start_paused = true)]
 async fn expand_onlining_then_stage_keeps_the_pods_file() {
-    let seed = blank_offline_arriving(2_000);
+    let seed = blank_offline_disk_arriving(2_000);
     let f = Fixture::mock_seeded(Family::V1, NodeOptions::default(), Some(&seed)).await;
     staged_with_pod_file(&f).await;
     let mock = f.mock.as_ref().unwrap();
@@ -98,7 +66,11 @@ async fn expand_onlining_then_stage_keeps_the_pods_file() {
     assert_eq!(mock.calls_of("FormatVolume").len(), 0, "{seen}");
     assert_eq!(mock.calls_of("PartitionDisk").len(), 0, "{seen}");
     assert!(r.1.is_ok(), "{seen}");
-    assert_eq!(pod_file(&f).as_deref(), Some(&b"pod data"[..]), "{seen}");
+    assert_eq!(
+        file_at(&f, STAGING_C).as_deref(),
+        Some(&b"pod data"[..]),
+        "{seen}"
+    );
 }
 
 /// ATTACK: as above, but the stage is of another staging path (the
@@ -111,7 +83,7 @@ async fn expand_onlining_then_stage_keeps_the_pods_file() {
 /// writes the `onlined` record too, and the stage waits for the volume.
 #[tokio::test(start_paused = true)]
 async fn expand_onlining_then_stage_elsewhere_keeps_the_pods_file() {
-    let seed = blank_offline_arriving(2_000);
+    let seed = blank_offline_disk_arriving(2_000);
     let f = Fixture::mock_seeded(Family::V1, NodeOptions::default(), Some(&seed)).await;
     staged_with_pod_file(&f).await;
     let mock = f.mock.as_ref().unwrap();
@@ -134,7 +106,11 @@ async fn expand_onlining_then_stage_elsewhere_keeps_the_pods_file() {
     assert_eq!(onlined_by_expand, 1, "the expand onlined the disk: {seen}");
     assert_eq!(mock.calls_of("FormatVolume").len(), 0, "{seen}");
     assert_eq!(mock.calls_of("PartitionDisk").len(), 0, "{seen}");
-    assert_eq!(pod_file(&f).as_deref(), Some(&b"pod data"[..]), "{seen}");
+    assert_eq!(
+        file_at(&f, STAGING_C).as_deref(),
+        Some(&b"pod data"[..]),
+        "{seen}"
+    );
 }
 
 /// ATTACK: the stage that brought the ext4 disk online is dropped inside
@@ -203,7 +179,7 @@ async fn a_second_node_over_the_same_records_waits_for_the_volumes() {
 /// there, no format.
 #[tokio::test(start_paused = true)]
 async fn offline_unstage_then_restage_keeps_the_pods_file() {
-    let seed = blank_offline_arriving(4_000);
+    let seed = blank_offline_disk_arriving(4_000);
     let f = Fixture::mock_seeded(Family::V1, NodeOptions::default(), Some(&seed)).await;
     staged_with_pod_file(&f).await;
     f.node.unstage(STAGING).offline(true).await.unwrap();
@@ -211,7 +187,7 @@ async fn offline_unstage_then_restage_keeps_the_pods_file() {
     let mock = f.mock.as_ref().unwrap();
     assert!(r.is_ok(), "{r:?}");
     assert_eq!(mock.calls_of("FormatVolume").len(), 0, "{r:?}");
-    assert_eq!(pod_file(&f).as_deref(), Some(&b"pod data"[..]));
+    assert_eq!(file_at(&f, STAGING_C).as_deref(), Some(&b"pod data"[..]));
 }
 
 /// ATTACK: as above, the re-stage dropped at every second of the wait
@@ -219,7 +195,7 @@ async fn offline_unstage_then_restage_keeps_the_pods_file() {
 /// the retries. WITHSTOOD.
 #[tokio::test(start_paused = true)]
 async fn offline_unstage_restage_dropped_and_unstaged_again_keeps_the_file() {
-    let seed = blank_offline_arriving(4_000);
+    let seed = blank_offline_disk_arriving(4_000);
     let f = Fixture::mock_seeded(Family::V1, NodeOptions::default(), Some(&seed)).await;
     staged_with_pod_file(&f).await;
     f.node.unstage(STAGING).offline(true).await.unwrap();
@@ -234,7 +210,7 @@ async fn offline_unstage_restage_dropped_and_unstaged_again_keeps_the_file() {
     assert_eq!(mock.calls_of("FormatVolume").len(), 0, "{r:?}");
     assert_eq!(mock.calls_of("PartitionDisk").len(), 0, "{r:?}");
     if r.is_ok() {
-        assert_eq!(pod_file(&f).as_deref(), Some(&b"pod data"[..]));
+        assert_eq!(file_at(&f, STAGING_C).as_deref(), Some(&b"pod data"[..]));
     }
 }
 
@@ -308,7 +284,7 @@ async fn info_of(node: &Node, n: u32) -> csi_proxy_client::node::DiskInfo {
 /// disk's id is read again after the wait: `DiskNotFound`, nothing sent.
 #[tokio::test(start_paused = true)]
 async fn a_number_reused_inside_the_arrival_wait_is_never_changed_by_the_old_stage() {
-    let seed = blank_offline_arriving(1_000);
+    let seed = blank_offline_disk_arriving(1_000);
     let f = Fixture::mock_seeded(Family::V1, NodeOptions::default(), Some(&seed)).await;
     let mock = f.mock.as_ref().unwrap();
     let pv1_disk = info_of(&f.node, 1).await;
@@ -363,7 +339,7 @@ number = 2
 location = \"Integrated : Adapter 3 : Port 0 : Target 0 : LUN 2\"
 size = {DISK_SIZE}
 ",
-        blank_offline_arriving(1_000)
+        blank_offline_disk_arriving(1_000)
     );
     let other_c = r"C:\var\lib\kubelet\plugins\kubernetes.io\csi\d\pv2\globalmount";
     let f = Fixture::mock_seeded(Family::V1, NodeOptions::default(), Some(&seed)).await;
@@ -459,7 +435,7 @@ async fn a_deadline_inside_the_wait_never_formats_ext4() {
 /// staged once the retries have passed the arrival time. WITHSTOOD.
 #[tokio::test(start_paused = true)]
 async fn a_deadline_inside_the_wait_leaves_a_blank_disk_stageable() {
-    let seed = blank_offline_arriving(0);
+    let seed = blank_offline_disk_arriving(0);
     let options = NodeOptions::default().deadline(Duration::from_secs(2));
     let f = Fixture::mock_seeded(Family::V1, options, Some(&seed)).await;
     let mut last = Ok(());

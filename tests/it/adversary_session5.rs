@@ -19,33 +19,6 @@ const DISK_SIZE: u64 = 34359738368;
 const LUN1: &str = "Integrated : Adapter 3 : Port 0 : Target 0 : LUN 1";
 const OTHER_C: &str = r"C:\var\lib\kubelet\plugins\kubernetes.io\csi\d\pv2\globalmount";
 
-fn blank_offline_arriving(arrive_ms: u64) -> String {
-    format!(
-        "{OS_DISK}
-[[disks]]
-number = 1
-location = \"{LUN1}\"
-size = {DISK_SIZE}
-online = false
-volumes_arrive_ms = {arrive_ms}
-"
-    )
-}
-
-fn file_at(f: &Fixture, dir: &str) -> Option<Vec<u8>> {
-    f.host.read_file(&format!(r"{dir}\data")).ok()
-}
-
-async fn staged_with_pod_file(f: &Fixture) {
-    f.node.stage_disk(1u32, STAGING).await.expect("first stage");
-    f.host
-        .write_file(&format!(r"{STAGING_C}\data"), b"pod data")
-        .expect("pod writes");
-    let mock = f.mock.as_ref().unwrap();
-    assert_eq!(mock.calls_of("FormatVolume").len(), 1);
-    mock.clear_calls();
-}
-
 /// Retries a stage of disk 1 at `path` every `every` for `for_` (kubelet
 /// retries every operation), until Ok; all answers returned.
 async fn retry_stage(
@@ -84,7 +57,7 @@ fn last(answers: &[String]) -> String {
 #[tokio::test(start_paused = true)]
 async fn offline_unstage_racing_a_stage_elsewhere_keeps_the_pods_file() {
     for offset_ms in [0u64, 1, 5, 50, 200, 1_000, 3_500] {
-        let seed = blank_offline_arriving(3_000);
+        let seed = blank_offline_disk_arriving(3_000);
         let f = Fixture::mock_seeded(Family::V1, NodeOptions::default(), Some(&seed)).await;
         staged_with_pod_file(&f).await;
         let mock = f.mock.as_ref().unwrap();
@@ -122,7 +95,7 @@ async fn offline_unstage_racing_a_stage_elsewhere_keeps_the_pods_file() {
 /// then the disk staged at OTHER_STAGING with the pod's file (liveness).
 #[tokio::test(start_paused = true)]
 async fn offline_unstage_lost_then_stage_elsewhere_is_staged_in_the_end() {
-    let seed = blank_offline_arriving(3_000);
+    let seed = blank_offline_disk_arriving(3_000);
     let options = NodeOptions::default().deadline(Duration::from_secs(10));
     let f = Fixture::mock_seeded(Family::V1, options, Some(&seed)).await;
     staged_with_pod_file(&f).await;
@@ -159,7 +132,7 @@ async fn offline_unstage_lost_then_stage_elsewhere_is_staged_in_the_end() {
 #[tokio::test(start_paused = true)]
 async fn volumes_pending_never_makes_a_blank_disk_unstageable() {
     for unstage_between in [false, true] {
-        let seed = blank_offline_arriving(1_000);
+        let seed = blank_offline_disk_arriving(1_000);
         let options = NodeOptions::default().deadline(Duration::from_secs(10));
         let f = Fixture::mock_seeded(Family::V1, options, Some(&seed)).await;
         let mock = f.mock.as_ref().unwrap();
@@ -193,7 +166,7 @@ async fn volumes_pending_never_makes_a_blank_disk_unstageable() {
 #[tokio::test(start_paused = true)]
 async fn expand_during_a_stage_elsewhere_waiting_keeps_the_pods_file() {
     for offset_ms in [0u64, 100, 1_000, 1_900, 2_100, 4_900] {
-        let seed = blank_offline_arriving(2_000);
+        let seed = blank_offline_disk_arriving(2_000);
         let f = Fixture::mock_seeded(Family::V1, NodeOptions::default(), Some(&seed)).await;
         staged_with_pod_file(&f).await;
         let mock = f.mock.as_ref().unwrap();
@@ -298,7 +271,7 @@ async fn a_node_killed_in_the_wait_and_a_new_one_never_format_ext4() {
 async fn a_node_killed_in_the_wait_leaves_a_blank_disk_stageable() {
     for (latency_ms, kill_at_ms) in [(0u64, 1_000u64), (0, 4_900), (2_000, 1_000), (2_000, 2_500)] {
         let dir = tempfile::tempdir().unwrap();
-        let seed = blank_offline_arriving(1_000);
+        let seed = blank_offline_disk_arriving(1_000);
         let options = || {
             NodeOptions::default()
                 .deadline(Duration::from_secs(10))
@@ -347,7 +320,7 @@ async fn a_node_killed_in_the_wait_leaves_a_blank_disk_stageable() {
 #[tokio::test(start_paused = true)]
 async fn an_offline_disk_staged_elsewhere_is_never_mounted_for_another_path() {
     for arrive_ms in [0u64, 2_000] {
-        let seed = blank_offline_arriving(arrive_ms);
+        let seed = blank_offline_disk_arriving(arrive_ms);
         let f = Fixture::mock_seeded(Family::V1, NodeOptions::default(), Some(&seed)).await;
         staged_with_pod_file(&f).await;
         let v = f.node.volume_at(STAGING).await.unwrap();
@@ -383,7 +356,7 @@ async fn an_offline_disk_staged_elsewhere_is_never_mounted_for_another_path() {
 #[ignore = "open: a re-stage over the dangling mount point of a disk taken offline behind the node is PathInUse for good (docs/safety.md)"]
 async fn a_restage_over_a_dangling_mount_point_of_an_offline_disk_succeeds() {
     for arrive_ms in [0u64, 2_000] {
-        let seed = blank_offline_arriving(arrive_ms);
+        let seed = blank_offline_disk_arriving(arrive_ms);
         let f = Fixture::mock_seeded(Family::V1, NodeOptions::default(), Some(&seed)).await;
         staged_with_pod_file(&f).await;
         f.host.lock().storage.force_offline(1, true).unwrap();
@@ -473,7 +446,7 @@ async fn an_offline_unstage_of_a_stage_inside_its_wait_never_formats_ext4() {
 #[tokio::test(start_paused = true)]
 async fn an_unstage_answered_ok_is_never_followed_by_the_waiting_stages_mount() {
     for drop_at_ms in [500u64, 2_000, 2_900] {
-        let seed = blank_offline_arriving(3_000);
+        let seed = blank_offline_disk_arriving(3_000);
         let f = Fixture::mock_seeded(Family::V1, NodeOptions::default(), Some(&seed)).await;
         staged_with_pod_file(&f).await;
         f.node.unstage(STAGING).offline(true).await.unwrap();

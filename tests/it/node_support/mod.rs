@@ -431,3 +431,35 @@ pub fn assert_ext4_untouched(f: &Fixture, mock: &MockHost, why: &str) {
     assert_ext4_not_formatted(f, mock, why);
     assert_eq!(mock.calls_of("PartitionDisk").len(), 0, "{why}");
 }
+
+/// A seed: the OS disk and a blank disk 1, offline, whose volumes (once it
+/// has some) are listed `arrive_ms` after each online.
+pub fn blank_offline_disk_arriving(arrive_ms: u64) -> String {
+    format!(
+        "{OS_DISK}
+[[disks]]
+number = 1
+location = \"Integrated : Adapter 3 : Port 0 : Target 0 : LUN 1\"
+size = 34359738368
+online = false
+volumes_arrive_ms = {arrive_ms}
+"
+    )
+}
+
+/// The pod's file `data` in host directory `dir`, if it is there.
+pub fn file_at(f: &Fixture, dir: &str) -> Option<Vec<u8>> {
+    f.host.read_file(&format!(r"{dir}\data")).ok()
+}
+
+/// Stages disk 1 at [`STAGING`] (formatted once) and writes the pod's
+/// file `data` on it; the mock's call log is cleared afterwards.
+pub async fn staged_with_pod_file(f: &Fixture) {
+    f.node.stage_disk(1u32, STAGING).await.expect("first stage");
+    f.host
+        .write_file(&format!(r"{STAGING_C}\data"), b"pod data")
+        .expect("pod writes");
+    let mock = f.mock.as_ref().unwrap();
+    assert_eq!(mock.calls_of("FormatVolume").len(), 1);
+    mock.clear_calls();
+}
